@@ -331,6 +331,7 @@ Result<LoadedModel> load_safetensors_model(const std::filesystem::path& dir, Sou
   LoadedModel model;
   model.inventory = inventory_from_tensors(*tensors, *spec);
   model.spec = std::move(spec).value();
+  if (model.spec.name.empty()) model.spec.name = dir.filename().string();
   model.source = kind;
   model.source_detail = dir.string();
   return model;
