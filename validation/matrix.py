@@ -1,0 +1,126 @@
+"""The configuration matrix, as data: one dict per measured run.
+
+Keys are trainmem's flag vocabulary (snake_case) plus harness-only keys: `mode` ("real" runs real
+tensors on CPU, "fake" runs under FakeTensorMode), `tracker` ("memtracker" or "dispatch") and
+`freeze_tag` (the id's short name of a freeze plan). `--matrix tiny` is for `make measure-test`,
+`subset` for a quick look, `full` is what validation/data/measurements.jsonl holds, and
+`crosscheck` re-measures some rows with the other mode or tracker (validation/data/crosscheck.jsonl).
+"""
+
+BASE = dict(method="full", optimizer="adamw", optimizer_impl="foreach", precision="bf16",
+            checkpointing="none", attention="sdpa", batch=2, seq=128, grad_accum=1, loss="full",
+            mode="real", tracker="memtracker")
+
+ALL_LINEAR = "q,k,v,o,gate,up,down"
+
+
+def lora(rank=16, targets=ALL_LINEAR):
+    return dict(method="lora", lora_rank=rank, lora_alpha=2 * rank, lora_dropout=0.0, lora_targets=targets)
+
+
+def freeze(tag, modules, layers):
+    return dict(method="freeze", freeze_tag=tag, train_modules=modules, train_layers=layers)
+
+
+OPT = {
+    "adamw-foreach": dict(optimizer="adamw", optimizer_impl="foreach"),
+    "adamw-fused": dict(optimizer="adamw", optimizer_impl="fused"),
+    "sgd": dict(optimizer="sgd", optimizer_impl=None),
+    "adafactor": dict(optimizer="adafactor", optimizer_impl=None),
+}
+AUTOCAST = dict(precision="autocast-bf16")
+CKPT = dict(checkpointing="full")
+EAGER = dict(attention="eager")
+
+
+def _row(model, *parts, **kw):
+    spec = dict(BASE, model=model)
+    for p in parts:
+        spec.update(p)
+    spec.update(kw)
+    return spec
+
+
+def _family_grid(model, moe=False):
+    """The same ten plans on every tiny family: methods x optimizers x precision x ckpt x attention."""
+    targets = "q,k,v,o" if moe else ALL_LINEAR
+    mlp = "experts,router" if moe else "gate,up,down"
+    return [
+        _row(model),
+        _row(model, OPT["adamw-fused"]),
+        _row(model, OPT["sgd"]),
+        _row(model, OPT["adafactor"]),
+        _row(model, AUTOCAST),
+        _row(model, CKPT),
+        _row(model, EAGER),
+        _row(model, lora(targets=targets)),
+        _row(model, lora(targets=targets), AUTOCAST, CKPT),
+        _row(model, freeze("last2", f"q,k,v,o,{mlp},norm", "2,3")),
+    ]
+
+
+def _qwen3_extras():
+    m = "qwen3-tiny"
+    return ([_row(m, batch=b) for b in (1, 4, 8)]            # batch sweep at seq 128
+            + [_row(m, seq=s) for s in (64, 256, 512)]       # seq sweep at batch 2
+            + [_row(m, freeze("attn", "q,k,v,o", "0,1,2,3")),
+               _row(m, EAGER, CKPT),
+               _row(m, EAGER, seq=512),
+               _row(m, EAGER, AUTOCAST),
+               _row(m, lora(), OPT["adamw-fused"]),
+               _row(m, lora(rank=64)),
+               _row(m, AUTOCAST, OPT["sgd"]),
+               _row(m, AUTOCAST, OPT["adafactor"]),
+               _row(m, AUTOCAST, OPT["adamw-fused"], CKPT)])
+
+
+def _llama_extras():
+    m = "llama-tiny"
+    return [_row(m, batch=b) for b in (1, 4)] + [_row(m, seq=s) for s in (256, 512)]
+
+
+def _fake_full_size():
+    f = dict(mode="fake")
+    return [
+        _row("qwen3-8b", f, batch=1, seq=1024),
+        _row("qwen3-8b", f, OPT["adamw-fused"], CKPT, batch=1, seq=4096),
+        _row("qwen3-8b", f, lora(), CKPT, batch=1, seq=2048),
+        _row("llama-3.1-8b", f, batch=1, seq=1024),
+        _row("llama-3.1-8b", f, lora(), CKPT, batch=2, seq=2048),
+        _row("llama-3.1-8b", f, OPT["adafactor"], CKPT, batch=1, seq=2048),
+        _row("qwen2.5-1.5b", f, batch=2, seq=1024),
+        _row("qwen2.5-1.5b", f, lora(), batch=4, seq=512),
+        _row("qwen3-0.6b", f, AUTOCAST, batch=4, seq=512),
+        _row("qwen3-30b-a3b", f, lora(targets="q,k,v,o"), CKPT, batch=1, seq=512),
+    ]
+
+
+def full():
+    rows = []
+    for model in ("qwen3-tiny", "llama-tiny", "qwen2-tiny"):
+        rows += _family_grid(model)
+    rows += _family_grid("qwen3moe-tiny", moe=True)
+    rows += _qwen3_extras() + _llama_extras()
+    rows.append(_row("qwen3-0.6b", batch=1, seq=32))   # the real small model, real tensors
+    rows += _fake_full_size()
+    return rows
+
+
+def subset():
+    return [_row("qwen3-tiny"), _row("qwen3-tiny", lora()), _row("qwen3-tiny", CKPT, AUTOCAST),
+            _row("qwen3moe-tiny", lora(targets="q,k,v,o")), _row("qwen3-8b", mode="fake", batch=1, seq=512)]
+
+
+def tiny():
+    return [_row("qwen3-tiny", batch=1, seq=64)]
+
+
+def crosscheck():
+    """The same plans measured another way: fake vs real tensors, dispatch tracker vs MemTracker."""
+    picks = [_row("qwen3-tiny"), _row("qwen3-tiny", lora(), CKPT), _row("llama-tiny", AUTOCAST),
+             _row("qwen3moe-tiny"), _row("qwen3-0.6b", batch=1, seq=32)]
+    return ([dict(p, mode="fake") for p in picks]
+            + [dict(p, tracker="dispatch") for p in picks[:3]])
+
+
+MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck}
