@@ -1,0 +1,29 @@
+# The two commands a new user runs: `make run` and `make test`. Both install what is missing.
+.PHONY: deps build run test asan format bench clean
+
+BUILD ?= build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	@cmake --preset default >/dev/null
+	@cmake --build --preset default
+
+# The built-in default example: Qwen2.5-1.5B, full fine-tune, bf16 mixed precision with AdamW,
+# batch 4 x 1024 tokens, against a 32 GB card.
+run: build
+	@$(BUILD)/bin/trainmem estimate Qwen/Qwen2.5-1.5B --method full --precision bf16-mixed \
+	  --optimizer adamw --batch 4 --seq 1024 --memory 32GB
+
+test: build
+	@ctest --preset default
+
+asan: deps
+	@cmake --workflow --preset asan
+
+format:
+	@clang-format -i $$(git ls-files '*.cpp' '*.h')
+
+clean:
+	@rm -rf build build-asan

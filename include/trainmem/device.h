@@ -1,0 +1,36 @@
+// Devices as data (data/devices/*.json): GPUs as their driver reports them, Apple unified-memory
+// machines with the GPU working-set cap, and the seeds' memory tiers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trainmem/result.h"
+
+namespace trainmem {
+
+enum class DeviceKind { gpu, unified, tier, custom };
+
+struct Device {
+  std::string id;    // lower-case, e.g. "rtx-4090", "m3-max-64gb", "tier-24gb"
+  std::string name;  // "NVIDIA GeForce RTX 4090"
+  DeviceKind kind = DeviceKind::custom;
+  std::int64_t capacity_bytes = 0;  // what the driver reports (nvidia-smi MiB x 2^20), or RAM
+  // Kept back before training can allocate: CUDA context + PyTorch reservation on a GPU, the
+  // OS share (working-set cap) on unified memory. Overridden by --reserve.
+  std::int64_t reserve_bytes = 0;
+  bool bf16 = true;  // native bf16 (compute capability >= 8.0, or Apple M2 and later)
+  std::string note;  // where the figures come from
+};
+
+// The database (data/devices/*.json, embedded), in the order of capacity.
+std::vector<Device> list_devices();
+// A device by id (case-insensitive); unknown ids suggest the nearest names.
+Result<Device> find_device(std::string_view id);
+
+// A device of exactly `bytes` capacity (--memory), with no reserve unless --reserve is given.
+Device custom_device(std::int64_t bytes);
+
+}  // namespace trainmem

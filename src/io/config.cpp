@@ -1,0 +1,88 @@
+// config.json -> ModelSpec. Picks the adapter by model_type (not architectures[0]), reads the
+// language model from a nested text_config when the file wraps one (Gemma 3, LLaVA-style), and
+// reads the dtype from dtype, then torch_dtype (ecosystem.md 1.1).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "adapters/adapters.h"
+#include "trainmem/load.h"
+
+namespace trainmem {
+namespace {
+
+using nlohmann::json;
+
+// Keys under which multimodal configs nest their language model.
+constexpr std::string_view kNestedKeys[] = {"text_config", "llm_config", "language_config"};
+
+// Wrapper model_types whose text model is a known family.
+std::string text_model_type(const std::string& outer, const json& inner) {
+  if (inner.contains("model_type") && inner["model_type"].is_string()) {
+    return inner["model_type"].get<std::string>();
+  }
+  if (outer == "gemma3") return "gemma3_text";
+  return outer;
+}
+
+std::string supported_types() {
+  std::string out;
+  for (const adapters::Adapter& a : adapters::all()) {
+    if (!out.empty()) out += ", ";
+    out += a.model_type;
+  }
+  return out;
+}
+
+Dtype read_dtype(const json& config) {
+  for (const char* key : {"dtype", "torch_dtype"}) {
+    if (config.contains(key) && config[key].is_string()) {
+      std::string text = config[key].get<std::string>();
+      if (text.rfind("torch.", 0) == 0) text = text.substr(6);
+      if (auto d = parse_dtype(text)) return *d;
+    }
+  }
+  return Dtype::bf16;
+}
+
+}  // namespace
+
+Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::string& file) {
+  json root;
+  try {
+    root = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    return bad_input(file, "", fmt::format("not valid JSON (near byte {})", e.byte));
+  }
+  if (!root.is_object()) return bad_input(file, "", "must be a JSON object");
+  if (!root.contains("model_type") || !root["model_type"].is_string()) {
+    return bad_input(file, "model_type", "is missing: cannot tell the architecture");
+  }
+  const std::string outer_type = root["model_type"].get<std::string>();
+  const json* config = &root;
+  std::string model_type = outer_type;
+  for (std::string_view key : kNestedKeys) {
+    const std::string k(key);
+    if (root.contains(k) && root[k].is_object()) {
+      config = &root[k];
+      model_type = text_model_type(outer_type, root[k]);
+      break;
+    }
+  }
+  const adapters::Adapter* adapter = adapters::find(model_type);
+  if (adapter == nullptr) {
+    return bad_input(
+        file, "model_type",
+        fmt::format("'{}' is not supported (supported: {})", model_type, supported_types()));
+  }
+  ModelSpec spec;
+  spec.model_type = model_type;
+  spec.storage_dtype = read_dtype(*config);
+  adapters::ConfigReader reader(*config, file);
+  adapter->read(reader, spec);
+  adapters::check_common(reader, spec);
+  if (reader.error()) return *reader.error();
+  return spec;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,90 @@
+// load_model(): resolves what the user named, in order: a path, a cached HF id, a preset.
+#include "trainmem/load.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "io/hf_cache.h"
+#include "io/safetensors.h"
+
+namespace trainmem {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Config files are small; anything past this is not a config.json.
+constexpr std::uintmax_t kMaxConfigBytes = 16 << 20;
+
+Result<std::string> read_small_file(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (ec) return bad_input(path.string(), "", "cannot be read: " + ec.message());
+  if (size > kMaxConfigBytes) {
+    return bad_input(path.string(), "",
+                     fmt::format("is {} bytes; a config.json is far smaller", size));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return bad_input(path.string(), "", "cannot be opened");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result<LoadedModel> load_config_file(const fs::path& path) {
+  auto text = read_small_file(path);
+  if (!text) return text.error();
+  auto spec = spec_from_config_text(text.value(), path.string());
+  if (!spec) return spec.error();
+  spec->name = path.parent_path().filename().string();
+  if (spec->name.empty()) spec->name = path.filename().string();
+  return model_from_spec(std::move(spec).value(), SourceKind::config_file, path.string());
+}
+
+bool has_safetensors(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".safetensors") return true;
+  }
+  return false;
+}
+
+Result<LoadedModel> load_folder(const fs::path& dir) {
+  // safetensors: the inventory from the headers, the architecture from config.json.
+  if (has_safetensors(dir)) return io::load_safetensors_model(dir, SourceKind::safetensors);
+  if (fs::exists(dir / "config.json")) return load_config_file(dir / "config.json");
+  if (has_safetensors(dir)) {
+    return bad_input(dir.string(), "", "holds *.safetensors but reading them is not supported");
+  }
+  return bad_input(dir.string(), "", "holds neither config.json nor *.safetensors files");
+}
+
+}  // namespace
+
+Result<LoadedModel> load_model(std::string_view ref, const LoadOptions& options) {
+  const fs::path path{std::string(ref)};
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return load_folder(path);
+  if (fs::is_regular_file(path, ec)) return load_config_file(path);
+  const bool looks_like_path = ref.find(".json") != std::string_view::npos ||
+                               ref.rfind("./", 0) == 0 || ref.rfind("/", 0) == 0;
+  if (looks_like_path) return bad_input(std::string(ref), "", "no such file or folder");
+  // hf cache: an "org/name[@rev]" snapshot in the local Hugging Face cache.
+  if (options.use_hf_cache) {
+    if (const auto snapshot = io::find_hf_cache_snapshot(ref)) {
+      auto model = has_safetensors(*snapshot)
+                       ? io::load_safetensors_model(*snapshot, SourceKind::hf_cache)
+                       : load_config_file(*snapshot / "config.json");
+      if (model) {
+        model->source = SourceKind::hf_cache;
+        model->spec.name = std::string(ref.substr(0, ref.find('@')));
+      }
+      return model;
+    }
+  }
+  return load_preset(ref);
+}
+
+}  // namespace trainmem

@@ -1,0 +1,100 @@
+// Presets: config.json contents plus published counts, embedded from data/models/*.json.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "embedded_data.h"
+#include "trainmem/load.h"
+
+namespace trainmem {
+namespace {
+
+using nlohmann::json;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+struct Preset {
+  PresetInfo info;
+  std::string_view text;
+  std::string path;
+};
+
+std::vector<Preset> presets() {
+  std::vector<Preset> out;
+  for (const EmbeddedFile& f : embedded_files()) {
+    if (f.path.rfind("models/", 0) != 0) continue;
+    const json j = json::parse(f.contents);  // our own data, checked by a test
+    PresetInfo info{j.at("id").get<std::string>(), j.at("hf_id").get<std::string>(),
+                    j.at("published").get<std::string>(),
+                    j.at("published_params").get<std::int64_t>()};
+    out.push_back({std::move(info), f.contents, std::string(f.path)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Preset& a, const Preset& b) { return a.info.id < b.info.id; });
+  return out;
+}
+
+// Levenshtein distance, for suggestions.
+std::size_t distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::vector<PresetInfo> list_presets() {
+  std::vector<PresetInfo> out;
+  for (const Preset& p : presets()) out.push_back(p.info);
+  return out;
+}
+
+Result<LoadedModel> load_preset(std::string_view name) {
+  const std::string key = lower(name);
+  for (const Preset& p : presets()) {
+    if (key != p.info.id && key != lower(p.info.hf_id)) continue;
+    const json j = json::parse(p.text);
+    auto spec = spec_from_config_text(j.at("config").dump(), "preset " + p.info.id);
+    if (!spec) return spec.error();
+    spec->name = p.info.hf_id;
+    spec->published_params = p.info.published_params;
+    spec->published_label = p.info.published;
+    return model_from_spec(std::move(spec).value(), SourceKind::preset, p.info.id);
+  }
+  std::string hint;
+  for (const std::string& s : nearest_presets(name)) hint += (hint.empty() ? "" : ", ") + s;
+  return Error{ErrorCode::not_found, "", "MODEL",
+               fmt::format("'{}' is not a file, a cached Hugging Face model or a preset; "
+                           "did you mean: {}? (trainmem models lists presets)",
+                           name, hint)};
+}
+
+std::vector<std::string> nearest_presets(std::string_view name, std::size_t n) {
+  const std::string key = lower(name);
+  std::vector<std::pair<std::size_t, std::string>> scored;
+  for (const Preset& p : presets()) {
+    const std::size_t d = std::min(distance(key, p.info.id), distance(key, lower(p.info.hf_id)));
+    scored.emplace_back(d, p.info.id);
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < scored.size() && i < n; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+}  // namespace trainmem

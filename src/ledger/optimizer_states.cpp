@@ -1,0 +1,73 @@
+// Optimizer states and master weights. Both exist only for trainable parameters. States are
+// created lazily at the first optimizer step (torch/optim/optimizer.py _init_group), so in the
+// first step they are live only from the step on; the master copy is made at initialisation.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ledger/context.h"
+#include "ledger/format.h"
+#include "trainmem/optimizer.h"
+#include "trainmem/precision.h"
+#include "trainmem/units.h"
+
+namespace trainmem::ledger {
+namespace {
+
+PhaseMask state_phases(const TrainingPlan& plan) {
+  if (plan.convention == Convention::textbook) return kAllPhases;
+  return phase_bit(0, Phase::optimizer_step) | steady_only();
+}
+
+// Textbook: uniform bytes per trainable parameter (seed 001: master 4, Adam 8, 8-bit Adam 2).
+void add_textbook(const Context& ctx, Items& items) {
+  const PrecisionRecipe& r = recipe(ctx.plan.precision);
+  const OptimizerRow& row = optimizer_row(ctx.plan.optimizer);
+  const std::int64_t n = ctx.plan.method == Method::full ? ctx.params_priced : ctx.params_trainable;
+  if (r.master) {
+    items.push_back({Tenant::master_weights, "Master weights, f32", dense_bytes(*r.master, n),
+                     per_param(n, *r.master),
+                     "NVIDIA mixed-precision guide: a primary copy of weights in FP32", kAllPhases,
+                     false});
+  }
+  const std::int64_t bytes = optimizer_state_bytes(row, {n}, r.states);
+  items.push_back({Tenant::optimizer_states, fmt::format("Optimizer states ({})", row.name), bytes,
+                   per_param_rate(n, static_cast<double>(bytes) / static_cast<double>(n)),
+                   std::string(row.source), kAllPhases, false});
+}
+
+}  // namespace
+
+void add_optimizer_states(const Context& ctx, Items& items) {
+  if (ctx.plan.convention == Convention::textbook || ctx.plan.params_override > 0) {
+    add_textbook(ctx, items);
+    return;
+  }
+  const PrecisionRecipe& r = recipe(ctx.plan.precision);
+  const OptimizerRow& row = optimizer_row(ctx.plan.optimizer);
+  std::int64_t trainable = 0;
+  std::int64_t state_bytes = 0;
+  for (const TensorGroup& g : ctx.inventory.groups) {
+    if (!g.trainable || g.mtp) continue;
+    trainable += group_params(g);
+    // A wider parameter (an fp32 adapter on a bf16 base) keeps states in its own dtype.
+    const Dtype state_dtype =
+        dtype_info(g.dtype).bits > dtype_info(r.states).bits ? g.dtype : r.states;
+    state_bytes += optimizer_state_bytes(row, g.shape, state_dtype) * g.multiplicity;
+  }
+  if (trainable == 0) return;
+  if (r.master) {
+    items.push_back({Tenant::master_weights, "Master weights, f32",
+                     dense_bytes(*r.master, trainable), per_param(trainable, *r.master),
+                     std::string(r.source), kAllPhases, false});
+  }
+  const std::string where = row.paged ? " in paged (unified) memory" : "";
+  items.push_back({Tenant::optimizer_states,
+                   fmt::format("Optimizer states ({}{})", row.name, where), state_bytes,
+                   fmt::format("{} trainable params, per tensor: {:.3f} B/param on average",
+                               with_commas(trainable),
+                               static_cast<double>(state_bytes) / static_cast<double>(trainable)),
+                   std::string(row.source), state_phases(ctx.plan), false});
+}
+
+}  // namespace trainmem::ledger

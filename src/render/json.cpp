@@ -1,0 +1,108 @@
+// The trainmem.ledger/1 document (docs/formats.md). Integer bytes only; snake_case keys.
+#include <nlohmann/json.hpp>
+
+#include "render/json_internal.h"
+#include "trainmem/fit.h"
+#include "trainmem/render.h"
+
+namespace trainmem {
+namespace {
+
+using nlohmann::json;
+
+json phases_of(PhaseMask mask) {
+  json out = json::array();
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    if (mask & (PhaseMask{1} << slot)) out.push_back(slot_name(slot));
+  }
+  return out;
+}
+
+json plan_json(const TrainingPlan& p) {
+  json lora_targets = json::array();
+  for (const std::string& t : p.lora.targets) lora_targets.push_back(t);
+  return {{"method", name_of(p.method)},
+          {"precision", name_of(p.precision)},
+          {"optimizer", name_of(p.optimizer)},
+          {"optimizer_impl", name_of(p.optimizer_impl)},
+          {"batch", p.batch},
+          {"seq", p.seq},
+          {"grad_accum", p.grad_accum},
+          {"checkpointing", name_of(p.checkpointing)},
+          {"attention", name_of(p.attention)},
+          {"loss", name_of(p.loss)},
+          {"framework", p.framework},
+          {"convention", name_of(p.convention)},
+          {"lora", {{"rank", p.lora.rank}, {"targets", lora_targets}, {"dora", p.lora.dora}}},
+          {"quant", {{"kind", name_of(p.quant.kind)}, {"double_quant", p.quant.double_quant}}}};
+}
+
+}  // namespace
+
+json fit_json(const Fit& f) {
+  return {{"device", f.device.id},
+          {"device_name", f.device.name},
+          {"capacity_bytes", f.capacity_bytes},
+          {"reserve_bytes", f.reserve_bytes},
+          {"usable_bytes", f.usable_bytes},
+          {"peak_bytes", f.peak_bytes},
+          {"fits", f.fits},
+          {"margin_bytes", f.margin_bytes},
+          {"tight", f.tight}};
+}
+
+json ledger_json(const Ledger& ledger, const Fit* fit) {
+  const Totals t = totals(ledger);
+  const ModelSummary& m = ledger.model;
+  json items = json::array();
+  for (const LedgerItem& i : ledger.items) {
+    items.push_back({{"tenant", tenant_name(i.tenant)},
+                     {"label", i.label},
+                     {"bytes", i.bytes},
+                     {"formula", i.formula},
+                     {"source", i.source},
+                     {"estimated", i.estimated},
+                     {"phases", phases_of(i.live)}});
+  }
+  json by_tenant = json::object();
+  for (int k = 0; k < kTenantCount; ++k) {
+    by_tenant[std::string(tenant_name(static_cast<Tenant>(k)))] =
+        t.by_tenant[static_cast<std::size_t>(k)];
+  }
+  json by_phase = json::object();
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    by_phase[slot_name(slot)] = t.by_slot[static_cast<std::size_t>(slot)];
+  }
+  json doc = {
+      {"schema", "trainmem.ledger/1"},
+      {"model",
+       {{"name", m.name},
+        {"source", m.source},
+        {"source_detail", m.source_detail},
+        {"model_type", m.model_type},
+        {"params_total", m.params_total},
+        {"params_trainable", m.params_trainable},
+        {"params_active", m.params_active},
+        {"params_mtp", m.params_mtp},
+        {"params_published", m.params_published},
+        {"params_priced", m.params_priced}}},
+      {"plan", plan_json(ledger.plan)},
+      {"items", items},
+      {"totals",
+       {{"static_bytes", t.static_bytes},
+        {"activation_bytes", t.activation_bytes},
+        {"peak_bytes", t.peak_bytes},
+        {"peak_phase", slot_name(t.peak_slot)},
+        {"by_tenant", by_tenant},
+        {"by_phase", by_phase}}},
+      {"notes", ledger.notes},
+  };
+  if (fit != nullptr) doc["fit"] = fit_json(*fit);
+  return doc;
+}
+
+std::string render_json(const Ledger& ledger, const Fit* fit) {
+  return ledger_json(ledger, fit).dump(2) + "\n";
+}
+
+}  // namespace trainmem

@@ -1,0 +1,122 @@
+// The human report, shaped like the seeds' memory budget: one line per tenant with a
+// proportional bar, the static total, the peak and its phase, and the verdict against a device.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "trainmem/fit.h"
+#include "trainmem/render.h"
+
+namespace trainmem {
+namespace {
+
+std::string bar(std::int64_t bytes, std::int64_t scale, int width) {
+  const int filled = scale <= 0 ? 0
+                                : static_cast<int>(std::lround(static_cast<double>(bytes) /
+                                                               static_cast<double>(scale) * width));
+  std::string out;
+  for (int i = 0; i < width; ++i) out += i < std::clamp(filled, 0, width) ? "█" : "·";
+  return out;
+}
+
+std::string plan_line(const TrainingPlan& p) {
+  std::string method = std::string(name_of(p.method));
+  if (p.method == Method::lora || p.method == Method::qlora) {
+    method += fmt::format(" r={}", p.lora.rank);
+  }
+  return fmt::format(
+      "{} · {} · {} ({}) · batch {} x {} tokens{} · checkpointing {} · {} attention · {} loss · "
+      "{} convention",
+      method, name_of(p.precision), name_of(p.optimizer), name_of(p.optimizer_impl), p.batch, p.seq,
+      p.grad_accum > 1 ? fmt::format(" x {} accumulation", p.grad_accum) : "",
+      name_of(p.checkpointing), name_of(p.attention), name_of(p.loss), name_of(p.convention));
+}
+
+// Bytes of each tenant live at the peak slot.
+std::array<std::int64_t, kTenantCount> at_slot(const Ledger& ledger, int slot) {
+  std::array<std::int64_t, kTenantCount> out{};
+  for (const LedgerItem& i : ledger.items) {
+    if (i.live & (PhaseMask{1} << slot)) out[static_cast<std::size_t>(i.tenant)] += i.bytes;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOptions& o) {
+  const Totals t = totals(ledger);
+  const ModelSummary& m = ledger.model;
+  std::string out;
+  out += fmt::format("{} — from {} ({})\n", m.name, m.source, m.source_detail);
+  out += fmt::format("  {} params", with_commas(m.params_total));
+  if (m.params_active != m.params_total)
+    out += fmt::format(", {} active", short_count(m.params_active));
+  if (m.params_published > 0) out += fmt::format(", {} published", short_count(m.params_published));
+  out += fmt::format("; trainable {} ({:.4f}%)\n", with_commas(m.params_trainable),
+                     m.params_total > 0 ? 100.0 * static_cast<double>(m.params_trainable) /
+                                              static_cast<double>(m.params_total)
+                                        : 0.0);
+  out += "  " + plan_line(ledger.plan) + "\n\n";
+
+  const std::int64_t scale = fit ? std::max(fit->capacity_bytes, t.peak_bytes) : t.peak_bytes;
+  const auto live = at_slot(ledger, t.peak_slot);
+  out += fmt::format("Memory budget per GPU, in {} (at the peak: {})\n", unit_name(o.unit),
+                     slot_name(t.peak_slot));
+  for (int k = 0; k < kTenantCount; ++k) {
+    const std::int64_t total = t.by_tenant[static_cast<std::size_t>(k)];
+    if (total == 0) continue;
+    const std::int64_t now = live[static_cast<std::size_t>(k)];
+    out += fmt::format("  {:<18} {} {:>10}", tenant_title(static_cast<Tenant>(k)),
+                       bar(now, scale, o.bar_width), format_bytes(now, o.unit));
+    if (now != total)
+      out += fmt::format("  (up to {} in other phases)", format_bytes(total, o.unit));
+    out += "\n";
+  }
+  out += fmt::format("  {:<18} {} {:>10}\n", "Static state",
+                     std::string(static_cast<std::size_t>(o.bar_width), ' '),
+                     format_bytes(t.static_bytes, o.unit));
+  out += fmt::format("  {:<18} {} {:>10}\n", "Peak",
+                     std::string(static_cast<std::size_t>(o.bar_width), ' '),
+                     format_bytes(t.peak_bytes, o.unit));
+  if (fit != nullptr) {
+    out += fmt::format("\nDevice: {} — {} capacity, {} reserved, {} usable\n", fit->device.name,
+                       format_bytes(fit->capacity_bytes, o.unit),
+                       format_bytes(fit->reserve_bytes, o.unit),
+                       format_bytes(fit->usable_bytes, o.unit));
+    if (fit->fits) {
+      out += fmt::format("  Fits: {} free{}\n", format_bytes(fit->margin_bytes, o.unit),
+                         fit->tight ? " — less than the 2-3 GB of headroom worth leaving" : "");
+    } else {
+      out += fmt::format("  Does not fit: over budget by {}\n",
+                         format_bytes(-fit->margin_bytes, o.unit));
+    }
+  }
+  if (!ledger.notes.empty()) {
+    out += "\nNotes:\n";
+    for (const std::string& n : ledger.notes) out += "  - " + n + "\n";
+  }
+  return out;
+}
+
+std::string render_explain(const Ledger& ledger, const RenderOptions& o) {
+  const Totals t = totals(ledger);
+  std::string out = fmt::format("How each figure for {} is computed ({} convention):\n\n",
+                                ledger.model.name, name_of(ledger.plan.convention));
+  for (const LedgerItem& i : ledger.items) {
+    out += fmt::format("{} — {}{}\n", tenant_title(i.tenant), i.label,
+                       i.estimated ? " (estimated)" : "");
+    out += fmt::format("    = {}\n", i.formula);
+    out += fmt::format("    = {} ({})\n", format_bytes(i.bytes, o.unit),
+                       format_bytes(i.bytes, Unit::bytes));
+    out += fmt::format("    source: {}\n", i.source);
+  }
+  out += fmt::format(
+      "\nStatic state = weights + gradients + optimizer states + master weights"
+      " = {}\n",
+      format_bytes(t.static_bytes, o.unit));
+  out += fmt::format("Peak = the largest sum of lines live in one phase = {} ({})\n",
+                     format_bytes(t.peak_bytes, o.unit), slot_name(t.peak_slot));
+  return out;
+}
+
+}  // namespace trainmem

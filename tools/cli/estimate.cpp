@@ -1,0 +1,67 @@
+// trainmem estimate MODEL [flags] and trainmem explain MODEL [flags].
+#include "trainmem/estimate.h"
+
+#include <iostream>
+
+#include "commands.h"
+#include "flags.h"
+#include "trainmem/fit.h"
+
+namespace trainmem::cli {
+namespace {
+
+struct EstimateArgs {
+  std::string model;
+  PlanFlags plan;
+  DeviceFlags device;
+  OutputFlags output;
+  bool fail_if_over = false;
+};
+
+int run_estimate(const EstimateArgs& a, bool explain) {
+  auto plan = make_plan(a.plan);
+  if (!plan) return report(plan.error());
+  auto device = make_device(a.device);
+  if (!device) return report(device.error());
+  auto options = make_render_options(a.output);
+  if (!options) return report(options.error());
+  auto model = load_model(a.model);
+  if (!model) return report(model.error());
+
+  const Ledger ledger = estimate(model.value(), plan.value());
+  std::optional<Fit> verdict;
+  if (device.value()) verdict = fit(totals(ledger), *device.value());
+  const Fit* f = verdict ? &*verdict : nullptr;
+  if (a.output.json) {
+    std::cout << render_json(ledger, f);
+  } else if (explain) {
+    std::cout << render_explain(ledger, options.value());
+  } else {
+    std::cout << render_text(ledger, f, options.value());
+  }
+  // Exit 3 only on request, so scripts can gate on "does not fit".
+  return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
+}
+
+void add(CLI::App& app, Commands& commands, const std::string& name, const std::string& help,
+         bool explain) {
+  auto args = std::make_shared<EstimateArgs>();
+  CLI::App* cmd = app.add_subcommand(name, help);
+  cmd->add_option("model", args->model,
+                  "preset (qwen3-8b), HF id (Qwen/Qwen3-8B), config.json, or a folder")
+      ->required();
+  add_plan_flags(*cmd, args->plan);
+  add_device_flags(*cmd, args->device);
+  add_output_flags(*cmd, args->output);
+  cmd->add_flag("--fail-if-over", args->fail_if_over, "exit 3 when the plan does not fit");
+  commands.on(cmd, [args, explain] { return run_estimate(*args, explain); });
+}
+
+}  // namespace
+
+void register_estimate(CLI::App& app, Commands& commands) {
+  add(app, commands, "estimate", "Itemised memory of a training step and its peak", false);
+  add(app, commands, "explain", "The arithmetic behind every line of the estimate", true);
+}
+
+}  // namespace trainmem::cli

@@ -1,0 +1,53 @@
+// Flags shared by every subcommand that prices a plan. Same names everywhere (kebab-case);
+// values arrive as strings and are parsed by the engine's own name tables, so an error names the
+// flag and lists what is accepted.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "trainmem/device.h"
+#include "trainmem/load.h"
+#include "trainmem/render.h"
+#include "trainmem/result.h"
+#include "trainmem/training_plan.h"
+
+namespace trainmem::cli {
+
+struct PlanFlags {
+  std::string method = "full", precision = "bf16-mixed", optimizer = "adamw",
+              optimizer_impl = "foreach", checkpointing = "none", attention = "sdpa", loss = "full",
+              convention = "exact", quant = "nf4", framework = "hf";
+  std::int64_t batch = 1, seq = 1024, grad_accum = 1, lora_rank = 16;
+  double lora_alpha = 32, lora_dropout = 0;
+  std::string lora_targets = "q,k,v,o,gate,up,down";
+  bool dora = false, no_double_quant = false, no_prepare_kbit = false;
+  std::string train_modules, train_layers;
+  std::string params;  // --params 1.54e9
+};
+
+struct DeviceFlags {
+  std::string memory;   // --memory 32GB
+  std::string gpu;      // --gpu rtx-4090
+  std::string reserve;  // --reserve 2GB
+};
+
+struct OutputFlags {
+  bool json = false;
+  std::string units = "gib";
+};
+
+void add_plan_flags(CLI::App& cmd, PlanFlags& flags);
+void add_device_flags(CLI::App& cmd, DeviceFlags& flags);
+void add_output_flags(CLI::App& cmd, OutputFlags& flags);
+
+Result<TrainingPlan> make_plan(const PlanFlags& flags);
+// nullopt when neither --memory nor --gpu is given.
+Result<std::optional<Device>> make_device(const DeviceFlags& flags);
+Result<RenderOptions> make_render_options(const OutputFlags& flags);
+
+// Prints "trainmem: error: MESSAGE" and returns the exit code for the error (1, or 2 for usage).
+int report(const Error& error);
+
+}  // namespace trainmem::cli
