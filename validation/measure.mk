@@ -1,0 +1,30 @@
+# trainmem measurement harness (validation/). Included from the top-level Makefile; paths are
+# relative to the repository root. The harness owns its virtualenv (validation/.venv), created
+# from the pinned validation/requirements.txt the first time a target needs it.
+#
+#   make measure         full matrix -> validation/data/measurements.jsonl and crosscheck.jsonl
+#   make measure-subset  five rows -> validation/out/subset.jsonl (not committed)
+#   make measure-test    pytest checks + one tiny real measurement (validation/out/tiny.jsonl)
+
+VALIDATION_PYTHON ?= python3
+VALIDATION_VENV := validation/.venv
+VALIDATION_PY := $(VALIDATION_VENV)/bin/python
+VALIDATION_STAMP := $(VALIDATION_VENV)/.installed
+
+$(VALIDATION_STAMP): validation/requirements.txt
+	$(VALIDATION_PYTHON) -m venv $(VALIDATION_VENV)
+	$(VALIDATION_PY) -m pip install -q -r validation/requirements.txt
+	touch $@
+
+.PHONY: measure measure-subset measure-test
+
+measure: $(VALIDATION_STAMP)
+	$(VALIDATION_PY) validation/measure.py --matrix full --out validation/data/measurements.jsonl
+	$(VALIDATION_PY) validation/measure.py --matrix crosscheck --out validation/data/crosscheck.jsonl
+
+measure-subset: $(VALIDATION_STAMP)
+	$(VALIDATION_PY) validation/measure.py --matrix subset --out validation/out/subset.jsonl
+
+measure-test: $(VALIDATION_STAMP)
+	$(VALIDATION_PY) -m pytest -q validation/tests
+	$(VALIDATION_PY) validation/measure.py --matrix tiny --out validation/out/tiny.jsonl

@@ -1,0 +1,60 @@
+"""The JSONL rows follow trainmem.measurement/1 and survive a JSON round trip unchanged."""
+import glob
+import json
+import os
+
+import pytest
+
+import matrix
+from harness import record
+from conftest import VALIDATION
+
+
+class _FakeTracker:
+    peak_bytes = 300
+    peak_at = (2, "backward")
+    peak_categories = {"parameters": 100, "gradients": 50, "optimizer": 0, "activations": 120, "other": 30}
+    phase_peaks = {(0, "loaded"): 100, (1, "forward"): 250, (1, "backward"): 280, (2, "backward"): 300}
+
+
+def _row(spec):
+    measured = record.measured_block(_FakeTracker(), "memtracker")
+    return record.make_row(spec, "validation/configs/qwen3-tiny.json", measured, "python validation/measure.py")
+
+
+@pytest.mark.parametrize("spec", [matrix.tiny()[0], matrix.subset()[1], matrix.full()[9]],
+                         ids=["full", "lora", "freeze"])
+def test_row_round_trips(spec):
+    row = record.check_row(_row(spec))
+    again = json.loads(json.dumps(row))
+    assert again == row
+    record.check_row(again)
+
+
+def test_row_shape():
+    row = _row(matrix.tiny()[0])
+    assert row["id"] == "qwen3-tiny_full_adamw-foreach_bf16_ckpt-none_sdpa_b1_s64"
+    assert row["measured"]["peak_phase"] == "backward" and row["measured"]["peak_step"] == 2
+    assert row["measured"]["phase_peaks"]["step1"]["loaded"] == 100
+    assert "lora_rank" not in row["config"] and "mode" not in row["config"]
+
+
+def test_bad_rows_are_rejected():
+    row = _row(matrix.tiny()[0])
+    row["measured"]["by_category"]["other"] += 1
+    with pytest.raises(ValueError):
+        record.check_row(row)
+
+
+DATA = sorted(glob.glob(os.path.join(VALIDATION, "data", "*.jsonl")))
+
+
+@pytest.mark.parametrize("path", DATA, ids=[os.path.basename(p) for p in DATA])
+def test_committed_data_follows_schema(path):
+    ids = []
+    with open(path) as f:
+        for line in f:
+            row = record.check_row(json.loads(line))
+            assert os.path.exists(os.path.join(os.path.dirname(VALIDATION), row["config"]["model"]))
+            ids.append((row["id"], row["measured"]["tracker"]))
+    assert ids and len(ids) == len(set(ids))
