@@ -36,7 +36,7 @@ ModelSummary summarise(const ledger::Context& ctx) {
 }
 
 std::vector<std::string> notes(const ledger::Context& ctx) {
-  std::vector<std::string> out;
+  std::vector<std::string> out = ctx.model.notes;
   if (ctx.plan.convention == Convention::textbook) {
     out.push_back(fmt::format(
         "Textbook convention: uniform bytes per parameter on {} params ({}), as the seeds do.",

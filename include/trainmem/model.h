@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "trainmem/inventory.h"
 #include "trainmem/model_spec.h"
@@ -17,6 +18,7 @@ struct LoadedModel {
   ParameterInventory inventory;
   SourceKind source = SourceKind::preset;
   std::string source_detail;  // preset id or path
+  std::vector<std::string> notes;  // what loading noticed (skipped or unknown tensors)
 };
 
 // A model built from a spec (presets and config files): inventory(spec) computed here.

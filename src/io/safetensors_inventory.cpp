@@ -329,7 +329,9 @@ Result<LoadedModel> load_safetensors_model(const std::filesystem::path& dir, Sou
   auto tensors = read_safetensors_folder(dir);
   if (!tensors) return tensors.error();
   LoadedModel model;
-  model.inventory = inventory_from_tensors(*tensors, *spec);
+  TensorMapping mapping = map_tensors(*tensors, *spec);
+  model.inventory = std::move(mapping.inventory);
+  model.notes = std::move(mapping.notes);
   model.spec = std::move(spec).value();
   if (model.spec.name.empty()) model.spec.name = dir.filename().string();
   model.source = kind;
