@@ -123,4 +123,15 @@ def crosscheck():
             + [dict(p, tracker="dispatch") for p in picks[:3]])
 
 
-MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck}
+def cuda():
+    """GPU-only rows (bitsandbytes): QLoRA and 8-bit AdamW. Not run on CPU; no data committed yet."""
+    g = dict(mode="cuda")
+    qlora = dict(lora(), method="qlora")
+    adam8 = dict(optimizer="adamw-8bit", optimizer_impl=None)
+    return [_row("qwen3-0.6b", g, qlora, CKPT, batch=4, seq=1024),
+            _row("qwen3-0.6b", g, qlora, batch=2, seq=512),
+            _row("qwen3-0.6b", g, adam8, batch=2, seq=512),
+            _row("llama-tiny", g, qlora), _row("qwen3-tiny", g, adam8), _row("qwen3-tiny", g)]
+
+
+MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda}

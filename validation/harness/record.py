@@ -18,8 +18,8 @@ PHASES = ("loaded", "forward", "end_of_forward", "backward", "end_of_backward", 
 
 
 def method_tag(spec):
-    if spec["method"] == "lora":
-        return f"lora-r{spec['lora_rank']}"
+    if spec["method"] in ("lora", "qlora"):
+        return f"{spec['method']}-r{spec['lora_rank']}"
     if spec["method"] == "freeze":
         return f"freeze-{spec['freeze_tag']}"
     return "full"
@@ -35,7 +35,7 @@ def row_id(spec):
 def config_block(spec, model_path):
     cfg = {k: spec.get(k) for k in CONFIG_KEYS}
     cfg["model"] = model_path
-    if spec["method"] == "lora":
+    if spec["method"] in ("lora", "qlora"):
         cfg.update({k: spec[k] for k in LORA_KEYS})
     if spec["method"] == "freeze":
         cfg.update({k: spec[k] for k in FREEZE_KEYS})
@@ -79,7 +79,7 @@ def check_row(row):
     need(set(row) == {"schema", "id", "config", "measured", "provenance"}, "top-level keys")
     cfg, m = row["config"], row["measured"]
     need(all(k in cfg for k in CONFIG_KEYS), "config keys")
-    need(cfg["method"] in ("full", "lora", "freeze"), "method")
+    need(cfg["method"] in ("full", "lora", "freeze", "qlora"), "method")
     need(cfg["method"] != "lora" or all(k in cfg for k in LORA_KEYS), "lora keys")
     need(cfg["method"] != "freeze" or all(k in cfg for k in FREEZE_KEYS), "freeze keys")
     need(isinstance(m["peak_bytes"], int) and m["peak_bytes"] > 0, "peak_bytes")

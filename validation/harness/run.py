@@ -38,6 +38,8 @@ class _Null:
 
 def measure(spec, command="python validation/measure.py"):
     """Measure one spec (a matrix entry) and return its schema row."""
+    if spec.get("mode") == "cuda":
+        return _measure_cuda(spec, command)
     fake = spec.get("mode") == "fake"
     kind = spec.get("tracker", "memtracker")
     gc.collect()
@@ -53,4 +55,19 @@ def measure(spec, command="python validation/measure.py"):
     row = record.make_row(spec, configs.write(spec["model"]), measured, command)
     del model, opt, tracker, input_ids, labels
     gc.collect()
+    return record.check_row(row)
+
+
+def _measure_cuda(spec, command):
+    """GPU rows (QLoRA, 8-bit AdamW): the allocator's peaks between the same phase marks."""
+    from . import cuda
+    cfg = configs.load(spec["model"])
+    model, opt = cuda.prepare(spec, cfg)
+    input_ids, labels = (t.cuda() for t in step.make_batch(spec["batch"], spec["seq"], cfg["vocab_size"]))
+    tracker = cuda.CudaTracker(model)
+    tracker.track_external(opt)
+    step.train_steps(model, opt, tracker, input_ids, labels, spec["precision"], steps=2, device="cuda")
+    measured = record.measured_block(tracker, "cuda", device="cuda")
+    measured["cuda_context"] = tracker.context
+    row = record.make_row(spec, configs.write(spec["model"]), measured, command)
     return record.check_row(row)

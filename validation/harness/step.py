@@ -9,9 +9,9 @@ import contextlib
 import torch
 
 
-def autocast_context(precision):
+def autocast_context(precision, device="cpu"):
     if precision == "autocast-bf16":
-        return torch.autocast(device_type="cpu", dtype=torch.bfloat16)
+        return torch.autocast(device_type=device, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 
@@ -22,13 +22,13 @@ def make_batch(batch, seq, vocab, seed=0):
     return input_ids, input_ids.clone()
 
 
-def train_steps(model, optimizer, tracker, input_ids, labels, precision, steps=2):
+def train_steps(model, optimizer, tracker, input_ids, labels, precision, steps=2, device="cpu"):
     """Run the loop under the tracker; the caller owns the tracker's result fields."""
     with tracker:
         tracker.mark(0, "loaded")
         for step in range(1, steps + 1):
             tracker.mark(step, "forward")
-            with autocast_context(precision):
+            with autocast_context(precision, device):
                 # attention_mask=None: no padding, and no data-dependent mask checks under fake mode
                 out = model(input_ids=input_ids, labels=labels, use_cache=False)
             loss = out.loss
