@@ -4,6 +4,7 @@ Nothing is downloaded: every model comes from AutoModelForCausalLM.from_config. 
 are built inside FakeTensorMode on a fake *cpu* device (fake cuda on a GPU-less box reaches CUDA
 device queries), so an 8B model costs no memory to trace.
 """
+import contextlib
 import types
 
 import torch
@@ -75,3 +76,21 @@ def use_balanced_experts(model):
             mod.forward = types.MethodType(_balanced_experts_forward, mod)
             n += 1
     return n
+
+
+@contextlib.contextmanager
+def unpacked_batches():
+    """Tell transformers the batch is not packed, as a real run would find out from the data.
+
+    With no attention mask, transformers checks the position ids for packed sequences. That check
+    reads values, so under fake tensors it is skipped and a packed mask is assumed. An explicit 4-D
+    mask then replaces SDPA's is_causal, and K/V are repeated for GQA, which adds two K/V-sized
+    tensors per layer that the real run does not have. The harness never packs, so it says so.
+    """
+    from transformers import masking_utils
+    original = masking_utils.find_packed_sequence_indices
+    masking_utils.find_packed_sequence_indices = lambda position_ids: None
+    try:
+        yield
+    finally:
+        masking_utils.find_packed_sequence_indices = original

@@ -45,7 +45,7 @@ def measure(spec, command="python validation/measure.py"):
     gc.collect()
     fake_mode = FakeTensorMode() if fake else None
     cfg, model, opt = _prepare(spec, fake_mode)
-    with (fake_mode if fake else _Null()):
+    with (fake_mode if fake else _Null()), (build.unpacked_batches() if fake else _Null()):
         input_ids, labels = step.make_batch(spec["batch"], spec["seq"], cfg["vocab_size"])
         tracker = _make_tracker(kind, model)
         tracker.track_external(model, opt, input_ids, labels)
