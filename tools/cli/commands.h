@@ -25,5 +25,11 @@ class Commands {
 
 void register_estimate(CLI::App& app, Commands& commands);
 void register_models(CLI::App& app, Commands& commands);
+void register_table(CLI::App& app, Commands& commands);
+void register_gpus(CLI::App& app, Commands& commands);
+void register_solve(CLI::App& app, Commands& commands);
+void register_advise(CLI::App& app, Commands& commands);
+void register_sweep(CLI::App& app, Commands& commands);
+void register_validate(CLI::App& app, Commands& commands);
 
 }  // namespace trainmem::cli

@@ -9,6 +9,12 @@ int main(int argc, char** argv) {
   trainmem::cli::Commands commands;
   trainmem::cli::register_estimate(app, commands);
   trainmem::cli::register_models(app, commands);
+  trainmem::cli::register_table(app, commands);
+  trainmem::cli::register_gpus(app, commands);
+  trainmem::cli::register_solve(app, commands);
+  trainmem::cli::register_advise(app, commands);
+  trainmem::cli::register_sweep(app, commands);
+  trainmem::cli::register_validate(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,42 @@
+#include "trainmem/accuracy.h"
+
+#include <gtest/gtest.h>
+
+namespace trainmem {
+namespace {
+
+TEST(Accuracy, PctErrorIsSignedRelativeToMeasured) {
+  EXPECT_DOUBLE_EQ(pct_error(110, 100), 10.0);
+  EXPECT_DOUBLE_EQ(pct_error(95, 100), -5.0);
+  EXPECT_DOUBLE_EQ(pct_error(5, 0), 0.0);
+}
+
+TEST(Accuracy, StatsByHand) {
+  // |errors| sorted: 1 2 3 4 10 -> median 3, p95 rank ceil(4.75)=5 -> 10, max 10, mean
+  // (1-2+3-4+10)/5.
+  const ErrorStats s = error_stats({1, -2, 3, -4, 10});
+  EXPECT_EQ(s.rows, 5u);
+  EXPECT_DOUBLE_EQ(s.median_abs_pct, 3);
+  EXPECT_DOUBLE_EQ(s.p95_abs_pct, 10);
+  EXPECT_DOUBLE_EQ(s.max_abs_pct, 10);
+  EXPECT_DOUBLE_EQ(s.mean_signed_pct, 1.6);
+}
+
+TEST(Accuracy, EvenCountMedianAveragesTheMiddlePair) {
+  EXPECT_DOUBLE_EQ(error_stats({1, 2, 3, 4}).median_abs_pct, 2.5);
+  EXPECT_EQ(error_stats({}).rows, 0u);
+}
+
+TEST(Accuracy, ReportSkipsCategoriesNotMeasured) {
+  AccuracyRow a{"a", 100, 104, "", "", {50, 0, 0, 0, 0}, {55, 7, 0, 0, 0}};
+  AccuracyRow b{"b", 200, 190, "", "", {100, 0, 0, 0, 0}, {100, 0, 0, 0, 0}};
+  const AccuracyReport r = accuracy_report({a, b});
+  EXPECT_EQ(r.peak.rows, 2u);
+  EXPECT_DOUBLE_EQ(r.peak.max_abs_pct, 5);
+  EXPECT_EQ(r.by_category[0].rows, 2u);
+  EXPECT_DOUBLE_EQ(r.by_category[0].max_abs_pct, 10);
+  EXPECT_EQ(r.by_category[1].rows, 0u);  // gradients measured as 0 in both rows
+}
+
+}  // namespace
+}  // namespace trainmem

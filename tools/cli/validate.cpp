@@ -1,0 +1,198 @@
+// trainmem validate FILE [--json]: the estimator against measured peaks, row by row, with the
+// median, p95 and worst absolute percentage error overall and per category.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "flags.h"
+#include "trainmem/accuracy.h"
+#include "trainmem/estimate.h"
+#include "trainmem/measurements.h"
+
+namespace trainmem::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ValidateArgs {
+  std::string file;
+  bool json = false;
+  double max_median = -1;  // fail (exit 1) when exceeded; < 0: no bound
+  double max_error = -1;
+};
+
+// A record's plan, in flag vocabulary, through the same parser as the command line.
+Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
+  PlanFlags f;
+  auto text = [&](const char* key, std::string& field) {
+    if (auto it = r.plan.find(key); it != r.plan.end()) field = it->second;
+  };
+  auto number = [&](const char* key, auto& field) -> bool {
+    auto it = r.plan.find(key);
+    if (it == r.plan.end()) return true;
+    try {
+      field = static_cast<std::remove_reference_t<decltype(field)>>(std::stod(it->second));
+      return true;
+    } catch (const std::exception&) {
+      return false;
+    }
+  };
+  text("method", f.method);
+  text("precision", f.precision);
+  text("optimizer", f.optimizer);
+  text("optimizer_impl", f.optimizer_impl);
+  text("checkpointing", f.checkpointing);
+  text("attention", f.attention);
+  text("loss", f.loss);
+  text("lora_targets", f.lora_targets);
+  text("train_modules", f.train_modules);
+  text("train_layers", f.train_layers);
+  text("quant", f.quant);
+  if (!number("batch", f.batch) || !number("seq", f.seq) || !number("grad_accum", f.grad_accum) ||
+      !number("lora_rank", f.lora_rank) || !number("lora_alpha", f.lora_alpha) ||
+      !number("lora_dropout", f.lora_dropout)) {
+    return bad_input(r.id, "config", "a numeric field is not a number");
+  }
+  return make_plan(f);
+}
+
+// Rows name their config repo-relative; accept them from the repo root or beside the data file.
+std::string resolve_model(const std::string& model, const std::string& data_file) {
+  if (fs::exists(model)) return model;
+  const fs::path beside = fs::path(data_file).parent_path().parent_path().parent_path() / model;
+  return fs::exists(beside) ? beside.string() : model;
+}
+
+std::array<std::int64_t, 5> predicted_categories(const Ledger& ledger, int slot) {
+  std::array<std::int64_t, 5> out{};
+  for (const LedgerItem& i : ledger.items) {
+    if (!(i.live & (PhaseMask{1} << slot))) continue;
+    switch (i.tenant) {
+      case Tenant::weights:
+        out[0] += i.bytes;
+        break;
+      case Tenant::gradients:
+        out[1] += i.bytes;
+        break;
+      case Tenant::optimizer_states:
+      case Tenant::master_weights:
+        out[2] += i.bytes;
+        break;
+      case Tenant::activations:
+      case Tenant::logits:
+        out[3] += i.bytes;
+        break;
+      case Tenant::temporaries:
+        out[4] += i.bytes;
+        break;
+      case Tenant::overhead:
+        break;
+    }
+  }
+  return out;
+}
+
+nlohmann::json stats_json(const ErrorStats& s) {
+  return {{"rows", s.rows},
+          {"median_abs_pct_error", s.median_abs_pct},
+          {"p95_abs_pct_error", s.p95_abs_pct},
+          {"max_abs_pct_error", s.max_abs_pct},
+          {"mean_signed_pct_error", s.mean_signed_pct}};
+}
+
+int run_validate(const ValidateArgs& a) {
+  auto records = read_measurements(a.file);
+  if (!records) return report(records.error());
+  std::vector<AccuracyRow> rows;
+  for (const MeasurementRecord& r : records.value()) {
+    auto plan = plan_of(r);
+    if (!plan)
+      return report(
+          Error{plan.error().code, a.file + " " + r.id, plan.error().field, plan.error().reason});
+    auto model = load_model(resolve_model(r.model, a.file));
+    if (!model) return report(model.error());
+    const Ledger ledger = estimate(model.value(), plan.value());
+    const Totals t = totals(ledger);
+    // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
+    // left out of the prediction for them.
+    const bool traced = r.device.empty() || r.device == "cpu";
+    const std::int64_t overhead = t.by_tenant[static_cast<std::size_t>(Tenant::overhead)];
+    rows.push_back({r.id, r.peak_bytes, t.peak_bytes - (traced ? overhead : 0),
+                    r.peak_phase + (r.peak_step ? fmt::format(" (step {})", r.peak_step) : ""),
+                    slot_name(t.peak_slot), r.by_category,
+                    predicted_categories(ledger, t.peak_slot)});
+  }
+  const AccuracyReport rep = accuracy_report(rows);
+  if (a.json) {
+    nlohmann::json per_row = nlohmann::json::array();
+    for (const AccuracyRow& r : rows) {
+      per_row.push_back({{"id", r.id},
+                         {"measured_peak_bytes", r.measured_peak_bytes},
+                         {"predicted_peak_bytes", r.predicted_peak_bytes},
+                         {"pct_error", pct_error(r.predicted_peak_bytes, r.measured_peak_bytes)},
+                         {"measured_phase", r.measured_phase},
+                         {"predicted_phase", r.predicted_phase}});
+    }
+    nlohmann::json by_category = nlohmann::json::object();
+    for (std::size_t c = 0; c < kMeasuredCategories.size(); ++c) {
+      by_category[kMeasuredCategories[c]] = stats_json(rep.by_category[c]);
+    }
+    nlohmann::json doc = {{"schema", "trainmem.validation/1"},
+                          {"file", a.file},
+                          {"rows", rows.size()},
+                          {"median_abs_pct_error", rep.peak.median_abs_pct},
+                          {"p95_abs_pct_error", rep.peak.p95_abs_pct},
+                          {"max_abs_pct_error", rep.peak.max_abs_pct},
+                          {"mean_signed_pct_error", rep.peak.mean_signed_pct},
+                          {"by_category", by_category},
+                          {"per_row", per_row}};
+    std::cout << doc.dump(2) << "\n";
+  } else {
+    fmt::print("{:<64} {:>14} {:>14} {:>8}\n", "configuration", "measured MiB", "predicted MiB",
+               "error");
+    for (const AccuracyRow& r : rows) {
+      fmt::print("{:<64} {:>14.1f} {:>14.1f} {:>+7.1f}%\n", r.id,
+                 static_cast<double>(r.measured_peak_bytes) / (1 << 20),
+                 static_cast<double>(r.predicted_peak_bytes) / (1 << 20),
+                 pct_error(r.predicted_peak_bytes, r.measured_peak_bytes));
+    }
+    fmt::print("\n{} rows: peak error median {:.2f}%, p95 {:.2f}%, max {:.2f}%, bias {:+.2f}%\n",
+               rows.size(), rep.peak.median_abs_pct, rep.peak.p95_abs_pct, rep.peak.max_abs_pct,
+               rep.peak.mean_signed_pct);
+    for (std::size_t c = 0; c < kMeasuredCategories.size(); ++c) {
+      const ErrorStats& s = rep.by_category[c];
+      if (s.rows == 0) continue;
+      fmt::print("  {:<12} median {:6.2f}%  p95 {:6.2f}%  max {:6.2f}%  ({} rows, at the peak)\n",
+                 kMeasuredCategories[c], s.median_abs_pct, s.p95_abs_pct, s.max_abs_pct, s.rows);
+    }
+  }
+  const bool over = (a.max_median >= 0 && rep.peak.median_abs_pct > a.max_median) ||
+                    (a.max_error >= 0 && rep.peak.max_abs_pct > a.max_error);
+  if (over) {
+    std::cerr << fmt::format(
+        "trainmem: error: accuracy bound exceeded (median {:.2f}% vs {}%, "
+        "max {:.2f}% vs {}%)\n",
+        rep.peak.median_abs_pct, a.max_median, rep.peak.max_abs_pct, a.max_error);
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app, Commands& commands) {
+  auto args = std::make_shared<ValidateArgs>();
+  CLI::App* cmd = app.add_subcommand("validate", "Compare the estimator with measured peaks");
+  cmd->add_option("file", args->file, "measurements (validation/data/*.jsonl)")->required();
+  cmd->add_flag("--json", args->json, "print JSON");
+  cmd->add_option("--max-median-error", args->max_median,
+                  "exit 1 if the median absolute peak error exceeds this percentage");
+  cmd->add_option("--max-error", args->max_error,
+                  "exit 1 if the worst absolute peak error exceeds this percentage");
+  commands.on(cmd, [args] { return run_validate(*args); });
+}
+
+}  // namespace trainmem::cli
