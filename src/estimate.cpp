@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ledger/context.h"
+#include "trainmem/method.h"
 #include "trainmem/units.h"
 
 namespace trainmem {
@@ -81,6 +82,7 @@ Ledger estimate(const LoadedModel& model, const TrainingPlan& plan) {
   ledger::add_overhead(ctx, out.items);
   out.model = summarise(ctx);
   out.notes = notes(ctx);
+  for (std::string& n : method_notes(model, plan, ctx.inventory)) out.notes.push_back(std::move(n));
   return out;
 }
 

@@ -63,10 +63,11 @@ const OptimizerRow& optimizer_row(OptimizerKind kind) {
 }
 
 std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
-                                   Dtype state_dtype) {
+                                   Dtype state_dtype, bool adamw_fallback) {
   const std::int64_t n = elements(shape);
   const bool matrix = shape.size() >= 2;
-  if (row.muon_split && !matrix) return 2 * one_state_bytes(row, n, state_dtype);
+  if (row.muon_split && (!matrix || adamw_fallback))
+    return 2 * one_state_bytes(row, n, state_dtype);
   std::int64_t bytes = row.full_states * one_state_bytes(row, n, state_dtype);
   if (row.factored_second_moment) {
     // Row and column accumulators for matrices, a full one for vectors (4 B each, fp32).
@@ -94,6 +95,11 @@ std::int64_t optimizer_step_scratch_bytes(const OptimizerRow& row, OptimizerImpl
       case OptimizerImpl::for_loop:
         return dense_bytes(state_dtype, largest_elements);
     }
+  }
+  if (row.kind == OptimizerKind::muon) {
+    // Newton-Schulz orthogonalisation of the largest matrix in bf16: X, X X^T, the polynomial and
+    // the next X, about 4 bf16 copies (Jordan et al. 2024, muon.py zeropower_via_newtonschulz5).
+    return 4 * 2 * largest_elements;
   }
   if (row.kind == OptimizerKind::adafactor) {
     // Adafactor upcasts the current grad and param to fp32 and forms grad^2 and the update:

@@ -6,6 +6,8 @@
 #include <array>
 #include <utility>
 
+#include "trainmem/method.h"
+
 namespace trainmem {
 namespace {
 
@@ -163,6 +165,26 @@ std::optional<Error> validate(const TrainingPlan& plan) {
   }
   if (adapters && plan.lora.targets.empty()) {
     return flag_error("--lora-targets", "names no module to adapt");
+  }
+  for (const std::string& t : plan.lora.targets) {
+    if (!is_lora_target_name(t)) {
+      return flag_error("--lora-targets",
+                        fmt::format("'{}' is not a module name: q, k, v, o, gate, up, down, "
+                                    "lm_head, embed, router, experts, shared_experts, all-linear, "
+                                    "attention, mlp",
+                                    t));
+    }
+  }
+  for (const std::string& t : plan.freeze.train_modules) {
+    if (t != "norm" && !is_lora_target_name(t)) {
+      return flag_error(
+          "--train-modules",
+          fmt::format("'{}' is not a module name (those of --lora-targets, or norm)", t));
+    }
+  }
+  if (plan.method == Method::freeze && plan.freeze.train_modules.empty() &&
+      plan.freeze.train_layers.empty()) {
+    return flag_error("--train-modules", "freeze needs --train-modules or --train-layers");
   }
   if (plan.lora.dropout < 0 || plan.lora.dropout >= 1) {
     return flag_error("--lora-dropout", "must be in [0, 1)");

@@ -43,8 +43,9 @@ inline constexpr std::int64_t kBnbStateBlock = 256;
 inline constexpr std::int64_t kBnbMin8bitSize = 4096;
 
 // State bytes the optimizer keeps for one tensor of `shape`, given the recipe's state dtype.
+// `adamw_fallback`: Muon steps this tensor with AdamW (embeddings and the head, besides vectors).
 std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
-                                   Dtype state_dtype);
+                                   Dtype state_dtype, bool adamw_fallback = false);
 
 // Scratch the step allocates on top of the states, for tensors with `total_elements` elements
 // whose largest single tensor has `largest_elements`, in `state_dtype`.

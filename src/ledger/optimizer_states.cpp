@@ -47,18 +47,27 @@ void add_optimizer_states(const Context& ctx, Items& items) {
   const OptimizerRow& row = optimizer_row(ctx.plan.optimizer);
   std::int64_t trainable = 0;
   std::int64_t state_bytes = 0;
+  std::int64_t needs_master = 0;  // trainable params narrower than the master dtype
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (!g.trainable || g.mtp) continue;
     trainable += group_params(g);
-    // A wider parameter (an fp32 adapter on a bf16 base) keeps states in its own dtype.
+    // A wider parameter (an fp32 adapter on a bf16 base) keeps states in its own dtype, and is
+    // its own master: an optimizer steps it directly.
     const Dtype state_dtype =
         dtype_info(g.dtype).bits > dtype_info(r.states).bits ? g.dtype : r.states;
-    state_bytes += optimizer_state_bytes(row, g.shape, state_dtype) * g.multiplicity;
+    // Muon: embeddings and the output head fall back to AdamW like vectors do.
+    const bool adamw_fallback =
+        g.role == Role::embedding || g.role == Role::lm_head || g.role == Role::position_embedding;
+    state_bytes +=
+        optimizer_state_bytes(row, g.shape, state_dtype, adamw_fallback) * g.multiplicity;
+    if (r.master && dtype_info(g.dtype).bits < dtype_info(*r.master).bits) {
+      needs_master += group_params(g);
+    }
   }
   if (trainable == 0) return;
-  if (r.master) {
+  if (r.master && needs_master > 0) {
     items.push_back({Tenant::master_weights, "Master weights, f32",
-                     dense_bytes(*r.master, trainable), per_param(trainable, *r.master),
+                     dense_bytes(*r.master, needs_master), per_param(needs_master, *r.master),
                      std::string(r.source), kAllPhases, false});
   }
   const std::string where = row.paged ? " in paged (unified) memory" : "";

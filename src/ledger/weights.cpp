@@ -1,4 +1,5 @@
-// Weights tenant: every parameter as stored, trainable and frozen on separate lines.
+// Weights tenant: every parameter as stored. Trainable base weights, adapters, frozen weights,
+// the quantised base and prepare_model_for_kbit_training's fp32 upcast are separate lines.
 #include <fmt/format.h>
 
 #include <map>
@@ -6,8 +7,10 @@
 
 #include "ledger/context.h"
 #include "ledger/format.h"
+#include "trainmem/method.h"
 #include "trainmem/precision.h"
 #include "trainmem/quantisation.h"
+#include "trainmem/units.h"
 
 namespace trainmem::ledger {
 namespace {
@@ -18,31 +21,87 @@ constexpr double kTextbookFourBitBytes = 0.55;
 
 void add_textbook(const Context& ctx, Items& items) {
   const Dtype dtype = recipe(ctx.plan.precision).weights;
-  const bool base_frozen = ctx.plan.method != Method::full;
-  if (!base_frozen) {
-    items.push_back({Tenant::weights, fmt::format("Weights, {}", dtype_name(dtype)),
-                     dense_bytes(dtype, ctx.params_priced), per_param(ctx.params_priced, dtype),
-                     "seed 001: bytes per parameter by role", kAllPhases, false});
-    return;
+  const std::int64_t priced = ctx.params_priced;
+  const std::int64_t trainable = ctx.params_trainable;
+  switch (ctx.plan.method) {
+    case Method::full:
+      items.push_back({Tenant::weights, fmt::format("Weights, {}", dtype_name(dtype)),
+                       dense_bytes(dtype, priced), per_param(priced, dtype),
+                       "seed 001: bytes per parameter by role", kAllPhases, false});
+      return;
+    case Method::qlora: {
+      const auto bytes =
+          static_cast<std::int64_t>(static_cast<double>(priced) * kTextbookFourBitBytes + 0.5);
+      items.push_back({Tenant::weights, "Frozen base weights, 4-bit", bytes,
+                       per_param_rate(priced, kTextbookFourBitBytes),
+                       "seed 001: a 4-bit base is roughly 0.55 bytes per parameter", kAllPhases,
+                       false});
+      break;
+    }
+    case Method::lora:
+      items.push_back({Tenant::weights, fmt::format("Frozen base weights, {}", dtype_name(dtype)),
+                       dense_bytes(dtype, priced), per_param(priced, dtype),
+                       "seed 001: the frozen base at its storage precision", kAllPhases, false});
+      break;
+    case Method::freeze: {
+      const std::int64_t frozen = priced > trainable ? priced - trainable : 0;
+      items.push_back({Tenant::weights, fmt::format("Frozen weights, {}", dtype_name(dtype)),
+                       dense_bytes(dtype, frozen), per_param(frozen, dtype),
+                       "seed 001: frozen weights at their storage precision", kAllPhases, false});
+      break;
+    }
   }
-  if (ctx.plan.method == Method::qlora) {
-    const auto bytes = static_cast<std::int64_t>(
-        static_cast<double>(ctx.params_priced) * kTextbookFourBitBytes + 0.5);
-    items.push_back({Tenant::weights, "Frozen base weights, 4-bit", bytes,
-                     per_param_rate(ctx.params_priced, kTextbookFourBitBytes),
-                     "seed 001: a 4-bit base is roughly 0.55 bytes per parameter", kAllPhases,
-                     false});
-  } else {
-    items.push_back({Tenant::weights, fmt::format("Frozen base weights, {}", dtype_name(dtype)),
-                     dense_bytes(dtype, ctx.params_priced), per_param(ctx.params_priced, dtype),
-                     "seed 001: the frozen base at its storage precision", kAllPhases, false});
-  }
+  if (trainable == 0) return;
+  const bool adapters = ctx.plan.method == Method::lora || ctx.plan.method == Method::qlora;
+  items.push_back(
+      {Tenant::weights,
+       fmt::format("{}, {}", adapters ? "Adapter weights" : "Trainable weights", dtype_name(dtype)),
+       dense_bytes(dtype, trainable), per_param(trainable, dtype),
+       adapters ? "seed 001: r x (in + out) per adapted projection, 16 B/param in all"
+                : "seed 001: bytes per parameter by role",
+       kAllPhases, false});
 }
+
+enum class Kind { trainable, adapter, frozen, quantised, upcast };
 
 struct Line {
   std::int64_t params = 0;
   std::int64_t bytes = 0;
 };
+
+std::string label(Kind kind, Dtype dtype, const QuantPlan& quant) {
+  switch (kind) {
+    case Kind::trainable:
+      return fmt::format("Weights, {} (trainable)", dtype_name(dtype));
+    case Kind::adapter:
+      return fmt::format("Adapter weights, {} (trainable)", dtype_name(dtype));
+    case Kind::frozen:
+      return fmt::format("Frozen weights, {}", dtype_name(dtype));
+    case Kind::quantised:
+      return fmt::format(
+          "Frozen base, {}{}", name_of(quant.kind),
+          quant.double_quant && quant.kind != QuantKind::int8 ? " (double quant)" : "");
+    case Kind::upcast:
+      return "prepare_model_for_kbit_training: fp32 upcast of 16-bit params";
+  }
+  return "";
+}
+
+std::string source(Kind kind) {
+  switch (kind) {
+    case Kind::trainable:
+    case Kind::frozen:
+      return "parameter count from the inventory x dtype size";
+    case Kind::adapter:
+      return "peft/tuners/lora/layer.py: lora_A [r, in], lora_B [out, r]; fp32 by "
+             "autocast_adapter_dtype=True (peft/tuners/tuners_utils.py)";
+    case Kind::quantised:
+      return "bitsandbytes/functional.py quantize_4bit (blockwise absmax, compress_statistics)";
+    case Kind::upcast:
+      return "peft/utils/other.py prepare_model_for_kbit_training: non-Params4bit params to fp32";
+  }
+  return "";
+}
 
 }  // namespace
 
@@ -51,26 +110,59 @@ void add_weights(const Context& ctx, Items& items) {
     add_textbook(ctx, items);
     return;
   }
-  // One line per (trainable, dtype): e.g. "Weights, bf16 (trainable)" and "Frozen base, nf4".
-  std::map<std::tuple<bool, bool, Dtype>, Line> lines;
+  const Dtype loaded = recipe(ctx.plan.precision).weights;
+  // QLoRA with prepare_model_for_kbit_training: the 16-bit params were loaded at `loaded` and then
+  // upcast; the upcast's extra bytes are their own line so the cost of the step is visible.
+  const bool upcast = ctx.plan.method == Method::qlora && ctx.plan.quant.prepare_kbit &&
+                      dtype_info(loaded).bits < 32;
+  std::map<std::tuple<Kind, Dtype>, Line> lines;
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (g.mtp) continue;
-    Line& line = lines[{g.trainable, g.quantised, g.dtype}];
     const std::int64_t n = group_params(g);
+    if (g.quantised) {
+      Line& line = lines[{Kind::quantised, g.dtype}];
+      line.params += n;
+      line.bytes += quantised_bytes(ctx.plan.quant, g.shape) * g.multiplicity;
+      continue;
+    }
+    if (is_adapter(g)) {
+      Line& line = lines[{Kind::adapter, g.dtype}];
+      line.params += n;
+      line.bytes += dense_bytes(g.dtype, n);
+      continue;
+    }
+    if (g.trainable) {
+      Line& line = lines[{Kind::trainable, g.dtype}];
+      line.params += n;
+      line.bytes += dense_bytes(g.dtype, n);
+      continue;
+    }
+    if (upcast && g.dtype == Dtype::f32) {
+      Line& base = lines[{Kind::frozen, loaded}];
+      base.params += n;
+      base.bytes += dense_bytes(loaded, n);
+      Line& extra = lines[{Kind::upcast, Dtype::f32}];
+      extra.params += n;
+      extra.bytes += dense_bytes(Dtype::f32, n) - dense_bytes(loaded, n);
+      continue;
+    }
+    Line& line = lines[{Kind::frozen, g.dtype}];
     line.params += n;
-    line.bytes += g.quantised ? quantised_bytes(ctx.plan.quant, g.shape) * g.multiplicity
-                              : dense_bytes(g.dtype, n);
+    line.bytes += dense_bytes(g.dtype, n);
   }
   for (const auto& [key, line] : lines) {
-    const auto& [trainable, quantised, dtype] = key;
-    std::string label = trainable ? fmt::format("Weights, {} (trainable)", dtype_name(dtype))
-                                  : fmt::format("Frozen weights, {}", dtype_name(dtype));
-    std::string formula =
-        quantised ? quantised_formula(ctx.plan.quant, line.params) : per_param(line.params, dtype);
-    items.push_back({Tenant::weights, std::move(label), line.bytes, std::move(formula),
-                     quantised ? "bitsandbytes/functional.py quantize_4bit (blockwise absmax)"
-                               : "parameter count from the inventory x dtype size",
-                     kAllPhases, false});
+    const auto& [kind, dtype] = key;
+    std::string formula;
+    if (kind == Kind::quantised) {
+      formula = quantised_formula(ctx.plan.quant, line.params);
+    } else if (kind == Kind::upcast) {
+      formula = fmt::format("{} params x (4 - {}) B", with_commas(line.params),
+                            dtype_info(loaded).bits / 8);
+    } else {
+      formula = per_param(line.params, dtype);
+    }
+    items.push_back({Tenant::weights, label(kind, dtype, ctx.plan.quant), line.bytes,
+                     std::move(formula), source(kind), kAllPhases, false});
   }
 }
 

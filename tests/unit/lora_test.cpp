@@ -1,0 +1,155 @@
+// apply_method() for LoRA, DoRA and QLoRA: adapter counts against hand-computed r x (in + out),
+// the MoE target choices, fused Phi-3 modules, and what QLoRA quantises.
+#include <gtest/gtest.h>
+
+#include "trainmem/estimate.h"
+#include "trainmem/load.h"
+#include "trainmem/method.h"
+
+namespace trainmem {
+namespace {
+
+LoadedModel preset(const char* id) {
+  auto m = load_preset(id);
+  EXPECT_TRUE(m.ok()) << id;
+  return m.value();
+}
+
+TrainingPlan lora(std::vector<std::string> targets, Method method = Method::lora,
+                  Convention convention = Convention::exact) {
+  TrainingPlan p;
+  p.method = method;
+  p.convention = convention;
+  p.lora.rank = 16;
+  p.lora.targets = std::move(targets);
+  return p;
+}
+
+std::int64_t adapter_params(const ParameterInventory& inv) {
+  std::int64_t n = 0;
+  for (const TensorGroup& g : inv.groups) n += is_adapter(g) ? group_params(g) : 0;
+  return n;
+}
+
+const std::vector<std::string> kSeven = {"q", "k", "v", "o", "gate", "up", "down"};
+
+struct Case {
+  const char* preset;
+  std::vector<std::string> targets;
+  bool dora;
+  Convention convention;
+  std::int64_t adapter;  // hand-computed
+};
+
+// Per layer, r = 16: 16 x (in + out) per projection.
+const Case kCases[] = {
+    // Qwen3-8B (h 4096, 32 x 128 q, 8 x 128 kv, I 12288, 36 layers): seed 001's 43.7 M.
+    // q 131,072 + k 81,920 + v 81,920 + o 131,072 + 3 x 262,144 = 1,212,416 x 36.
+    {"qwen3-8b", kSeven, false, Convention::exact, 43'646'976},
+    {"qwen3-8b", {"all-linear"}, false, Convention::exact, 43'646'976},
+    {"qwen3-8b", {"attention"}, false, Convention::exact, (131'072 + 81'920) * 2 * 36},
+    {"qwen3-8b", {"mlp"}, false, Convention::exact, 3 * 262'144 * 36},
+    {"qwen3-8b", {"q", "v"}, false, Convention::exact, (131'072 + 81'920) * 36},
+    // DoRA: + out per adapted linear: 4096 + 1024 + 1024 + 4096 + 12288 x 2 + 4096 = 38,912.
+    {"qwen3-8b", kSeven, true, Convention::exact, 43'646'976 + 38'912 * 36},
+    // lm_head and embed: 16 x (4096 + 151,936) each.
+    {"qwen3-8b", {"lm_head"}, false, Convention::exact, 2'496'512},
+    {"qwen3-8b", {"embed"}, false, Convention::exact, 2'496'512},
+    // Qwen3-0.6B ties its head: PEFT still adapts lm_head, 16 x (1024 + 151,936).
+    {"qwen3-0.6b", {"lm_head"}, false, Convention::exact, 2'447'360},
+    // Qwen3-0.6B (h 1024, 16 x 128 q, 8 x 128 kv, I 3072, 28 layers): 360,448 x 28.
+    {"qwen3-0.6b", kSeven, false, Convention::exact, 10'092'544},
+    // Qwen3-30B-A3B (h 2048, 32 x 128 q, 4 x 128 kv, 48 layers, 128 experts of 768):
+    // gate/up/down do not reach routed experts: attention only, 278,528 x 48.
+    {"qwen3-30b-a3b", kSeven, false, Convention::exact, 13'369'344},
+    // experts: + 3 x 16 x (2048 + 768) x 128 x 48.
+    {"qwen3-30b-a3b", {"experts"}, false, Convention::exact, 830'472'192},
+    // router: 16 x (2048 + 128) x 48.
+    {"qwen3-30b-a3b", {"router"}, false, Convention::exact, 1'671'168},
+    // Textbook: the seed's dense MLP of intermediate 6144: 671,744 x 48 = 32.2 M.
+    {"qwen3-30b-a3b", kSeven, false, Convention::textbook, 32'243'712},
+    // Phi-3-mini (h 3072, fused qkv 9216, fused gate_up 16384, I 8192, 32 layers):
+    // qkv 196,608 + o 98,304 + gate_up 311,296 + down 180,224 = 786,432 x 32.
+    {"phi-3-mini-4k-instruct", kSeven, false, Convention::exact, 25'165'824},
+    {"phi-3-mini-4k-instruct", {"q"}, false, Convention::exact, 196'608 * 32},
+};
+
+class LoraCount : public ::testing::TestWithParam<Case> {};
+
+TEST_P(LoraCount, HandComputedAdapterParams) {
+  const Case& c = GetParam();
+  TrainingPlan p = lora(c.targets, Method::lora, c.convention);
+  p.lora.dora = c.dora;
+  const ParameterInventory inv = apply_method(preset(c.preset), p);
+  EXPECT_EQ(adapter_params(inv), c.adapter);
+  EXPECT_EQ(params_trainable(inv), c.adapter);
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, LoraCount, ::testing::ValuesIn(kCases));
+
+TEST(Lora, AdaptersAreFp32AndTheBaseIsFrozenAtItsDtype) {
+  const ParameterInventory inv = apply_method(preset("qwen3-8b"), lora(kSeven));
+  for (const TensorGroup& g : inv.groups) {
+    EXPECT_EQ(g.trainable, is_adapter(g)) << g.name;
+    EXPECT_EQ(g.dtype, is_adapter(g) ? Dtype::f32 : Dtype::bf16) << g.name;
+    EXPECT_FALSE(g.quantised) << g.name;
+  }
+}
+
+TEST(Lora, EstimateReportsSeedTrainableCountAndPeftShare) {
+  const Ledger l = estimate(preset("qwen3-8b"), lora(kSeven));
+  EXPECT_EQ(l.model.params_trainable, 43'646'976);
+  bool peft = false;
+  for (const std::string& n : l.notes) {
+    peft = peft || n.find("trainable params: 43,646,976 || all params: 8,234,382,336 || "
+                          "trainable%: 0.5301") != std::string::npos;
+  }
+  EXPECT_TRUE(peft);
+}
+
+TEST(Lora, MoeNoteSaysWhatWasAdapted) {
+  const Ledger l = estimate(preset("qwen3-30b-a3b"), lora(kSeven));
+  bool said = false;
+  for (const std::string& n : l.notes) said = said || n.find("not adapted") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(Qlora, QuantisesLinearsButNotEmbeddingsHeadNormsOrRouter) {
+  const ParameterInventory inv =
+      apply_method(preset("qwen3-30b-a3b"), lora(kSeven, Method::qlora));
+  for (const TensorGroup& g : inv.groups) {
+    if (is_adapter(g)) continue;
+    const bool linear = is_linear_weight(g) && g.role != Role::lm_head && g.role != Role::router;
+    EXPECT_EQ(g.quantised, linear) << g.name;
+    // prepare_model_for_kbit_training: the rest is upcast to fp32.
+    EXPECT_EQ(g.dtype, linear ? Dtype::nf4 : Dtype::f32) << g.name;
+  }
+}
+
+TEST(Qlora, QuantisedCountForQwen3_8B) {
+  const ParameterInventory inv = apply_method(preset("qwen3-8b"), lora(kSeven, Method::qlora));
+  std::int64_t quantised = 0;
+  for (const TensorGroup& g : inv.groups) quantised += g.quantised ? group_params(g) : 0;
+  // Non-embedding 6,946,075,648 minus norms (36 x (2 x 4096 + 2 x 128) + 4096 = 308,224).
+  EXPECT_EQ(quantised, 6'945'767'424);
+}
+
+TEST(Qlora, NoPrepareKbitKeeps16Bit) {
+  TrainingPlan p = lora(kSeven, Method::qlora);
+  p.quant.prepare_kbit = false;
+  for (const TensorGroup& g : apply_method(preset("qwen3-8b"), p).groups) {
+    if (!is_adapter(g) && !g.quantised) {
+      EXPECT_EQ(g.dtype, Dtype::bf16) << g.name;
+    }
+  }
+}
+
+TEST(Method, UnknownTargetIsAnError) {
+  TrainingPlan p = lora({"q", "qproj"});
+  const auto e = validate(p);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->field, "--lora-targets");
+}
+
+}  // namespace
+}  // namespace trainmem

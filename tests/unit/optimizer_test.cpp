@@ -1,0 +1,115 @@
+// The optimizer table, row by row, against hand-computed state and scratch bytes
+// (research/accounting.md section 5).
+#include "trainmem/optimizer.h"
+
+#include <gtest/gtest.h>
+
+namespace trainmem {
+namespace {
+
+constexpr std::int64_t kN = 4096LL * 4096;  // one 4096 x 4096 matrix
+
+struct StateCase {
+  OptimizerKind kind;
+  std::vector<std::int64_t> shape;
+  Dtype state_dtype;
+  std::int64_t bytes;
+};
+
+const StateCase kStates[] = {
+    // torch AdamW: exp_avg + exp_avg_sq like the param: 2 x 4 B in fp32, 2 x 2 B in bf16.
+    {OptimizerKind::adamw, {4096, 4096}, Dtype::f32, 2 * 4 * kN},
+    {OptimizerKind::adamw, {4096, 4096}, Dtype::bf16, 2 * 2 * kN},
+    // bitsandbytes 8-bit: 2 x (n + n/256 x 4) = 2.031 B/param.
+    {OptimizerKind::adamw_8bit, {4096, 4096}, Dtype::f32, 2 * (kN + kN / 256 * 4)},
+    {OptimizerKind::adamw_8bit, {4096, 4096}, Dtype::bf16, 2 * (kN + kN / 256 * 4)},
+    // Under 4096 elements the state stays 32-bit; at 4096 it is 8-bit (16 blocks).
+    {OptimizerKind::adamw_8bit, {1024}, Dtype::f32, 2 * 4 * 1024},
+    {OptimizerKind::adamw_8bit, {4095}, Dtype::f32, 2 * 4 * 4095},
+    {OptimizerKind::adamw_8bit, {4096}, Dtype::f32, 2 * (4096 + 16 * 4)},
+    // Paged 32-bit AdamW: fp32 states whatever the param dtype; paged 8-bit like 8-bit.
+    {OptimizerKind::paged_adamw, {4096, 4096}, Dtype::bf16, 2 * 4 * kN},
+    {OptimizerKind::paged_adamw_8bit, {4096, 4096}, Dtype::bf16, 2 * (kN + kN / 256 * 4)},
+    // Adafactor: row + column fp32 accumulators for a matrix, a full one for a vector.
+    {OptimizerKind::adafactor, {4096, 4096}, Dtype::f32, (4096 + 4096) * 4},
+    {OptimizerKind::adafactor, {1000, 4096}, Dtype::bf16, (1000 + 4096) * 4},
+    {OptimizerKind::adafactor, {4096}, Dtype::f32, 4096 * 4},
+    // SGD keeps nothing; momentum and Lion one buffer like the param.
+    {OptimizerKind::sgd, {4096, 4096}, Dtype::f32, 0},
+    {OptimizerKind::sgd_momentum, {4096, 4096}, Dtype::f32, 4 * kN},
+    {OptimizerKind::sgd_momentum, {4096, 4096}, Dtype::bf16, 2 * kN},
+    {OptimizerKind::lion, {4096, 4096}, Dtype::f32, 4 * kN},
+    // Adam-mini: full m, one v per output row.
+    {OptimizerKind::adam_mini, {4096, 4096}, Dtype::f32, 4 * kN + 4096 * 4},
+    {OptimizerKind::adam_mini, {4096}, Dtype::f32, 4 * 4096 + 4},
+    // Muon: one momentum buffer for a hidden matrix; AdamW's two states for a vector.
+    {OptimizerKind::muon, {4096, 4096}, Dtype::f32, 4 * kN},
+    {OptimizerKind::muon, {4096}, Dtype::f32, 2 * 4 * 4096},
+};
+
+class OptimizerState : public ::testing::TestWithParam<StateCase> {};
+
+TEST_P(OptimizerState, HandComputedBytes) {
+  const StateCase& c = GetParam();
+  EXPECT_EQ(optimizer_state_bytes(optimizer_row(c.kind), c.shape, c.state_dtype), c.bytes)
+      << optimizer_row(c.kind).name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, OptimizerState, ::testing::ValuesIn(kStates));
+
+TEST(Optimizer, MuonEmbeddingFallsBackToAdamW) {
+  const OptimizerRow& muon = optimizer_row(OptimizerKind::muon);
+  EXPECT_EQ(optimizer_state_bytes(muon, {151936, 4096}, Dtype::f32, true), 2 * 4 * 151936 * 4096LL);
+}
+
+TEST(Optimizer, EveryKindHasOneRowWithASource) {
+  for (const OptimizerRow& row : optimizer_table()) {
+    EXPECT_EQ(&optimizer_row(row.kind), &row) << row.name;
+    EXPECT_FALSE(row.source.empty()) << row.name;
+    EXPECT_EQ(name_of(row.kind), row.name);
+  }
+  EXPECT_EQ(optimizer_table().size(), 10U);
+}
+
+TEST(Optimizer, OnlyPagedRowsArePaged) {
+  for (const OptimizerRow& row : optimizer_table()) {
+    EXPECT_EQ(row.paged, row.kind == OptimizerKind::paged_adamw ||
+                             row.kind == OptimizerKind::paged_adamw_8bit)
+        << row.name;
+  }
+}
+
+struct ScratchCase {
+  OptimizerKind kind;
+  OptimizerImpl impl;
+  std::int64_t bytes;  // for 1,000 params in all, the largest tensor 10, states bf16
+};
+
+const ScratchCase kScratch[] = {
+    {OptimizerKind::adamw, OptimizerImpl::foreach, 2000},  // _foreach_sqrt: a copy of v
+    {OptimizerKind::adamw, OptimizerImpl::fused, 0},       // one in-place kernel
+    {OptimizerKind::adamw, OptimizerImpl::for_loop, 20},   // one tensor at a time
+    {OptimizerKind::adamw_8bit, OptimizerImpl::foreach, 0},
+    {OptimizerKind::paged_adamw, OptimizerImpl::foreach, 0},
+    {OptimizerKind::paged_adamw_8bit, OptimizerImpl::foreach, 0},
+    {OptimizerKind::adafactor, OptimizerImpl::foreach, 3 * 4 * 10},
+    {OptimizerKind::sgd, OptimizerImpl::foreach, 0},
+    {OptimizerKind::sgd_momentum, OptimizerImpl::foreach, 0},
+    {OptimizerKind::lion, OptimizerImpl::foreach, 0},
+    {OptimizerKind::adam_mini, OptimizerImpl::foreach, 0},
+    {OptimizerKind::muon, OptimizerImpl::foreach, 4 * 2 * 10},
+};
+
+class OptimizerScratch : public ::testing::TestWithParam<ScratchCase> {};
+
+TEST_P(OptimizerScratch, HandComputedBytes) {
+  const ScratchCase& c = GetParam();
+  EXPECT_EQ(optimizer_step_scratch_bytes(optimizer_row(c.kind), c.impl, 1000, 10, Dtype::bf16),
+            c.bytes)
+      << optimizer_row(c.kind).name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, OptimizerScratch, ::testing::ValuesIn(kScratch));
+
+}  // namespace
+}  // namespace trainmem
