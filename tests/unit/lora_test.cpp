@@ -101,8 +101,9 @@ TEST(Lora, EstimateReportsSeedTrainableCountAndPeftShare) {
   EXPECT_EQ(l.model.params_trainable, 43'646'976);
   bool peft = false;
   for (const std::string& n : l.notes) {
-    peft = peft || n.find("trainable params: 43,646,976 || all params: 8,234,382,336 || "
-                          "trainable%: 0.5301") != std::string::npos;
+    peft = peft || n.find(
+                       "trainable params: 43,646,976 || all params: 8,234,382,336 || "
+                       "trainable%: 0.5301") != std::string::npos;
   }
   EXPECT_TRUE(peft);
 }
@@ -115,8 +116,7 @@ TEST(Lora, MoeNoteSaysWhatWasAdapted) {
 }
 
 TEST(Qlora, QuantisesLinearsButNotEmbeddingsHeadNormsOrRouter) {
-  const ParameterInventory inv =
-      apply_method(preset("qwen3-30b-a3b"), lora(kSeven, Method::qlora));
+  const ParameterInventory inv = apply_method(preset("qwen3-30b-a3b"), lora(kSeven, Method::qlora));
   for (const TensorGroup& g : inv.groups) {
     if (is_adapter(g)) continue;
     const bool linear = is_linear_weight(g) && g.role != Role::lm_head && g.role != Role::router;

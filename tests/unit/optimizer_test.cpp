@@ -73,8 +73,8 @@ TEST(Optimizer, EveryKindHasOneRowWithASource) {
 
 TEST(Optimizer, OnlyPagedRowsArePaged) {
   for (const OptimizerRow& row : optimizer_table()) {
-    EXPECT_EQ(row.paged, row.kind == OptimizerKind::paged_adamw ||
-                             row.kind == OptimizerKind::paged_adamw_8bit)
+    EXPECT_EQ(row.paged,
+              row.kind == OptimizerKind::paged_adamw || row.kind == OptimizerKind::paged_adamw_8bit)
         << row.name;
   }
 }

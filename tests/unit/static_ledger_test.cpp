@@ -27,10 +27,10 @@ struct Case {
 
 constexpr auto kTb = Convention::textbook;
 constexpr auto kEx = Convention::exact;
-constexpr std::int64_t k8bAdapter = 43'646'976;       // Qwen3-8B r = 16, seven projections
-constexpr std::int64_t k8bTotal = 8'190'735'360;      // Qwen3-8B exact count
-constexpr std::int64_t kSeed000 = 1'540'000'000;      // --params 1.54e9
-constexpr std::int64_t k8bitState = 1'564'062'500;    // 1.54e9 + 1.54e9 / 256 x 4, per state
+constexpr std::int64_t k8bAdapter = 43'646'976;     // Qwen3-8B r = 16, seven projections
+constexpr std::int64_t k8bTotal = 8'190'735'360;    // Qwen3-8B exact count
+constexpr std::int64_t kSeed000 = 1'540'000'000;    // --params 1.54e9
+constexpr std::int64_t k8bitState = 1'564'062'500;  // 1.54e9 + 1.54e9 / 256 x 4, per state
 
 const Case kCases[] = {
     // Seed 000: 16 B/param = 24.64 GB.
@@ -43,8 +43,7 @@ const Case kCases[] = {
     {"seed004_full", "qwen2.5-7b", Method::full, OptimizerKind::adamw, kTb, 7'000'000'000,
      112'000'000'000},
     // Seed 001: Qwen3-1.7B full 27.2 GB, Qwen3-8B full 131.2 GB.
-    {"seed001_1p7b_full", "qwen3-1.7b", Method::full, OptimizerKind::adamw, kTb, 0,
-     27'200'000'000},
+    {"seed001_1p7b_full", "qwen3-1.7b", Method::full, OptimizerKind::adamw, kTb, 0, 27'200'000'000},
     {"seed001_8b_full", "qwen3-8b", Method::full, OptimizerKind::adamw, kTb, 0, 131'200'000'000},
     // Seed 001: Qwen3-8B LoRA = 8.2e9 x 2 + adapter x 16 = 17.1 GB.
     {"seed001_8b_lora", "qwen3-8b", Method::lora, OptimizerKind::adamw, kTb, 0,
