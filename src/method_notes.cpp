@@ -106,9 +106,14 @@ void qlora_notes(const TrainingPlan& plan, const ParameterInventory& inv,
                                                                     : "",
       with_commas(kept),
       plan.quant.prepare_kbit
-          ? ", and prepare_model_for_kbit_training upcasts them to fp32 (its own line; "
-            "--no-prepare-kbit to skip it)"
+          ? ", and prepare_model_for_kbit_training upcasts them to fp32 (its own line in the "
+            "exact convention; --no-prepare-kbit to skip it)"
           : ""));
+  if (plan.convention == Convention::textbook || plan.params_override > 0) {
+    out.push_back(
+        "Textbook: the 4-bit base is priced at a flat 0.55 B/param on the priced count (seed "
+        "001); the exact convention prices the split above.");
+  }
 }
 
 void freeze_notes(const TrainingPlan& plan, const ParameterInventory& inv,
