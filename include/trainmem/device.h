@@ -1,5 +1,5 @@
 // Devices as data (data/devices/*.json): GPUs as their driver reports them, Apple unified-memory
-// machines with the GPU working-set cap, and the seeds' memory tiers.
+// machines with the GPU working-set cap, and the seeds' memory tiers. docs/devices.md.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,11 @@
 namespace trainmem {
 
 enum class DeviceKind { gpu, unified, tier, custom };
+std::string_view name_of(DeviceKind k);  // "gpu", "unified", "tier", "custom"
+
+// The default reserve of a GPU entry without its own reserve_mib: max(1 GiB, 2% of the total),
+// for the driver's own hold, the CUDA context (300-700 MB) and the caching allocator's slack.
+std::int64_t default_gpu_reserve(std::int64_t capacity_bytes);
 
 struct Device {
   std::string id;    // lower-case, e.g. "rtx-4090", "m3-max-64gb", "tier-24gb"
@@ -21,14 +26,22 @@ struct Device {
   // Kept back before training can allocate: CUDA context + PyTorch reservation on a GPU, the
   // OS share (working-set cap) on unified memory. Overridden by --reserve.
   std::int64_t reserve_bytes = 0;
-  bool bf16 = true;  // native bf16 (compute capability >= 8.0, or Apple M2 and later)
+  bool bf16 = true;                // native bf16 (compute capability >= 8.0, or Apple M2 and later)
+  std::string compute_capability;  // "8.9"; empty when not a CUDA device
+  std::string reserve_rule;        // how reserve_bytes was set, in words
+  std::vector<std::string> aliases;
   std::string note;  // where the figures come from
+
+  std::int64_t usable_bytes() const { return capacity_bytes - reserve_bytes; }
 };
 
 // The database (data/devices/*.json, embedded), in the order of capacity.
 std::vector<Device> list_devices();
-// A device by id (case-insensitive); unknown ids suggest the nearest names.
+// A device by id or alias (case-insensitive; spaces and underscores read as '-'); unknown ids
+// suggest the nearest names.
 Result<Device> find_device(std::string_view id);
+// Up to `n` device ids nearest to `name` (edit distance; substrings first).
+std::vector<std::string> nearest_devices(std::string_view name, std::size_t n = 3);
 
 // A device of exactly `bytes` capacity (--memory), with no reserve unless --reserve is given.
 Device custom_device(std::int64_t bytes);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "trainmem/device.h"
 #include "trainmem/ledger.h"
@@ -20,8 +21,13 @@ struct Fit {
   bool fits = false;                // peak <= usable
   std::int64_t margin_bytes = 0;    // usable - peak (negative: over budget)
   bool tight = false;               // fits, but with less than kHeadroomAdviceBytes to spare
+  double used_fraction = 0;         // peak / usable
 };
 
 Fit fit(const Totals& totals, const Device& device);
+Fit fit(std::int64_t peak_bytes, const Device& device);
+
+// "32.00 GB = 29.80 GiB": the same bytes in both units, so the GB/GiB clash is visible.
+std::string gb_and_gib(std::int64_t bytes);
 
 }  // namespace trainmem

@@ -6,6 +6,7 @@
 
 #include "trainmem/fit.h"
 #include "trainmem/render.h"
+#include "trainmem/svg.h"
 
 namespace trainmem {
 namespace {
@@ -79,17 +80,32 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
                      std::string(static_cast<std::size_t>(o.bar_width), ' '),
                      format_bytes(t.peak_bytes, o.unit));
   if (fit != nullptr) {
-    out += fmt::format("\nDevice: {} — {} capacity, {} reserved, {} usable\n", fit->device.name,
-                       format_bytes(fit->capacity_bytes, o.unit),
-                       format_bytes(fit->reserve_bytes, o.unit),
-                       format_bytes(fit->usable_bytes, o.unit));
+    // The verdict, with both units side by side: cards and PyTorch count GiB (2^30), marketing
+    // and the seeds' arithmetic count GB (10^9); the 7% between them is often the whole margin.
+    out += fmt::format("\nDevice: {} ({})\n", fit->device.name, fit->device.id);
+    out += fmt::format("  capacity {}, reserved {} ({}), usable {}\n",
+                       gb_and_gib(fit->capacity_bytes), format_bytes(fit->reserve_bytes, o.unit),
+                       fit->device.reserve_rule.empty() ? "--reserve" : fit->device.reserve_rule,
+                       gb_and_gib(fit->usable_bytes));
+    out += "  " + render_text_stacked_bar(ledger, fit, o.bar_width) + "\n";
+    out += fmt::format("  Peak {} against {} usable ({:.0f}% of it)\n", gb_and_gib(fit->peak_bytes),
+                       format_bytes(fit->usable_bytes, Unit::gib), 100.0 * fit->used_fraction);
     if (fit->fits) {
-      out += fmt::format("  Fits: {} free{}\n", format_bytes(fit->margin_bytes, o.unit),
-                         fit->tight ? " — less than the 2-3 GB of headroom worth leaving" : "");
+      out += fmt::format("  Fits: {} free", format_bytes(fit->margin_bytes, o.unit));
+      if (fit->tight) {
+        out += fmt::format(
+            "\n  Warning: less than the 2-3 GB of headroom worth leaving ({} free); one unusually "
+            "long batch lives in that last gigabyte",
+            format_bytes(fit->margin_bytes, Unit::gb));
+      }
+      out += "\n";
     } else {
-      out += fmt::format("  Does not fit: over budget by {}\n",
-                         format_bytes(-fit->margin_bytes, o.unit));
+      out += fmt::format("  Does not fit: over budget by {} ({}); `trainmem advise` lists fixes\n",
+                         format_bytes(-fit->margin_bytes, o.unit),
+                         format_bytes(-fit->margin_bytes, o.unit == Unit::gb ? Unit::gib : Unit::gb));
     }
+    out += "  (1 GiB = 2^30 bytes = 1.074 GB: divide GB by 1.074 to compare with what the card "
+           "reports)\n";
   }
   if (!ledger.notes.empty()) {
     out += "\nNotes:\n";

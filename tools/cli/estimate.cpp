@@ -1,11 +1,13 @@
 // trainmem estimate MODEL [flags] and trainmem explain MODEL [flags].
 #include "trainmem/estimate.h"
 
+#include <fstream>
 #include <iostream>
 
 #include "commands.h"
 #include "flags.h"
 #include "trainmem/fit.h"
+#include "trainmem/svg.h"
 
 namespace trainmem::cli {
 namespace {
@@ -16,6 +18,8 @@ struct EstimateArgs {
   DeviceFlags device;
   OutputFlags output;
   bool fail_if_over = false;
+  std::string svg;  // --svg FILE: the budget as a stacked bar
+  bool timeline = false;  // --timeline: memory through the step, per phase
 };
 
 int run_estimate(const EstimateArgs& a, bool explain) {
@@ -32,12 +36,18 @@ int run_estimate(const EstimateArgs& a, bool explain) {
   std::optional<Fit> verdict;
   if (device.value()) verdict = fit(totals(ledger), *device.value());
   const Fit* f = verdict ? &*verdict : nullptr;
+  if (!a.svg.empty()) {
+    std::ofstream svg_out(a.svg);
+    svg_out << render_svg_budget(ledger, f, options.value());
+    if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
+  }
   if (a.output.json) {
     std::cout << render_json(ledger, f);
   } else if (explain) {
     std::cout << render_explain(ledger, options.value());
   } else {
     std::cout << render_text(ledger, f, options.value());
+    if (a.timeline) std::cout << "\n" << render_timeline(ledger, options.value());
   }
   // Exit 3 only on request, so scripts can gate on "does not fit".
   return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
@@ -54,6 +64,8 @@ void add(CLI::App& app, Commands& commands, const std::string& name, const std::
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);
   cmd->add_flag("--fail-if-over", args->fail_if_over, "exit 3 when the plan does not fit");
+  cmd->add_option("--svg", args->svg, "also write the budget as an SVG stacked bar to FILE");
+  cmd->add_flag("--timeline", args->timeline, "also show memory through the step, per phase");
   commands.on(cmd, [args, explain] { return run_estimate(*args, explain); });
 }
 

@@ -1,0 +1,99 @@
+// trainmem advise MODEL [flags] (--gpu|--memory) [--json]: the changes that make a plan fit.
+#include "trainmem/advise.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.h"
+#include "fit_json.h"
+#include "flags.h"
+#include "trainmem/load.h"
+#include "trainmem/units.h"
+
+namespace trainmem::cli {
+namespace {
+
+struct AdviseArgs {
+  std::string model;
+  PlanFlags plan;
+  DeviceFlags device;
+  OutputFlags output;
+};
+
+int run_advise(const AdviseArgs& a) {
+  auto plan = make_plan(a.plan);
+  if (!plan) return report(plan.error());
+  auto device = make_device(a.device);
+  if (!device) return report(device.error());
+  if (!device.value()) {
+    return report(Error{ErrorCode::usage, "", "--gpu", "advise needs --gpu NAME or --memory SIZE"});
+  }
+  auto options = make_render_options(a.output);
+  if (!options) return report(options.error());
+  auto model = load_model(a.model);
+  if (!model) return report(model.error());
+
+  const Advice adv = advise(model.value(), plan.value(), *device.value());
+  const Unit u = options->unit;
+  if (a.output.json) {
+    nlohmann::json opts = nlohmann::json::array();
+    for (const AdviceOption& o : adv.options) {
+      opts.push_back({{"change", o.change},
+                      {"flags", o.flags},
+                      {"peak_bytes", o.peak_bytes},
+                      {"fits", o.fits},
+                      {"margin_bytes", o.margin_bytes},
+                      {"cost", o.cost},
+                      {"cost_rank", o.cost_rank},
+                      {"changes", o.parts}});
+    }
+    const nlohmann::json j = {{"schema", "trainmem.advice/1"},
+                              {"model", a.model},
+                              {"fits_now", adv.fits_now},
+                              {"now", verdict_json(adv.now)},
+                              {"options", opts}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  const Fit& n = adv.now;
+  std::cout << fmt::format(
+      "{} on {}: peak {} against {} usable — {}\n\n", a.model, n.device.name,
+      format_bytes(n.peak_bytes, u), format_bytes(n.usable_bytes, u),
+      n.fits ? fmt::format("fits, {} free", format_bytes(n.margin_bytes, u))
+             : fmt::format("does not fit, over by {}", format_bytes(-n.margin_bytes, u)));
+  if (adv.options.empty()) {
+    std::cout << "No change in trainmem's list lowers the peak.\n";
+    return 0;
+  }
+  std::cout << (n.fits ? "Changes that add headroom, cheapest first:\n"
+                       : "Changes that make it fit, cheapest first:\n");
+  bool shown_rest = false;
+  int i = 0;
+  for (const AdviceOption& o : adv.options) {
+    if (!o.fits && !shown_rest) {
+      std::cout << "\nHelp, but not enough on their own:\n";
+      shown_rest = true;
+    }
+    std::cout << fmt::format(
+        "{:>3}. {}\n     {}\n     peak {} ({}{}) — cost: {}\n", ++i, o.change, o.flags,
+        format_bytes(o.peak_bytes, u), o.fits ? "fits, " : "over by ",
+        format_bytes(o.fits ? o.margin_bytes : -o.margin_bytes, u) + (o.fits ? " free" : ""),
+        o.cost);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_advise(CLI::App& app, Commands& commands) {
+  auto args = std::make_shared<AdviseArgs>();
+  CLI::App* cmd = app.add_subcommand("advise", "What to change so the plan fits, cheapest first");
+  cmd->add_option("model", args->model, "preset, HF id, config.json, or a folder")->required();
+  add_plan_flags(*cmd, args->plan);
+  add_device_flags(*cmd, args->device);
+  add_output_flags(*cmd, args->output);
+  commands.on(cmd, [args] { return run_advise(*args); });
+}
+
+}  // namespace trainmem::cli
