@@ -56,6 +56,8 @@ std::string_view phase_name(Phase p) {
       return "forward";
     case Phase::end_of_forward:
       return "end_of_forward";
+    case Phase::backward_start:
+      return "backward_start";
     case Phase::backward:
       return "backward";
     case Phase::end_of_backward:

@@ -26,9 +26,19 @@ inline constexpr int kTenantCount = 8;
 std::string_view tenant_name(Tenant t);   // snake_case, as in JSON
 std::string_view tenant_title(Tenant t);  // "Optimizer states", as in the report
 
-// Phases of one optimizer step, in order.
-enum class Phase { loaded, forward, end_of_forward, backward, end_of_backward, optimizer_step };
-inline constexpr int kPhaseCount = 6;
+// Phases of one optimizer step, in order. backward_start is the first moment of backward (the
+// loss's gradients exist, no parameter gradient does yet); backward is late in backward (every
+// gradient allocated, the first layer's activations still held).
+enum class Phase {
+  loaded,
+  forward,
+  end_of_forward,
+  backward_start,
+  backward,
+  end_of_backward,
+  optimizer_step
+};
+inline constexpr int kPhaseCount = 7;
 // Each phase is seen twice: in the first step (state created lazily) and in the steady state.
 inline constexpr int kPhaseSlots = 2 * kPhaseCount;
 std::string_view phase_name(Phase p);  // "end_of_forward"

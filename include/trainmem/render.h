@@ -20,6 +20,8 @@ struct RenderOptions {
 std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOptions& options);
 // The arithmetic behind every line (trainmem explain).
 std::string render_explain(const Ledger& ledger, const RenderOptions& options);
+// Memory through one step: one row per phase slot with a bar and its tenants (--timeline).
+std::string render_timeline(const Ledger& ledger, const RenderOptions& options);
 // The trainmem.ledger/1 JSON document (docs/formats.md).
 std::string render_json(const Ledger& ledger, const Fit* fit);
 

@@ -1,8 +1,13 @@
-// Activations tenant: tensors autograd saves for backward.
+// Activations tenant: tensors autograd saves for backward. The exact convention sums the named
+// per-layer terms of activation_model.h; the textbook keeps seed 001's one hidden state per layer.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ledger/context.h"
 #include "ledger/format.h"
+#include "ledger/phases.h"
+#include "trainmem/activation_model.h"
 #include "trainmem/units.h"
 
 namespace trainmem::ledger {
@@ -23,38 +28,151 @@ LedgerItem textbook_checkpointed(const Context& ctx) {
           true};
 }
 
-// Per-token, per-layer saved bytes of a Llama-style decoder layer, full fine-tune, bf16, fused
-// attention (research/accounting.md 2.6 from modeling_llama.py):
-// 16h + 4ad + 4kv d + 8I + 4a + 8.
-std::int64_t bytes_per_token_per_layer(const ModelSpec& s) {
-  return 16 * s.hidden + 4 * s.heads * s.head_dim + 4 * s.kv_heads * s.head_dim +
-         8 * s.intermediate + 4 * s.heads + 8;
+std::vector<ActivationTerm> drop_scores(std::vector<ActivationTerm> terms) {
+  std::erase_if(terms, [](const ActivationTerm& t) { return t.bytes_per_score > 0; });
+  return terms;
+}
+
+std::int64_t per_token(const std::vector<ActivationTerm>& terms) {
+  std::int64_t n = 0;
+  for (const ActivationTerm& t : terms) n += t.bytes_per_token;
+  return n;
+}
+
+std::int64_t per_score(const std::vector<ActivationTerm>& terms) {
+  std::int64_t n = 0;
+  for (const ActivationTerm& t : terms) n += t.bytes_per_score;
+  return n;
+}
+
+// "28 layers x 2,048 tokens x 71,760 B" or, when layers differ, the distinct rows summed.
+std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layers,
+                           const Context& ctx) {
+  struct Row {
+    std::int64_t tok, score, count;
+  };
+  std::vector<Row> rows;
+  for (const auto& terms : layers) {
+    const std::int64_t t = per_token(terms);
+    const std::int64_t sc = per_score(terms);
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [&](const Row& r) { return r.tok == t && r.score == sc; });
+    if (it == rows.end()) {
+      rows.push_back({t, sc, 1});
+    } else {
+      ++it->count;
+    }
+  }
+  const std::int64_t tokens = ctx.plan.batch * ctx.plan.seq;
+  std::string out;
+  for (const Row& r : rows) {
+    if (!out.empty()) out += " + ";
+    out += fmt::format("{} layers x {} tokens x {} B/token", r.count, with_commas(tokens),
+                       with_commas(r.tok));
+    if (r.score > 0) {
+      out += fmt::format(" + {} layers x {} x {} heads x {}^2 scores x {} B", r.count,
+                         ctx.plan.batch, ctx.model.spec.heads, ctx.plan.seq, r.score);
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
+LayerActivations layer_activations(const Context& ctx) {
+  const ModelSpec& spec = ctx.model.spec;
+  LayerActivations out;
+  out.settings = activation_settings(ctx.plan);
+  out.plans = layer_plans(spec, ctx.inventory, ctx.plan);
+  for (const LayerPlan& l : out.plans) {
+    out.terms.push_back(layer_terms(spec, l, out.settings));
+    const std::int64_t bytes = terms_bytes(out.terms.back(), spec, ctx.plan.batch, ctx.plan.seq);
+    out.max_layer_bytes = std::max(out.max_layer_bytes, bytes);
+    out.needs_input.push_back(l.input_requires_grad || l.trainable || l.trainable_routed ||
+                              l.trainable_shared || l.adapted || l.adapted_experts);
+  }
+  bool norm_t = false;
+  bool head_t = false;
+  bool embed_t = false;
+  for (const TensorGroup& g : ctx.inventory.groups) {
+    if (!g.trainable || g.mtp || g.name.find("lora_") != std::string::npos) continue;
+    norm_t = norm_t || g.role == Role::final_norm;
+    head_t = head_t || g.role == Role::lm_head;
+    embed_t = embed_t || g.role == Role::embedding;
+  }
+  if (spec.tied_embeddings) head_t = head_t || embed_t;
+  out.lm_head_trainable = head_t;
+  const bool rg = !out.needs_input.empty() && out.needs_input.back();
+  out.final_terms = final_terms(spec, rg, norm_t, head_t, out.settings);
+  out.any_requires_grad = rg || norm_t || head_t;
+  return out;
+}
+
 void add_activations(const Context& ctx, Items& items) {
-  const bool textbook = ctx.plan.convention == Convention::textbook;
-  if (textbook) {
+  if (ctx.plan.convention == Convention::textbook) {
     items.push_back(textbook_checkpointed(ctx));
     return;
   }
   const ModelSpec& s = ctx.model.spec;
-  const std::int64_t tokens = ctx.plan.batch * ctx.plan.seq;
-  const PhaseMask live = between(0, Phase::end_of_forward, Phase::backward) |
-                         between(1, Phase::end_of_forward, Phase::backward);
-  if (ctx.plan.checkpointing != Checkpointing::none) {
-    const std::int64_t bytes = s.layers * tokens * s.hidden * 2;
+  const TrainingPlan& p = ctx.plan;
+  const std::int64_t tokens = p.batch * p.seq;
+  const LayerActivations la = layer_activations(ctx);
+  const char* model_src = "autograd saved tensors of the HF decoder layer (docs/method.md)";
+
+  if (p.checkpointing == Checkpointing::full) {
+    // GradientCheckpointingLayer keeps each layer's input hidden states (transformers
+    // modeling_layers.py; torch.utils.checkpoint); a layer nothing upstream or inside trains
+    // saves nothing.
+    const auto layers = std::count(la.needs_input.begin(), la.needs_input.end(), true);
+    const std::int64_t each = tokens * s.hidden * la.settings.stream_bytes;
+    items.push_back({Tenant::activations, "Checkpointed layer inputs (hidden states)",
+                     layers * each,
+                     fmt::format("{} layers x {} tokens x {} hidden x {} B", layers,
+                                 with_commas(tokens), s.hidden, la.settings.stream_bytes),
+                     "transformers modeling_layers.py GradientCheckpointingLayer; "
+                     "torch.utils.checkpoint",
+                     forward_to_backward_start(), true});
+    items.push_back({Tenant::activations, "Recomputed layer during its backward",
+                     la.max_layer_bytes,
+                     fmt::format("the largest layer: {}", layers_formula({la.terms.front()}, ctx)),
+                     "torch.utils.checkpoint recomputes one layer's forward in backward",
+                     late_backward(), true});
+  } else {
+    std::vector<std::vector<ActivationTerm>> saved = la.terms;
+    if (p.checkpointing == Checkpointing::selective) {
+      for (auto& t : saved) t = drop_scores(t);
+    }
+    std::int64_t total = 0;
+    for (const auto& t : saved) total += terms_bytes(t, s, p.batch, p.seq);
     items.push_back(
-        {Tenant::activations, "Checkpointed layer inputs", bytes,
-         fmt::format("{} layers x {} tokens x {} hidden x 2 B", s.layers, tokens, s.hidden),
-         "transformers GradientCheckpointingLayer: one input per layer", live, true});
-    return;
+        {Tenant::activations,
+         fmt::format(
+             "Saved activations, {} decoder layers{}", s.layers,
+             p.checkpointing == Checkpointing::selective ? " (attention scores recomputed)" : ""),
+         total, layers_formula(saved, ctx), model_src, forward_to_backward_start(), true});
+    items.push_back({Tenant::activations, "One layer's saved activations, late in backward",
+                     la.max_layer_bytes,
+                     "the largest layer's share, still held while its "
+                     "backward runs and every gradient exists",
+                     model_src, late_backward(), true});
   }
-  const std::int64_t per = bytes_per_token_per_layer(s);
-  items.push_back({Tenant::activations, "Saved activations, all layers", s.layers * tokens * per,
-                   fmt::format("{} layers x {} tokens x {} B/token/layer", s.layers, tokens, per),
-                   "research/accounting.md 2.6 (modeling_llama.py saved tensors)", live, true});
+  const std::int64_t fin = terms_bytes(la.final_terms, s, p.batch, p.seq);
+  if (fin > 0) {
+    items.push_back(
+        {Tenant::activations, "Final norm and lm_head input", fin,
+         fmt::format("{} tokens x {} B/token", with_commas(tokens), per_token(la.final_terms)),
+         "transformers modeling_llama.py (norm, lm_head)", forward_to_backward_start(), true});
+  }
+  // input_ids (saved by the embedding) and labels, int64; rotary cos/sin for positions (1, s),
+  // shared by every layer (LlamaRotaryEmbedding, dtype of the hidden states).
+  const std::int64_t ids = 16 * tokens;
+  const std::int64_t rotary =
+      s.learned_positions ? 0 : 2 * p.seq * qk_head_dim(s) * la.settings.stream_bytes;
+  items.push_back(
+      {Tenant::activations, "Batch tensors and rotary cos/sin", ids + rotary,
+       fmt::format("{} tokens x 2 x 8 B (input_ids, labels) + 2 x {} seq x {} x {} B",
+                   with_commas(tokens), p.seq, qk_head_dim(s), la.settings.stream_bytes),
+       "transformers Trainer batch; LlamaRotaryEmbedding", forward_to_end_of_backward(), false});
 }
 
 }  // namespace trainmem::ledger

@@ -1,10 +1,24 @@
 // Overhead tenant: what the framework holds that is not a tensor of the model. The CUDA context
-// and PyTorch's reservation are part of the device's reserve (see device.h), so nothing is added
-// per plan here yet.
+// (outside the allocator) is part of the device's reserve (device.h), not a line here. The
+// cuBLAS workspaces are allocated through PyTorch's caching allocator, so they count towards
+// max_memory_allocated: one per (handle, stream), and autograd's backward thread has its own
+// handle. Size on sm90 (H100/H200): 4,096 KiB x 8 = 32 MiB each (aten/src/ATen/cuda/
+// CublasHandlePool.cpp, CUBLAS_WORKSPACE_CONFIG default; accounting.md 8). CPU traces (the
+// validation data) have none, so `trainmem validate` drops this tenant.
+#include <fmt/format.h>
+
 #include "ledger/context.h"
+#include "ledger/format.h"
 
 namespace trainmem::ledger {
 
-void add_overhead(const Context& /*ctx*/, Items& /*items*/) {}
+void add_overhead(const Context& ctx, Items& items) {
+  if (ctx.plan.convention == Convention::textbook || ctx.plan.framework != "hf") return;
+  constexpr std::int64_t kWorkspace = std::int64_t{4096} * 1024 * 8;
+  items.push_back({Tenant::overhead, "cuBLAS workspaces (forward and backward threads)",
+                   2 * kWorkspace, "2 handles x 4,096 KiB x 8 (sm90 default)",
+                   "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp", from_phase(0, Phase::forward),
+                   true});
+}
 
 }  // namespace trainmem::ledger

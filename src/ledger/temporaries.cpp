@@ -1,18 +1,25 @@
-// Temporaries tenant: memory a phase allocates and frees, such as the optimizer step's scratch.
+// Temporaries tenant: memory a phase allocates and frees: the optimizer step's scratch, one
+// layer's backward transient, autocast's bf16 weight copies, QLoRA's dequantised weight, and the
+// tied embedding's second gradient.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "ledger/context.h"
 #include "ledger/format.h"
+#include "ledger/phases.h"
 #include "trainmem/optimizer.h"
 #include "trainmem/precision.h"
 #include "trainmem/units.h"
 
 namespace trainmem::ledger {
+namespace {
 
-void add_temporaries(const Context& ctx, Items& items) {
-  if (ctx.plan.convention == Convention::textbook || ctx.plan.params_override > 0) return;
+bool is_adapter_group(const TensorGroup& g) {
+  return g.name.find("lora_") != std::string::npos;
+}
+
+void optimizer_scratch(const Context& ctx, Items& items) {
   std::int64_t total = 0;
   std::int64_t largest = 0;
   for (const TensorGroup& g : ctx.inventory.groups) {
@@ -31,8 +38,120 @@ void add_temporaries(const Context& ctx, Items& items) {
        bytes,
        fmt::format("{} trainable params, largest tensor {}", with_commas(total),
                    with_commas(largest)),
-       std::string(row.source),
-       phase_bit(0, Phase::optimizer_step) | phase_bit(1, Phase::optimizer_step), false});
+       std::string(row.source), in_phase(Phase::optimizer_step), false});
+}
+
+// Inside one layer's backward: the MLP's gate and up gradients coexist with what the layer still
+// holds (accounting.md 2.7); eager softmax backward adds 10 B per score (bf16 grad, its fp32
+// copy, softmax_backward's fp32 result).
+void backward_transient(const Context& ctx, const LayerActivations& la, Items& items) {
+  if (!la.any_requires_grad) return;
+  const ModelSpec& s = ctx.model.spec;
+  std::int64_t bytes = 0;
+  std::int64_t layer = 0;
+  for (std::int64_t i = 0; i < s.layers; ++i) {
+    const std::int64_t b =
+        layer_backward_transient_bytes(s, i, la.settings, ctx.plan.batch, ctx.plan.seq);
+    if (b > bytes) {
+      bytes = b;
+      layer = i;
+    }
+  }
+  const bool moe = is_moe_layer(s, layer);
+  const std::int64_t width = moe ? s.moe.top_k * s.moe.expert_intermediate : s.intermediate;
+  std::string formula =
+      fmt::format("2 x {} tokens x {} {} x {} B", with_commas(ctx.plan.batch * ctx.plan.seq), width,
+                  moe ? "(top_k x expert width)" : "intermediate", la.settings.compute_bytes);
+  if (ctx.plan.attention == Attention::eager) {
+    formula +=
+        fmt::format(" + {} x {} heads x {}^2 scores x 10 B", ctx.plan.batch, s.heads, ctx.plan.seq);
+  }
+  items.push_back({Tenant::temporaries, "Backward transient inside one layer", bytes, formula,
+                   "accounting.md 2.7 (LlamaMLP and softmax backward)", late_backward(), true});
+}
+
+// torch.autocast caches one bf16 copy of every fp32 trainable weight it casts, and a frozen fp32
+// weight is re-cast at every use; mm saves the cast weight while its input requires grad, so the
+// copies live from forward to that layer's backward (aten/src/ATen/autocast_mode.cpp cached_cast).
+void autocast_weights(const Context& ctx, const LayerActivations& la, Items& items) {
+  if (!la.settings.autocast) return;
+  std::int64_t params = 0;
+  for (const TensorGroup& g : ctx.inventory.groups) {
+    if (g.mtp || g.quantised || dtype_info(g.dtype).bits != 32) continue;
+    const bool linear = is_linear_weight(g) || g.role == Role::lm_head || is_adapter_group(g) ||
+                        (g.role == Role::embedding && ctx.model.spec.tied_embeddings);
+    if (!linear) continue;
+    if (g.layer_first >= 0 && !is_adapter_group(g)) {
+      // Only layers whose matmuls see an input that requires grad keep the copy.
+      bool any = false;
+      for (std::int64_t i = g.layer_first; i <= g.layer_last && i < ctx.model.spec.layers; ++i) {
+        any = any || la.needs_input[static_cast<std::size_t>(i)];
+      }
+      if (!any) continue;
+    }
+    if (g.role == Role::embedding && !la.any_requires_grad) continue;
+    params += group_params(g);
+  }
+  if (params == 0) return;
+  items.push_back({Tenant::temporaries, "Autocast bf16 copies of the fp32 weights", 2 * params,
+                   fmt::format("{} matmul weight params x 2 B", with_commas(params)),
+                   "PyTorch aten/src/ATen/autocast_mode.cpp cached_cast; accounting.md 6",
+                   forward_to_backward_start(), true});
+}
+
+// bitsandbytes Linear4bit dequantises the largest 4-bit weight to the compute dtype in forward
+// and again in backward for grad_input (bnb <= 0.49 always; >= 0.50 for more than 1,536 rows),
+// plus its fp32 absmax (bitsandbytes autograd/_functions.py MatMul4Bit, backends/cuda/ops.py).
+void dequantised_weight(const Context& ctx, Items& items) {
+  if (ctx.plan.method != Method::qlora) return;
+  std::int64_t largest = 0;
+  bool any_marked = false;
+  for (const TensorGroup& g : ctx.inventory.groups) any_marked = any_marked || g.quantised;
+  for (const TensorGroup& g : ctx.inventory.groups) {
+    if (g.mtp || is_adapter_group(g)) continue;
+    const bool quantised = any_marked ? g.quantised : (is_linear_weight(g) && g.layer_first >= 0);
+    if (quantised) largest = std::max(largest, tensor_elements(g));
+  }
+  if (largest == 0) return;
+  const std::int64_t block = std::max<std::int64_t>(1, ctx.plan.quant.block_size);
+  const std::int64_t bytes = 2 * largest + 4 * ((largest + block - 1) / block);
+  items.push_back({Tenant::temporaries, "QLoRA: dequantised copy of the largest 4-bit weight",
+                   bytes,
+                   fmt::format("{} elements x 2 B (bf16) + absmax {} blocks x 4 B",
+                               with_commas(largest), with_commas((largest + block - 1) / block)),
+                   "bitsandbytes autograd/_functions.py MatMul4Bit (dequantize_4bit)",
+                   forward_to_backward_start() | late_backward(), false});
+}
+
+// A tied embedding receives two dense V x h gradients (lm_head's and the embedding's); the second
+// is added in place at the very end of backward (accounting.md 5.2).
+void tied_embedding_grad(const Context& ctx, Items& items) {
+  const ModelSpec& s = ctx.model.spec;
+  if (!s.tied_embeddings) return;
+  bool trains = false;
+  for (const TensorGroup& g : ctx.inventory.groups) {
+    trains = trains || (g.role == Role::embedding && g.trainable && !is_adapter_group(g));
+  }
+  if (!trains) return;
+  const Dtype d = recipe(ctx.plan.precision).gradients;
+  items.push_back({Tenant::temporaries, "Tied embedding: second dense gradient before the add",
+                   dense_bytes(d, s.vocab * s.hidden),
+                   fmt::format("{} vocab x {} hidden x {} B", with_commas(s.vocab), s.hidden,
+                               dtype_info(d).bits / 8),
+                   "PyTorch AccumulateGrad (dense embedding backward); accounting.md 5.2",
+                   in_phase(Phase::end_of_backward), true});
+}
+
+}  // namespace
+
+void add_temporaries(const Context& ctx, Items& items) {
+  if (ctx.plan.convention == Convention::textbook || ctx.plan.params_override > 0) return;
+  optimizer_scratch(ctx, items);
+  const LayerActivations la = layer_activations(ctx);
+  backward_transient(ctx, la, items);
+  autocast_weights(ctx, la, items);
+  dequantised_weight(ctx, items);
+  tied_embedding_grad(ctx, items);
 }
 
 }  // namespace trainmem::ledger

@@ -18,7 +18,7 @@ struct EstimateArgs {
   DeviceFlags device;
   OutputFlags output;
   bool fail_if_over = false;
-  std::string svg;  // --svg FILE: the budget as a stacked bar
+  std::string svg;        // --svg FILE: the budget as a stacked bar
   bool timeline = false;  // --timeline: memory through the step, per phase
 };
 

@@ -1,0 +1,44 @@
+// Phase masks of the step's moments, and the per-layer activation facts shared by the
+// activations, logits and temporaries tenants (all owned by the activation model).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ledger/context.h"
+#include "ledger/format.h"
+#include "trainmem/activation_model.h"
+
+namespace trainmem::ledger {
+
+// forward .. backward_start of both steps: what forward saves and backward has not freed yet.
+inline PhaseMask forward_to_backward_start() {
+  return between(0, Phase::forward, Phase::backward_start) |
+         between(1, Phase::forward, Phase::backward_start);
+}
+// forward .. end_of_backward of both steps: the batch itself.
+inline PhaseMask forward_to_end_of_backward() {
+  return between(0, Phase::forward, Phase::end_of_backward) |
+         between(1, Phase::forward, Phase::end_of_backward);
+}
+inline PhaseMask in_phase(Phase p) {
+  return phase_bit(0, p) | phase_bit(1, p);
+}
+inline PhaseMask late_backward() {
+  return in_phase(Phase::backward);
+}
+
+struct LayerActivations {
+  ActivationSettings settings;
+  std::vector<LayerPlan> plans;
+  std::vector<std::vector<ActivationTerm>> terms;  // per layer
+  std::vector<bool> needs_input;                   // a checkpoint keeps this layer's input
+  std::vector<ActivationTerm> final_terms;
+  std::int64_t max_layer_bytes = 0;
+  bool lm_head_trainable = false;
+  bool any_requires_grad = false;  // the loss has something to differentiate
+};
+
+LayerActivations layer_activations(const Context& ctx);
+
+}  // namespace trainmem::ledger
