@@ -164,6 +164,27 @@ TEST(StaticState, FreezeTrainsOnlyChosenLayersAndModules) {
   EXPECT_EQ(estimate(m, p).model.params_trainable, 2 * 4096LL * 4096);
 }
 
+TEST(StaticState, Seed000LoraIsAboutFourGigabytes) {
+  // Seed 000: "LoRA static state about 4 GB": a frozen 2 B/param base (3.08 GB) + a small adapter
+  // (Qwen2.5-1.5B, r = 16, seven projections: 18,464,768 x 16 B).
+  TrainingPlan p;
+  p.method = Method::lora;
+  p.convention = Convention::textbook;
+  p.params_override = 1'540'000'000;
+  const Totals t = totals(estimate(preset("qwen2.5-1.5b"), p));
+  EXPECT_EQ(t.static_bytes, 3'080'000'000 + 18'464'768LL * 16);
+}
+
+TEST(StaticState, TextbookFreezePricesTrainedPartAt16Bytes) {
+  TrainingPlan p;
+  p.method = Method::freeze;
+  p.convention = Convention::textbook;
+  p.freeze.train_modules = {"norm"};
+  // Qwen3-8B: 308,224 trainable x 16 B + the rest of 8.2e9 frozen at 2 B.
+  const Totals t = totals(estimate(preset("qwen3-8b"), p));
+  EXPECT_EQ(t.static_bytes, 308'224LL * 16 + (8'200'000'000 - 308'224) * 2);
+}
+
 TEST(StaticState, PagedOptimizerSaysWhatPagingChanges) {
   TrainingPlan p;
   p.optimizer = OptimizerKind::paged_adamw_8bit;
