@@ -84,10 +84,10 @@ std::string render_svg_budget(const Ledger& ledger, const Fit* fit, const Render
   const Totals t = totals(ledger);
   const auto live = live_at_slot(ledger, t.peak_slot);
   const int w = 860;
-  const int h = 250;
+  const int h = 266;
   const double x0 = 30;
   const double x1 = w - 30;
-  const double bar_y = 70;
+  const double bar_y = 84;
   const double bar_h = 46;
   const std::int64_t scale_bytes =
       std::max<std::int64_t>(1, fit ? std::max(fit->capacity_bytes, t.peak_bytes) : t.peak_bytes);
@@ -97,22 +97,31 @@ std::string render_svg_budget(const Ledger& ledger, const Fit* fit, const Render
   const std::string title = fmt::format("Memory budget per GPU: {}", ledger.model.name);
   std::string out = header(w, h, title);
   out += text(x0, 26, title, "font-size=\"16\" font-weight=\"bold\"");
-  std::string sub =
-      fmt::format("peak {} at {}", format_bytes(t.peak_bytes, o.unit), slot_name(t.peak_slot));
+  out += text(x0, 48,
+              fmt::format("peak {} ({}) at {}", format_bytes(t.peak_bytes, o.unit),
+                          gb_and_gib(t.peak_bytes), slot_name(t.peak_slot)),
+              "fill=\"#333333\"");
   if (fit) {
-    sub += fmt::format(
-        " against {} usable on {}: {}", format_bytes(fit->usable_bytes, o.unit), fit->device.name,
-        fit->fits
-            ? fmt::format("fits, {} free", format_bytes(fit->margin_bytes, o.unit))
-            : fmt::format("does not fit, over by {}", format_bytes(-fit->margin_bytes, o.unit)));
+    const std::string verdict =
+        fit->fits ? fmt::format("fits {}: {} free of {} usable", fit->device.name,
+                                format_bytes(fit->margin_bytes, o.unit),
+                                format_bytes(fit->usable_bytes, o.unit))
+                  : fmt::format("does not fit {}: over by {} ({} usable)", fit->device.name,
+                                format_bytes(-fit->margin_bytes, o.unit),
+                                format_bytes(fit->usable_bytes, o.unit));
+    out += text(x0, 66, verdict,
+                fit->fits ? (fit->tight ? "fill=\"#b9770e\"" : "fill=\"#1e8449\"")
+                          : "fill=\"#c0392b\" font-weight=\"bold\"");
   }
-  out += text(x0, 48, sub, fit && !fit->fits ? "fill=\"#c0392b\"" : "fill=\"#333333\"");
   // Background: the device's capacity, with the reserve shaded at the end.
   if (fit) {
     out += fmt::format(
         "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#f0f0f0\" "
         "stroke=\"#999999\"/>\n",
         x0, bar_y, xpos(fit->capacity_bytes) - x0, bar_h);
+    out += text(xpos(fit->capacity_bytes), bar_y - 5,
+                fmt::format("capacity {}", gb_and_gib(fit->capacity_bytes)),
+                "text-anchor=\"end\" fill=\"#777777\" font-size=\"11\"");
     if (fit->reserve_bytes > 0) {
       out += fmt::format(
           "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"#d0d0d0\">"
@@ -139,9 +148,8 @@ std::string render_svg_budget(const Ledger& ledger, const Fit* fit, const Render
     out += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#c0392b\" "
         "stroke-width=\"2\" stroke-dasharray=\"5,3\"/>\n",
-        ux, bar_y - 8, bar_y + bar_h + 8);
-    const std::string label = fmt::format("usable {} ({})", format_bytes(fit->usable_bytes, o.unit),
-                                          gb_and_gib(fit->usable_bytes));
+        ux, bar_y, bar_y + bar_h + 8);
+    const std::string label = fmt::format("usable {}", gb_and_gib(fit->usable_bytes));
     const bool right = ux > (x0 + x1) / 2;
     out += text(right ? ux - 4 : ux + 4, bar_y + bar_h + 22, label,
                 right ? "text-anchor=\"end\" fill=\"#c0392b\"" : "fill=\"#c0392b\"");
@@ -233,18 +241,16 @@ std::string render_svg_sweep(const Sweep& s, const RenderOptions& o) {
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#c0392b\" "
         "stroke-width=\"2\" stroke-dasharray=\"6,4\"/>\n",
         px0, Y(usable), px1);
-    out += text(
-        px1 - 4, Y(usable) - 6,
-        fmt::format("{} usable: {}", s.device->id, format_bytes(s.device->usable_bytes(), unit)),
-        "text-anchor=\"end\" fill=\"#c0392b\"");
+    out += text(px1 - 4, Y(usable) - 6,
+                fmt::format("{}: {} usable of {}", s.device->id,
+                            format_bytes(s.device->usable_bytes(), unit),
+                            format_bytes(s.device->capacity_bytes, unit)),
+                "text-anchor=\"end\" fill=\"#c0392b\"");
     if (capacity > usable) {
       out += fmt::format(
           "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#999999\" "
           "stroke-dasharray=\"2,3\"/>\n",
           px0, Y(capacity), px1);
-      out += text(px0 + 4, Y(capacity) - 6,
-                  fmt::format("capacity {}", format_bytes(s.device->capacity_bytes, unit)),
-                  "fill=\"#777777\"");
     }
   }
   // Curves: static state and peak.

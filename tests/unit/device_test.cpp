@@ -1,0 +1,124 @@
+// The device database: every entry sane, ids unique, lookups by id and alias, suggestions.
+#include "trainmem/device.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "trainmem/units.h"
+
+namespace trainmem {
+namespace {
+
+TEST(Devices, EveryEntryIsSane) {
+  const std::vector<Device> all = list_devices();
+  ASSERT_GT(all.size(), 40U);
+  std::set<std::string> ids;
+  for (const Device& d : all) {
+    SCOPED_TRACE(d.id);
+    EXPECT_TRUE(ids.insert(d.id).second) << "duplicate id";
+    for (char c : d.id) {
+      EXPECT_TRUE((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-') << d.id;
+    }
+    EXPECT_FALSE(d.name.empty());
+    EXPECT_NE(d.kind, DeviceKind::custom);
+    EXPECT_GE(d.capacity_bytes, 7 * kGiB);
+    EXPECT_LE(d.capacity_bytes, 600 * kGiB);
+    EXPECT_GT(d.reserve_bytes, 0);
+    EXPECT_LT(d.reserve_bytes, d.capacity_bytes / 2);
+    EXPECT_EQ(d.usable_bytes(), d.capacity_bytes - d.reserve_bytes);
+    EXPECT_FALSE(d.reserve_rule.empty());
+    EXPECT_FALSE(d.note.empty());
+    if (d.kind == DeviceKind::gpu) {
+      EXPECT_EQ(d.capacity_bytes % kMiB, 0) << "GPUs are stored in MiB as nvidia-smi shows them";
+      EXPECT_FALSE(d.compute_capability.empty());
+      // Native bf16 is compute capability >= 8.0 (ecosystem.md 3.3).
+      if (d.compute_capability.find('.') != std::string::npos) {
+        EXPECT_EQ(d.bf16, std::stod(d.compute_capability) >= 8.0);
+      }
+    }
+  }
+  // Sorted by capacity.
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    EXPECT_LE(all[i - 1].capacity_bytes, all[i].capacity_bytes);
+  }
+  // Aliases do not collide with ids or each other.
+  std::set<std::string> aliases;
+  for (const Device& d : all) {
+    for (const std::string& a : d.aliases) {
+      EXPECT_EQ(ids.count(a), 0U) << a;
+      EXPECT_TRUE(aliases.insert(a).second) << a;
+    }
+  }
+}
+
+TEST(Devices, DriverFiguresAsNvidiaSmiShowsThem) {
+  EXPECT_EQ(find_device("rtx-4090")->capacity_bytes, 24564 * kMiB);
+  EXPECT_EQ(find_device("a100-80gb")->capacity_bytes, 81920 * kMiB);
+  EXPECT_EQ(find_device("h100-sxm")->capacity_bytes, 81559 * kMiB);
+  EXPECT_EQ(find_device("h200")->capacity_bytes, 143771 * kMiB);
+  EXPECT_FALSE(find_device("t4")->bf16);
+  EXPECT_FALSE(find_device("v100-16gb")->bf16);
+  EXPECT_TRUE(find_device("l4")->bf16);
+}
+
+TEST(Devices, DefaultGpuReserveIsOneGibOrTwoPercent) {
+  EXPECT_EQ(default_gpu_reserve(24564 * kMiB), kGiB);
+  const std::int64_t h200 = 143771 * kMiB;
+  EXPECT_GE(default_gpu_reserve(h200), h200 / 50);
+  EXPECT_LT(default_gpu_reserve(h200), h200 / 50 + kMiB);
+  EXPECT_EQ(find_device("rtx-4090")->reserve_bytes, kGiB);
+}
+
+TEST(Devices, TiersAreDecimalGbWithTheSeedsReserve) {
+  const auto t32 = find_device("tier-32gb");
+  ASSERT_TRUE(t32);
+  EXPECT_EQ(t32->kind, DeviceKind::tier);
+  EXPECT_EQ(t32->capacity_bytes, 32 * kGB);
+  EXPECT_NEAR(in_unit(t32->capacity_bytes, Unit::gib), 29.80, 0.005);  // "29.8 GiB"
+  EXPECT_EQ(t32->reserve_bytes, 2 * kGB);
+  // A range tier's capacity is its upper bound.
+  EXPECT_EQ(find_device("tier-12-16gb")->capacity_bytes, 16 * kGB);
+  EXPECT_EQ(find_device("tier-48-64gb")->capacity_bytes, 64 * kGB);
+  int tiers = 0;
+  for (const Device& d : list_devices()) tiers += d.kind == DeviceKind::tier;
+  EXPECT_EQ(tiers, 7);
+}
+
+TEST(Devices, AppleUnifiedMemoryKeepsTheWorkingSetCap) {
+  const auto m = find_device("m3-max-64gb");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->kind, DeviceKind::unified);
+  EXPECT_EQ(m->capacity_bytes, 64 * kGiB);
+  EXPECT_EQ(m->usable_bytes(), 48 * kGiB);  // ~75% recommendedMaxWorkingSetSize
+  EXPECT_FALSE(find_device("m1-max-64gb")->bf16);
+  EXPECT_TRUE(find_device("m2-ultra-192gb")->bf16);
+}
+
+TEST(Devices, LookupIsCaseInsensitiveAndTakesAliases) {
+  EXPECT_EQ(find_device("RTX-4090")->id, "rtx-4090");
+  EXPECT_EQ(find_device("rtx 4090")->id, "rtx-4090");
+  EXPECT_EQ(find_device("rtx_4090")->id, "rtx-4090");
+  EXPECT_EQ(find_device("4090")->id, "rtx-4090");
+  EXPECT_EQ(find_device("a100")->id, "a100-80gb");
+}
+
+TEST(Devices, UnknownNamesSuggestTheNearest) {
+  const auto r = find_device("rtx4090");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::not_found);
+  EXPECT_NE(r.error().reason.find("rtx-4090"), std::string::npos) << r.error().reason;
+  EXPECT_EQ(nearest_devices("h100sxm").front(), "h100-sxm");
+  EXPECT_EQ(nearest_devices("m3-max-64").front(), "m3-max-64gb");
+  EXPECT_TRUE(nearest_devices("completely-unrelated-accelerator-name").empty());
+}
+
+TEST(Devices, CustomDeviceHasNoReserve) {
+  const Device d = custom_device(32 * kGB);
+  EXPECT_EQ(d.capacity_bytes, 32 * kGB);
+  EXPECT_EQ(d.reserve_bytes, 0);
+  EXPECT_EQ(d.kind, DeviceKind::custom);
+}
+
+}  // namespace
+}  // namespace trainmem

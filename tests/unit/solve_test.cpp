@@ -1,0 +1,150 @@
+// Solvers are exact against estimate(): the answer fits and the next step up does not.
+#include "trainmem/solve.h"
+
+#include <gtest/gtest.h>
+
+#include "trainmem/load.h"
+#include "trainmem/units.h"
+
+namespace trainmem {
+namespace {
+
+LoadedModel model_or_die(const char* name) {
+  auto m = load_preset(name);
+  EXPECT_TRUE(m) << name;
+  return m.value();
+}
+
+TrainingPlan lora_plan() {
+  TrainingPlan p;
+  p.method = Method::lora;
+  p.checkpointing = Checkpointing::full;
+  return p;
+}
+
+TEST(Solve, MaxBatchIsExact) {
+  const LoadedModel m = model_or_die("qwen3-1.7b");
+  const Device gpu = *find_device("rtx-4090");
+  const auto r = solve(m, lora_plan(), gpu, SolveFor::max_batch);
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->found);
+  ASSERT_GE(r->answer, 1);
+  TrainingPlan at = lora_plan();
+  at.batch = r->answer;
+  EXPECT_LE(peak_of(m, at), gpu.usable_bytes());
+  EXPECT_EQ(peak_of(m, at), r->peak_bytes);
+  at.batch = r->answer + 1;
+  EXPECT_GT(peak_of(m, at), gpu.usable_bytes());
+  EXPECT_EQ(peak_of(m, at), r->next_peak_bytes);
+  EXPECT_EQ(r->next, r->answer + 1);
+}
+
+TEST(Solve, MaxSeqIsExactAtEveryStep) {
+  const LoadedModel m = model_or_die("qwen3-1.7b");
+  const Device gpu = *find_device("l4");
+  for (std::int64_t step : {1, 64}) {
+    SolveOptions o;
+    o.step = step;
+    const auto r = solve(m, lora_plan(), gpu, SolveFor::max_seq, o);
+    ASSERT_TRUE(r);
+    ASSERT_TRUE(r->found);
+    EXPECT_EQ(r->answer % step, 0);
+    TrainingPlan at = lora_plan();
+    at.seq = r->answer;
+    EXPECT_LE(peak_of(m, at), gpu.usable_bytes());
+    at.seq = r->answer + step;
+    EXPECT_GT(peak_of(m, at), gpu.usable_bytes());
+  }
+}
+
+TEST(Solve, MoreMemoryNeverLowersTheAnswer) {
+  const LoadedModel m = model_or_die("qwen3-1.7b");
+  std::int64_t last = 0;
+  for (const char* id : {"l4", "rtx-4090", "a100-40gb", "a100-80gb", "h200"}) {
+    const auto r = solve(m, lora_plan(), *find_device(id), SolveFor::max_batch);
+    ASSERT_TRUE(r);
+    EXPECT_GE(r->answer, last) << id;
+    last = r->answer;
+  }
+}
+
+TEST(Solve, NothingFitsAnswersZero) {
+  const LoadedModel m = model_or_die("qwen3-8b");
+  const auto r = solve(m, TrainingPlan{}, *find_device("rtx-3060-12gb"), SolveFor::max_batch);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->found);
+  EXPECT_EQ(r->answer, 0);
+  EXPECT_GT(r->peak_bytes, find_device("rtx-3060-12gb")->usable_bytes());
+  EXPECT_FALSE(r->notes.empty());
+}
+
+TEST(Solve, MaxBatchNeedsADevice) {
+  const LoadedModel m = model_or_die("qwen3-0.6b");
+  const auto r = solve(m, TrainingPlan{}, std::nullopt, SolveFor::max_batch);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::usage);
+}
+
+TEST(Solve, SmallestGpuIsExact) {
+  const LoadedModel m = model_or_die("qwen3-4b");
+  const TrainingPlan plan = lora_plan();
+  const auto r = solve(m, plan, std::nullopt, SolveFor::smallest_gpu);
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->found);
+  ASSERT_TRUE(r->device);
+  EXPECT_EQ(r->device->kind, DeviceKind::gpu);
+  EXPECT_TRUE(r->device->bf16) << "bf16 plans skip emulated-bf16 GPUs";
+  const std::int64_t peak = peak_of(m, plan);
+  EXPECT_LE(peak, r->device->usable_bytes());
+  // Every native-bf16 GPU with less usable memory does not fit.
+  for (const Device& d : list_devices()) {
+    if (d.kind != DeviceKind::gpu || !d.bf16) continue;
+    if (d.usable_bytes() < r->device->usable_bytes()) {
+      EXPECT_GT(peak, d.usable_bytes()) << d.id;
+    }
+  }
+  if (r->next_smaller) {
+    EXPECT_GT(peak, r->next_smaller->usable_bytes());
+  }
+}
+
+TEST(Solve, SmallestTierIsExactAndHonoursReserve) {
+  const LoadedModel m = model_or_die("qwen3-8b");
+  TrainingPlan plan;
+  plan.method = Method::qlora;
+  const auto r = solve(m, plan, std::nullopt, SolveFor::smallest_tier);
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->found);
+  EXPECT_EQ(r->device->kind, DeviceKind::tier);
+  EXPECT_LE(r->peak_bytes, r->device->usable_bytes());
+  if (r->next_smaller) {
+    EXPECT_GT(r->peak_bytes, r->next_smaller->usable_bytes());
+  }
+  // A larger reserve never picks a smaller tier.
+  SolveOptions o;
+  o.reserve_bytes = 8 * kGB;
+  const auto big = solve(m, plan, std::nullopt, SolveFor::smallest_tier, o);
+  ASSERT_TRUE(big);
+  if (big->found) {
+    EXPECT_GE(big->device->capacity_bytes, r->device->capacity_bytes);
+  }
+}
+
+TEST(Solve, NoDeviceHoldsAHugeRun) {
+  const LoadedModel m = model_or_die("deepseek-v3");
+  const auto r = solve(m, TrainingPlan{}, std::nullopt, SolveFor::smallest_gpu);
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->found);
+  EXPECT_FALSE(r->device);
+}
+
+TEST(Solve, Names) {
+  for (SolveFor f :
+       {SolveFor::max_batch, SolveFor::max_seq, SolveFor::smallest_gpu, SolveFor::smallest_tier}) {
+    EXPECT_EQ(parse_solve_for(name_of(f)), f);
+  }
+  EXPECT_FALSE(parse_solve_for("max_batch"));
+}
+
+}  // namespace
+}  // namespace trainmem

@@ -1,0 +1,50 @@
+// Sweeps: one point per value, priced by estimate(); memory grows with batch and with seq.
+#include "trainmem/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include "trainmem/load.h"
+#include "trainmem/solve.h"
+
+namespace trainmem {
+namespace {
+
+TEST(Sweep, PointsMatchTheEstimatorAndGrow) {
+  const auto m = load_preset("qwen3-1.7b");
+  ASSERT_TRUE(m);
+  TrainingPlan plan;
+  plan.method = Method::lora;
+  for (SweepAxis axis : {SweepAxis::batch, SweepAxis::seq}) {
+    const std::vector<std::int64_t> values = default_sweep_values(axis, plan);
+    ASSERT_GE(values.size(), 8U);
+    const Sweep s = sweep(m.value(), plan, axis, values, std::nullopt);
+    ASSERT_EQ(s.points.size(), values.size());
+    for (std::size_t i = 0; i < s.points.size(); ++i) {
+      TrainingPlan p = plan;
+      (axis == SweepAxis::batch ? p.batch : p.seq) = values[i];
+      EXPECT_EQ(s.points[i].peak_bytes, peak_of(m.value(), p));
+      EXPECT_LE(s.points[i].static_bytes, s.points[i].peak_bytes);
+      if (i > 0) {
+        EXPECT_GE(s.points[i].peak_bytes, s.points[i - 1].peak_bytes);
+        EXPECT_EQ(s.points[i].static_bytes, s.points[0].static_bytes) << "static state is flat";
+      }
+    }
+  }
+}
+
+TEST(Sweep, InvalidValuesAreSkipped) {
+  const auto m = load_preset("qwen3-0.6b");
+  ASSERT_TRUE(m);
+  const Sweep s = sweep(m.value(), TrainingPlan{}, SweepAxis::batch, {0, 1, 2}, std::nullopt);
+  ASSERT_EQ(s.points.size(), 2U);
+  EXPECT_EQ(s.points.front().x, 1);
+}
+
+TEST(Sweep, AxisNames) {
+  EXPECT_EQ(parse_sweep_axis("batch"), SweepAxis::batch);
+  EXPECT_EQ(parse_sweep_axis("seq"), SweepAxis::seq);
+  EXPECT_FALSE(parse_sweep_axis("both"));
+}
+
+}  // namespace
+}  // namespace trainmem
