@@ -29,9 +29,15 @@ def parse_args(argv):
     ap.add_argument("--matrix", choices=sorted(matrix.MATRICES), default="subset")
     ap.add_argument("--out", required=True, help="JSONL file to (over)write")
     ap.add_argument("--only", default=None, help="keep configurations whose id contains this")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the rows already in --out and measure only the missing ones")
     # One thread: with other jobs on the box, a second OpenMP thread made every op ~5x slower.
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     return ap.parse_args(argv)
+
+
+def _tracker_name(spec):
+    return ("fake+" if spec["mode"] == "fake" else "") + spec["tracker"]
 
 
 def main(argv=None):
@@ -44,8 +50,12 @@ def main(argv=None):
         specs = [s for s in specs if args.only in record.row_id(s)]
     command = record.command_line()
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    if args.resume and os.path.exists(args.out):
+        with open(args.out) as f:
+            done = {(r["id"], r["measured"]["tracker"]) for r in map(json.loads, f)}
+        specs = [s for s in specs if (record.row_id(s), _tracker_name(s)) not in done]
     failed, start = 0, time.time()
-    with open(args.out, "w") as out:
+    with open(args.out, "a" if args.resume else "w") as out:
         for i, spec in enumerate(specs, 1):
             rid = record.row_id(spec)
             t0 = time.time()

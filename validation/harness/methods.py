@@ -4,7 +4,10 @@ Module names use trainmem's short vocabulary (q,k,v,o,gate,up,down,norm,embed,lm
 experts and router for MoE) so a row's
 config can be replayed by `trainmem estimate` unchanged.
 """
+import contextlib
 import re
+
+import torch
 
 from peft import LoraConfig, get_peft_model
 
@@ -49,6 +52,24 @@ def apply_freeze(model, spec):
         in_layers = m is None or int(m.group(1)) in layers
         p.requires_grad_(in_layers and short_name(name) in modules)
     return model
+
+
+@contextlib.contextmanager
+def adapters_stay_put():
+    """Under fake tensors, make nn.Module.to() a no-op while PEFT wraps the model.
+
+    PEFT moves each new LoRA module to its base layer's device and dtype with .to(). On a fake
+    parameter, .to() must swap_tensors(), and the fresh fake parameters carry a weakref that makes
+    the swap fail. The adapters are already on the (fake) cpu device, and PEFT's
+    autocast_adapter_dtype upcasts them back to fp32 after the dtype move, so skipping the moves
+    gives the same final parameters as a real run (tests/test_measure.py checks a LoRA plan).
+    """
+    original = torch.nn.Module.to
+    torch.nn.Module.to = lambda self, *a, **k: self
+    try:
+        yield
+    finally:
+        torch.nn.Module.to = original
 
 
 def apply_method(model, spec):

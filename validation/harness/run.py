@@ -18,9 +18,11 @@ def _make_tracker(kind, model):
 def _prepare(spec, fake_mode):
     cfg = configs.load(spec["model"])
     model = build.build_model(cfg, spec["precision"], spec["attention"], fake_mode=fake_mode)
-    ctx = fake_mode if fake_mode is not None else _Null()
-    with ctx:
+    if fake_mode is None:
         model = methods.apply_method(model, spec)
+    else:
+        with fake_mode, methods.adapters_stay_put():
+            model = methods.apply_method(model, spec)
     if spec["checkpointing"] == "full":
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
