@@ -97,6 +97,20 @@ Dtype adapter_dtype(const TrainingPlan& plan) {
   return Dtype::f32;
 }
 
+// --train-layers with LoRA is PEFT's layers_to_transform: only those layers get adapters. The
+// group keeps its per-layer multiplicity for the chosen layers; groups outside the layers (the
+// embedding, the head) are adapted when targeted.
+TensorGroup in_chosen_layers(TensorGroup g, const std::vector<std::int64_t>& layers) {
+  if (layers.empty() || g.layer_first < 0) return g;
+  const std::int64_t span = g.layer_last - g.layer_first + 1;
+  const auto chosen =
+      static_cast<std::int64_t>(std::count_if(layers.begin(), layers.end(), [&](std::int64_t l) {
+        return l >= g.layer_first && l <= g.layer_last;
+      }));
+  g.multiplicity = g.multiplicity / span * chosen;
+  return g;
+}
+
 void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterInventory& inv) {
   const std::vector<std::string>& t = plan.lora.targets;
   const Dtype dtype = adapter_dtype(plan);
@@ -113,7 +127,9 @@ void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterI
     const bool embedding = g.role == Role::embedding;
     const std::int64_t out_f = embedding ? g.shape[1] : g.shape[0];
     const std::int64_t in_f = embedding ? g.shape[0] : g.shape[1];
-    append_adapter(inv, g, out_f, in_f, plan, dtype, embedding, stem(g.name));
+    const TensorGroup site = in_chosen_layers(g, plan.freeze.train_layers);
+    if (site.multiplicity > 0)
+      append_adapter(inv, site, out_f, in_f, plan, dtype, embedding, stem(g.name));
   }
   // Tied embeddings: lm_head is a Linear sharing the embedding matrix; PEFT still adapts it.
   if (has(t, "lm_head") && !lm_head_seen && model.spec.vocab > 0) {
@@ -141,7 +157,8 @@ void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterI
       for (const Proj& p : {Proj{"gate", Role::gate, i_size, h}, Proj{"up", Role::up, i_size, h},
                             Proj{"down", Role::down, h, i_size}}) {
         if (!has(t, p.name) && !has(t, "mlp") && !has(t, "all-linear")) continue;
-        TensorGroup dense = router;
+        TensorGroup dense = in_chosen_layers(router, plan.freeze.train_layers);
+        if (dense.multiplicity == 0) continue;
         dense.role = p.role;
         dense.expert = ExpertKind::none;
         dense.shape = {p.out, p.in};

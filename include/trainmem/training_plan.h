@@ -67,7 +67,9 @@ struct QuantPlan {
 
 struct FreezePlan {
   std::vector<std::string> train_modules;  // module names as in LoraPlan::targets, plus "norm"
-  std::vector<std::int64_t> train_layers;  // layer indices that train; empty = all layers
+  // Layer indices that train; empty = all layers. With LoRA/QLoRA: the layers adapted (PEFT
+  // layers_to_transform).
+  std::vector<std::int64_t> train_layers;
 };
 
 struct TrainingPlan {

@@ -87,6 +87,12 @@ TEST_P(LoraCount, HandComputedAdapterParams) {
 
 INSTANTIATE_TEST_SUITE_P(Table, LoraCount, ::testing::ValuesIn(kCases));
 
+TEST(Lora, TrainLayersIsLayersToTransform) {
+  TrainingPlan p = lora(kSeven);
+  p.freeze.train_layers = {0, 35};
+  EXPECT_EQ(params_trainable(apply_method(preset("qwen3-8b"), p)), 1'212'416 * 2);
+}
+
 TEST(Lora, AdaptersAreFp32AndTheBaseIsFrozenAtItsDtype) {
   const ParameterInventory inv = apply_method(preset("qwen3-8b"), lora(kSeven));
   for (const TensorGroup& g : inv.groups) {

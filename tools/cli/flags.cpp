@@ -85,7 +85,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   cmd.add_flag("--no-prepare-kbit", f.no_prepare_kbit,
                "skip prepare_model_for_kbit_training's fp32 upcast");
   cmd.add_option("--train-modules", f.train_modules, "freeze: modules that train, e.g. q,v,norm");
-  cmd.add_option("--train-layers", f.train_layers, "freeze: layers that train, e.g. 20-27");
+  cmd.add_option("--train-layers", f.train_layers,
+                 "freeze: layers that train; lora/qlora: layers adapted, e.g. 20-27");
 }
 
 void add_device_flags(CLI::App& cmd, DeviceFlags& f) {
