@@ -48,7 +48,9 @@ json fit_json(const Fit& f) {
           {"peak_bytes", f.peak_bytes},
           {"fits", f.fits},
           {"margin_bytes", f.margin_bytes},
-          {"tight", f.tight}};
+          {"tight", f.tight},
+          {"used_fraction", f.used_fraction},
+          {"native_bf16", f.device.bf16}};
 }
 
 json ledger_json(const Ledger& ledger, const Fit* fit) {

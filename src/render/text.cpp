@@ -104,6 +104,17 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
                          format_bytes(-fit->margin_bytes, o.unit),
                          format_bytes(-fit->margin_bytes, o.unit == Unit::gb ? Unit::gib : Unit::gb));
     }
+    const Precision pr = ledger.plan.precision;
+    if (!fit->device.bf16 && (pr == Precision::bf16_mixed || pr == Precision::bf16 ||
+                              pr == Precision::autocast_bf16)) {
+      out += fmt::format(
+          "  Warning: {} has no native bf16{}: bf16 runs emulated and "
+          "slow; use --precision fp16-mixed (fp16 with a GradScaler) instead\n",
+          fit->device.id,
+          fit->device.compute_capability.empty()
+              ? ""
+              : " (compute capability " + fit->device.compute_capability + ")");
+    }
     out += "  (1 GiB = 2^30 bytes = 1.074 GB: divide GB by 1.074 to compare with what the card "
            "reports)\n";
   }

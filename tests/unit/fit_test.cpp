@@ -73,6 +73,16 @@ TEST(Fit, TextReportWarnsWhenHeadroomIsThin) {
   EXPECT_NE(text.find("2-3 GB of headroom"), std::string::npos) << text;
 }
 
+TEST(Fit, WarnsAboutEmulatedBf16) {
+  const auto model = load_preset("qwen3-0.6b");
+  ASSERT_TRUE(model);
+  const Ledger ledger = estimate(model.value(), TrainingPlan{});
+  const Fit t4 = fit(totals(ledger), *find_device("t4"));
+  EXPECT_NE(render_text(ledger, &t4, RenderOptions{}).find("no native bf16"), std::string::npos);
+  const Fit l4 = fit(totals(ledger), *find_device("l4"));
+  EXPECT_EQ(render_text(ledger, &l4, RenderOptions{}).find("no native bf16"), std::string::npos);
+}
+
 int run_cli(const std::string& args) {
   const std::string cmd = std::string(TRAINMEM_CLI) + " " + args + " > /dev/null 2>&1";
   const int status = std::system(cmd.c_str());
