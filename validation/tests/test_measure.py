@@ -54,3 +54,11 @@ def test_fake_mode_matches_real_tensors(rows):
 def test_batch_is_token_ids():
     ids, labels = step.make_batch(2, 8, 100)
     assert ids.dtype == torch.int64 and torch.equal(ids, labels)
+
+
+def test_fake_mode_matches_real_tensors_with_lora():
+    spec = dict(matrix.subset()[1], batch=1, seq=64)
+    real = run.measure(spec)["measured"]
+    fake = run.measure(dict(spec, mode="fake"))["measured"]
+    assert fake["phase_peaks"] == real["phase_peaks"]
+    assert fake["by_category"] == real["by_category"]
