@@ -350,6 +350,13 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
     if (g.role == Role::embedding || g.role == Role::position_embedding) embedding_trains = true;
     if (g.layer_first < 0 || g.is_bias) continue;
     for (std::int64_t i = g.layer_first; i <= g.layer_last && i < spec.layers; ++i) {
+      // apply_method splits a frozen/trained group by multiplicity and keeps its layer span; the
+      // plan's train_layers say which layers the trained part covers.
+      const std::vector<std::int64_t>& only = plan.freeze.train_layers;
+      if (plan.method == Method::freeze && !only.empty() &&
+          std::find(only.begin(), only.end(), i) == only.end()) {
+        continue;
+      }
       LayerPlan& l = out[static_cast<std::size_t>(i)];
       switch (g.expert) {
         case ExpertKind::none:
@@ -366,7 +373,7 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
   }
   // PEFT with gradient checkpointing calls enable_input_require_grads (a hook on the embedding
   // output), so layer 0's input requires grad (transformers modeling_utils.py).
-  bool rg = embedding_trains || (lora && plan.checkpointing != Checkpointing::none);
+  bool rg = embedding_trains || (lora && plan.checkpointing == Checkpointing::full);
   for (std::int64_t i = 0; i < spec.layers; ++i) {
     LayerPlan& l = out[static_cast<std::size_t>(i)];
     l.layer = i;

@@ -81,6 +81,9 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
     const bool linear = is_linear_weight(g) || g.role == Role::lm_head || is_adapter_group(g) ||
                         (g.role == Role::embedding && ctx.model.spec.tied_embeddings);
     if (!linear) continue;
+    // Inside a checkpointed layer, saved tensors are dropped and recomputed, so only the
+    // weights outside the layers (lm_head) keep their copy to backward.
+    if (g.layer_first >= 0 && ctx.plan.checkpointing == Checkpointing::full) continue;
     if (g.layer_first >= 0 && !is_adapter_group(g)) {
       // Only layers whose matmuls see an input that requires grad keep the copy.
       bool any = false;

@@ -1,0 +1,24 @@
+// The exact convention against the measured peaks in validation/data (CPU MemTracker runs,
+// trainmem.measurement/1): median absolute error <= 3 %, worst <= 8 % (docs/accuracy.md).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace trainmem {
+namespace {
+
+TEST(MeasuredAccuracy, WithinThreePercentMedianEightWorst) {
+  const std::string data = std::string(TRAINMEM_SOURCE_DIR) + "/validation/data";
+  if (!std::filesystem::exists(data)) GTEST_SKIP() << "no measurements";
+  for (const auto& entry : std::filesystem::directory_iterator(data)) {
+    if (entry.path().extension() != ".jsonl") continue;
+    const std::string cmd = std::string(TRAINMEM_CLI) + " validate " + entry.path().string() +
+                            " --max-median-error 3 --max-error 8 > /dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0) << entry.path();
+  }
+}
+
+}  // namespace
+}  // namespace trainmem

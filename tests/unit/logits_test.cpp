@@ -1,0 +1,82 @@
+// Logits and loss lines per --loss, with their phases: HF's 10 N V forward peak and 12 N V at the
+// start of backward (accounting.md 4.2), TRL's chunk, Liger's fused chunk (hand-computed).
+#include <gtest/gtest.h>
+
+#include "trainmem/estimate.h"
+#include "trainmem/load.h"
+
+namespace trainmem {
+namespace {
+
+LoadedModel tiny() {
+  auto m = load_model(std::string(TRAINMEM_SOURCE_DIR) + "/validation/configs/qwen3-tiny.json");
+  EXPECT_TRUE(m.ok());
+  return m.value();
+}
+
+std::int64_t logits_in(const Ledger& l, int step, Phase p) {
+  std::int64_t n = 0;
+  for (const LedgerItem& i : l.items) {
+    if (i.tenant == Tenant::logits && (i.live & phase_bit(step, p))) n += i.bytes;
+  }
+  return n;
+}
+
+constexpr std::int64_t kNV = 2 * 128 * 8192;  // b2 x s128 tokens x V 8192
+
+TEST(Logits, FullLossPhases) {
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  p.batch = 2;
+  p.seq = 128;
+  const Ledger l = estimate(tiny(), p);
+  EXPECT_EQ(logits_in(l, 1, Phase::forward), 10 * kNV);
+  EXPECT_EQ(logits_in(l, 1, Phase::end_of_forward), 4 * kNV);
+  EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 12 * kNV);
+  EXPECT_EQ(logits_in(l, 1, Phase::backward), 0);
+}
+
+TEST(Logits, Fp32ModelHasNoUpcast) {
+  TrainingPlan p;
+  p.precision = Precision::fp32;
+  p.batch = 2;
+  p.seq = 128;
+  const Ledger l = estimate(tiny(), p);
+  EXPECT_EQ(logits_in(l, 1, Phase::forward), 8 * kNV);
+  EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 12 * kNV);
+}
+
+TEST(Logits, ChunkedHoldsOneChunk) {
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  p.batch = 4;
+  p.seq = 1024;  // 4,096 tokens, chunk 1,024
+  p.loss = Loss::chunked;
+  const Ledger l = estimate(tiny(), p);
+  EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 12 * 1024 * 8192);
+}
+
+TEST(Logits, FusedLinearCrossEntropy) {
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  p.batch = 2;
+  p.seq = 128;
+  p.loss = Loss::fused;
+  const Ledger l = estimate(tiny(), p);
+  // chunk = next_pow2(ceil(256 / ceil(8192 / 128))) = 4 tokens; grad_input 256 x 128 x 2;
+  // grad_weight 8192 x 128 x 2 (lm_head trains).
+  const std::int64_t chunk = 4 * 8192 * 2;
+  const std::int64_t held = 256 * 128 * 2 + 8192 * 128 * 2;
+  EXPECT_EQ(logits_in(l, 1, Phase::forward), chunk + held);
+  EXPECT_EQ(logits_in(l, 1, Phase::backward_start), held);
+}
+
+TEST(Logits, TextbookIsBf16Logits) {
+  TrainingPlan p;
+  p.convention = Convention::textbook;
+  const Ledger l = estimate(tiny(), p);
+  EXPECT_EQ(logits_in(l, 0, Phase::loaded), 1024 * 8192 * 2);
+}
+
+}  // namespace
+}  // namespace trainmem
