@@ -16,6 +16,9 @@ namespace trainmem {
 std::string render_svg_budget(const Ledger& ledger, const Fit* fit, const RenderOptions& options);
 // Peak and static state against the swept axis, with the usable limit as a dashed line.
 std::string render_svg_sweep(const Sweep& sweep, const RenderOptions& options);
+// The seeds' two-axis experiment: two sweeps side by side (e.g. against batch and against seq).
+std::string render_svg_sweep_pair(const Sweep& left, const Sweep& right,
+                                  const RenderOptions& options);
 
 // The same stacked bar in text, one character per tenant (W G O M A L T X), '.' for free usable
 // memory and '|' at the usable limit: "[WWWWGGOOOOOOOAAA....|]".

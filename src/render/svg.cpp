@@ -241,7 +241,7 @@ std::string render_svg_sweep(const Sweep& s, const RenderOptions& o) {
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{2:.1f}\" y2=\"{1:.1f}\" stroke=\"#c0392b\" "
         "stroke-width=\"2\" stroke-dasharray=\"6,4\"/>\n",
         px0, Y(usable), px1);
-    out += text(px1 - 4, Y(usable) - 6,
+    out += text(px1 - 4, std::min(Y(usable), Y(capacity)) - 6,
                 fmt::format("{}: {} usable of {}", s.device->id,
                             format_bytes(s.device->usable_bytes(), unit),
                             format_bytes(s.device->capacity_bytes, unit)),
@@ -289,6 +289,24 @@ std::string render_svg_sweep(const Sweep& s, const RenderOptions& o) {
   out += text(px0 + 120, ly + 4, "static state (weights, grads, optimizer)");
   out += "</svg>\n";
   return out;
+}
+
+std::string render_svg_sweep_pair(const Sweep& left, const Sweep& right, const RenderOptions& o) {
+  // Each panel is a complete SVG; nested <svg> elements place them side by side.
+  const auto body = [](std::string panel) {
+    const std::size_t start = panel.find("<svg");
+    return panel.substr(start);
+  };
+  std::string l = body(render_svg_sweep(left, o));
+  std::string r = body(render_svg_sweep(right, o));
+  l.insert(4, " x=\"0\" y=\"0\"");
+  r.insert(4, " x=\"860\" y=\"0\"");
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"1720\" height=\"500\" "
+      "viewBox=\"0 0 1720 500\">\n<title>{}: peak memory against {} and against {}</title>\n"
+      "{}{}</svg>\n",
+      escape(left.model), name_of(left.axis), name_of(right.axis), l, r);
 }
 
 std::string render_text_stacked_bar(const Ledger& ledger, const Fit* fit, int width) {

@@ -117,6 +117,21 @@ TEST(Svg, SweepCurvesAreWellFormedWithTheLimitDrawn) {
   }
 }
 
+TEST(Svg, TwoAxisPairNestsBothPanels) {
+  const auto m = load_preset("qwen3-0.6b");
+  ASSERT_TRUE(m);
+  const TrainingPlan plan;
+  const Device gpu = *find_device("t4");
+  const Sweep b = sweep(m.value(), plan, SweepAxis::batch, {1, 2, 4}, gpu);
+  const Sweep q = sweep(m.value(), plan, SweepAxis::seq, {256, 512, 1024}, gpu);
+  const std::string svg = render_svg_sweep_pair(b, q, RenderOptions{});
+  EXPECT_EQ(xml_problem(svg), "") << svg;
+  EXPECT_EQ(count(svg, "<svg"), 3U);
+  EXPECT_EQ(count(svg, "<?xml"), 1U);
+  EXPECT_EQ(count(svg, "<polyline"), 4U);
+  EXPECT_NE(svg.find("x=\"860\""), std::string::npos);
+}
+
 TEST(Svg, EmptySweepIsStillAPicture) {
   Sweep s;
   s.model = "none";

@@ -27,11 +27,51 @@ struct SweepArgs {
   std::string svg;
 };
 
+nlohmann::json points_json(const Sweep& s) {
+  nlohmann::json pts = nlohmann::json::array();
+  for (const SweepPoint& p : s.points) {
+    nlohmann::json row = {
+        {name_of(s.axis), p.x}, {"peak_bytes", p.peak_bytes}, {"static_bytes", p.static_bytes}};
+    if (s.device) row["fits"] = p.peak_bytes <= s.device->usable_bytes();
+    pts.push_back(row);
+  }
+  return pts;
+}
+
+std::string points_text(const Sweep& s, Unit u) {
+  std::string out = fmt::format("{:>8} {:>12} {:>12}{}\n", name_of(s.axis), "peak", "static",
+                                s.device ? "  fits" : "");
+  for (const SweepPoint& p : s.points) {
+    out +=
+        fmt::format("{:>8} {:>12} {:>12}{}\n", p.x, format_bytes(p.peak_bytes, u),
+                    format_bytes(p.static_bytes, u),
+                    s.device ? (p.peak_bytes <= s.device->usable_bytes() ? "  yes" : "  no") : "");
+  }
+  return out;
+}
+
+Result<std::vector<std::int64_t>> parse_values(const std::string& text) {
+  std::vector<std::int64_t> values;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    auto n = parse_count(item, "--values");
+    if (!n) return n.error();
+    values.push_back(n.value());
+  }
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
 int run_sweep(const SweepArgs& a) {
-  const auto axis = parse_sweep_axis(a.over);
+  const bool both = a.over == "both";
+  const auto axis = both ? std::optional<SweepAxis>(SweepAxis::batch) : parse_sweep_axis(a.over);
   if (!axis) {
     return report(Error{ErrorCode::usage, "", "--over",
-                        fmt::format("'{}' is not one of: batch, seq", a.over)});
+                        fmt::format("'{}' is not one of: batch, seq, both", a.over)});
+  }
+  if (both && !a.values.empty()) {
+    return report(Error{ErrorCode::usage, "", "--values", "give --values with one axis only"});
   }
   auto plan = make_plan(a.plan);
   if (!plan) return report(plan.error());
@@ -39,52 +79,43 @@ int run_sweep(const SweepArgs& a) {
   if (!device) return report(device.error());
   auto options = make_render_options(a.output);
   if (!options) return report(options.error());
-  std::vector<std::int64_t> values;
+  std::vector<std::int64_t> values = default_sweep_values(*axis, plan.value());
   if (!a.values.empty()) {
-    std::stringstream in(a.values);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-      auto n = parse_count(item, "--values");
-      if (!n) return report(n.error());
-      values.push_back(n.value());
-    }
-    std::sort(values.begin(), values.end());
-  } else {
-    values = default_sweep_values(*axis, plan.value());
+    auto v = parse_values(a.values);
+    if (!v) return report(v.error());
+    values = v.value();
   }
   auto model = load_model(a.model);
   if (!model) return report(model.error());
 
-  const Sweep s = sweep(model.value(), plan.value(), *axis, values, device.value());
+  std::vector<Sweep> sweeps;
+  sweeps.push_back(sweep(model.value(), plan.value(), *axis, values, device.value()));
+  if (both) {
+    sweeps.push_back(sweep(model.value(), plan.value(), SweepAxis::seq,
+                           default_sweep_values(SweepAxis::seq, plan.value()), device.value()));
+  }
   if (!a.svg.empty()) {
     std::ofstream out(a.svg);
-    out << render_svg_sweep(s, options.value());
+    out << (both ? render_svg_sweep_pair(sweeps[0], sweeps[1], options.value())
+                 : render_svg_sweep(sweeps[0], options.value()));
     if (!out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
-  const Unit u = options->unit;
   if (a.output.json) {
-    nlohmann::json pts = nlohmann::json::array();
-    for (const SweepPoint& p : s.points) {
-      nlohmann::json row = {
-          {name_of(*axis), p.x}, {"peak_bytes", p.peak_bytes}, {"static_bytes", p.static_bytes}};
-      if (s.device) row["fits"] = p.peak_bytes <= s.device->usable_bytes();
-      pts.push_back(row);
+    nlohmann::json j = {{"schema", "trainmem.sweep/1"}, {"model", a.model}, {"over", a.over}};
+    if (both) {
+      j["sweeps"] = nlohmann::json::array();
+      for (const Sweep& s : sweeps) {
+        j["sweeps"].push_back({{"over", name_of(s.axis)}, {"points", points_json(s)}});
+      }
+    } else {
+      j["points"] = points_json(sweeps[0]);
     }
-    nlohmann::json j = {{"schema", "trainmem.sweep/1"},
-                        {"model", a.model},
-                        {"over", name_of(*axis)},
-                        {"points", pts}};
-    if (s.device) j["device"] = device_json(*s.device);
+    if (device.value()) j["device"] = device_json(*device.value());
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::cout << fmt::format("{:>8} {:>12} {:>12}{}\n", name_of(*axis), "peak", "static",
-                           s.device ? "  fits" : "");
-  for (const SweepPoint& p : s.points) {
-    std::cout << fmt::format(
-        "{:>8} {:>12} {:>12}{}\n", p.x, format_bytes(p.peak_bytes, u),
-        format_bytes(p.static_bytes, u),
-        s.device ? (p.peak_bytes <= s.device->usable_bytes() ? "  yes" : "  no") : "");
+  for (std::size_t i = 0; i < sweeps.size(); ++i) {
+    std::cout << (i > 0 ? "\n" : "") << points_text(sweeps[i], options->unit);
   }
   if (!a.svg.empty()) std::cout << "SVG written to " << a.svg << "\n";
   return 0;
@@ -99,7 +130,7 @@ void register_sweep(CLI::App& app, Commands& commands) {
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);
-  cmd->add_option("--over", args->over, "batch | seq")->capture_default_str();
+  cmd->add_option("--over", args->over, "batch | seq | both (two panels)")->capture_default_str();
   cmd->add_option("--values", args->values, "the values to price, e.g. 1,2,4,8 (default: a range)");
   cmd->add_option("--svg", args->svg, "write the curves as SVG to this file");
   commands.on(cmd, [args] { return run_sweep(*args); });
