@@ -189,6 +189,7 @@ Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& 
     total *= k.size() + 1;
   }
   std::vector<int> fits_at(total, 0);  // 1 fits, 0 not, -1 invalid
+  std::vector<std::int64_t> peak_at(total, a.now.peak_bytes);
   std::vector<AdviceOption> combos;
   std::size_t strongest = 0;
   std::int64_t strongest_peak = a.now.peak_bytes;
@@ -227,6 +228,7 @@ Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& 
     }
     const std::int64_t peak = peak_of(model, p);
     fits_at[code] = peak <= device.usable_bytes() ? 1 : 0;
+    peak_at[code] = peak;
     if (peak < strongest_peak) {
       strongest_peak = peak;
       strongest = code;
@@ -245,6 +247,18 @@ Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& 
   }
   // Nothing structural is enough: add a batch or sequence change on top of the strongest stack.
   if (combos.empty() && strongest != 0 && strongest_peak > device.usable_bytes()) {
+    // Drop changes that barely help (under 2% of the usable memory) from the stack.
+    const std::int64_t slack = device.usable_bytes() / 50;
+    std::size_t place = 1;
+    for (std::size_t k = 0; k < knobs.size(); ++k) {
+      const std::size_t digit = (strongest / place) % radix[k];
+      const std::size_t without = strongest - digit * place;
+      if (digit != 0 && without != 0 && fits_at[without] != -1 &&
+          peak_at[without] <= strongest_peak + slack) {
+        strongest = without;
+      }
+      place *= radix[k];
+    }
     TrainingPlan p = plan;
     std::string change, flags, cost;
     int rank = 0;
