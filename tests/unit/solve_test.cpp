@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
 #include "trainmem/load.h"
 #include "trainmem/units.h"
 
@@ -136,6 +140,72 @@ TEST(Solve, NoDeviceHoldsAHugeRun) {
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->found);
   EXPECT_FALSE(r->device);
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+CliRun cli(const std::string& args) {
+  const std::string cmd = std::string(TRAINMEM_CLI) + " " + args + " 2>/dev/null";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(Solve, CliJsonContract) {
+  const CliRun batch =
+      cli("solve Qwen/Qwen3-8B --gpu rtx-4090 --method lora --checkpointing full --for max-batch "
+          "--json");
+  ASSERT_EQ(batch.code, 0) << batch.out;
+  const auto j = nlohmann::json::parse(batch.out);
+  EXPECT_EQ(j.at("schema"), "trainmem.solve/1");
+  EXPECT_EQ(j.at("for"), "max-batch");
+  ASSERT_TRUE(j.at("answer").is_number_integer());
+  EXPECT_GE(j.at("answer").get<std::int64_t>(), 1);
+  EXPECT_LE(j.at("peak_bytes").get<std::int64_t>(), j.at("usable_bytes").get<std::int64_t>());
+  EXPECT_GT(j.at("next_peak_bytes").get<std::int64_t>(), j.at("usable_bytes").get<std::int64_t>());
+
+  const CliRun gpu = cli("solve qwen3-1.7b --method lora --for smallest-gpu --json");
+  ASSERT_EQ(gpu.code, 0) << gpu.out;
+  const auto g = nlohmann::json::parse(gpu.out);
+  ASSERT_TRUE(g.at("answer").is_string());
+  EXPECT_TRUE(find_device(g.at("answer").get<std::string>()));
+
+  // Nothing fits: answer 0 and exit 3.
+  const CliRun none = cli("solve qwen3-8b --gpu rtx-3060-12gb --for max-batch --json");
+  EXPECT_EQ(none.code, 3);
+  EXPECT_EQ(nlohmann::json::parse(none.out).at("answer"), 0);
+  EXPECT_FALSE(nlohmann::json::parse(none.out).at("fits").get<bool>());
+  // A device is needed for max-batch; a bad --for is a usage error.
+  EXPECT_EQ(cli("solve qwen3-8b --for max-batch").code, 2);
+  EXPECT_EQ(cli("solve qwen3-8b --gpu l4 --for biggest").code, 2);
+}
+
+TEST(Solve, CliGpusAndSweepJson) {
+  const CliRun gpus = cli("gpus --json");
+  ASSERT_EQ(gpus.code, 0);
+  const auto d = nlohmann::json::parse(gpus.out);
+  EXPECT_EQ(d.at("devices").size(), list_devices().size());
+  const CliRun tiers = cli("gpus --kind tier --json");
+  EXPECT_EQ(nlohmann::json::parse(tiers.out).at("devices").size(), 7U);
+
+  const CliRun both = cli("sweep qwen3-0.6b --gpu t4 --over both --json");
+  ASSERT_EQ(both.code, 0);
+  const auto s = nlohmann::json::parse(both.out);
+  ASSERT_EQ(s.at("sweeps").size(), 2U);
+  EXPECT_EQ(s.at("sweeps")[0].at("over"), "batch");
+  EXPECT_EQ(s.at("sweeps")[1].at("over"), "seq");
+  const CliRun one = cli("sweep qwen3-0.6b --over seq --values 512,1024 --json");
+  ASSERT_EQ(one.code, 0);
+  EXPECT_EQ(nlohmann::json::parse(one.out).at("points").size(), 2U);
 }
 
 TEST(Solve, Names) {

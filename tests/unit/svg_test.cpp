@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -130,6 +134,36 @@ TEST(Svg, TwoAxisPairNestsBothPanels) {
   EXPECT_EQ(count(svg, "<?xml"), 1U);
   EXPECT_EQ(count(svg, "<polyline"), 4U);
   EXPECT_NE(svg.find("x=\"860\""), std::string::npos);
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+TEST(Svg, CliWritesWellFormedFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainmem_svg_test";
+  std::filesystem::create_directories(dir);
+  const auto budget = dir / "budget.svg";
+  const auto curves = dir / "sweep.svg";
+  const std::string cli = TRAINMEM_CLI;
+  ASSERT_EQ(std::system((cli + " estimate qwen3-0.6b --gpu rtx-4090 --svg " + budget.string() +
+                         " > /dev/null")
+                            .c_str()),
+            0);
+  ASSERT_EQ(std::system((cli + " sweep qwen3-0.6b --gpu rtx-4090 --over seq --svg " +
+                         curves.string() + " > /dev/null")
+                            .c_str()),
+            0);
+  const std::string b = slurp(budget);
+  const std::string c = slurp(curves);
+  EXPECT_EQ(xml_problem(b), "");
+  EXPECT_EQ(xml_problem(c), "");
+  EXPECT_NE(b.find("<rect"), std::string::npos);
+  EXPECT_NE(c.find("<polyline"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Svg, EmptySweepIsStillAPicture) {
