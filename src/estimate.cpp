@@ -60,6 +60,15 @@ std::vector<std::string> notes(const ledger::Context& ctx) {
       "Activation memory follows the longest sequence in a batch ({} tokens here), not the "
       "average: size against max_length.",
       ctx.plan.seq));
+  if (ctx.plan.convention == Convention::exact) {
+    out.push_back(
+        "Framework assumptions (hf): HF Trainer drops the model outputs before backward; no "
+        "padding mask (a mask makes SDPA repeat K/V to every head); transformers >= 4.48 loss; "
+        "PEFT adapters in fp32. The late-backward phase counts every gradient.");
+    if (ctx.plan.loss == Loss::chunked) {
+      out.push_back("Chunked loss: one chunk of 1,024 tokens assumed (TRL chunk_token_size).");
+    }
+  }
   return out;
 }
 
