@@ -79,6 +79,8 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
   out += fmt::format("  {:<18} {} {:>10}\n", "Peak",
                      std::string(static_cast<std::size_t>(o.bar_width), ' '),
                      format_bytes(t.peak_bytes, o.unit));
+  // The peak as one stacked bar (with a device, the verdict draws it against the capacity).
+  if (fit == nullptr) out += "  " + render_text_stacked_bar(ledger, nullptr, o.bar_width) + "\n";
   if (fit != nullptr) {
     // The verdict, with both units side by side: cards and PyTorch count GiB (2^30), marketing
     // and the seeds' arithmetic count GB (10^9); the 7% between them is often the whole margin.
