@@ -133,3 +133,33 @@ TEST(Activation, MoeRoutedCopies) {
 
 }  // namespace
 }  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// GPT-2 (h 768, 12 heads, I 3,072, resid_pdrop 0.1), full FT, SDPA: LayerNorms 2 x (2h + 8),
+// c_attn input 2h, q/k/v/out 4 x 2h, lse 4a, residual dropout masks 2 x h, c_fc input 2h,
+// NewGELUActivation 4 x 2I, c_proj input 2I.
+TEST(Activation, Gpt2LayerNormGeluDropout) {
+  const LoadedModel m = load("gpt2");
+  TrainingPlan p;
+  const auto all = layers(m, p);
+  const std::int64_t h = 768, i = 3072;
+  EXPECT_EQ(per_token(all[1]),
+            2 * (2 * h + 8) + 2 * h + 8 * h + 48 + 2 * h + 2 * h + 8 * i + 2 * i);
+}
+
+// Padding mask with SDPA: K and V repeated to all heads and a float mask per b x s x s.
+TEST(Activation, PaddingMaskRepeatsKv) {
+  const LoadedModel m = load("llama-3.1-8b");
+  TrainingPlan p;
+  ActivationSettings cfg = activation_settings(p);
+  cfg.padding_mask = true;
+  const auto plans = layer_plans(m.spec, apply_method(m, p), p);
+  const auto terms = layer_terms(m.spec, plans[1], cfg);
+  EXPECT_EQ(per_token(terms), 200'840 + 4 * (32 - 8) * 128);
+  EXPECT_EQ(terms_bytes(terms, m.spec, 1, 1024) - per_token(terms) * 1024, 2LL * 1024 * 1024);
+}
+
+}  // namespace
+}  // namespace trainmem

@@ -72,3 +72,51 @@ TEST(Phases, OverheadIsItsOwnTenant) {
 
 }  // namespace
 }  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+std::int64_t item(const Ledger& l, const std::string& label) {
+  for (const LedgerItem& i : l.items) {
+    if (i.label == label) return i.bytes;
+  }
+  return -1;
+}
+
+// Qwen3-tiny linears: 4 x (16,384 + 2 x 8,192 + 16,384 + 3 x 49,152) + lm_head 1,048,576
+// = 1,835,008 params; autocast keeps a bf16 copy of each (2 B). With checkpointing only the
+// lm_head's copy outlives its layer.
+TEST(Temporaries, AutocastWeightCopies) {
+  TrainingPlan p;
+  p.precision = Precision::autocast_bf16;
+  p.batch = 2;
+  p.seq = 128;
+  EXPECT_EQ(item(estimate(tiny(), p), "Autocast bf16 copies of the fp32 weights"), 3'670'016);
+  p.checkpointing = Checkpointing::full;
+  EXPECT_EQ(item(estimate(tiny(), p), "Autocast bf16 copies of the fp32 weights"), 2'097'152);
+}
+
+// Checkpointing keeps L x N x h x 2 B; the recomputed layer is one layer's saved set.
+TEST(Temporaries, CheckpointedInputsAndRecompute) {
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  p.batch = 2;
+  p.seq = 128;
+  p.checkpointing = Checkpointing::full;
+  const Ledger l = estimate(tiny(), p);
+  EXPECT_EQ(item(l, "Checkpointed layer inputs (hidden states)"), 4 * 256 * 128 * 2);
+  EXPECT_EQ(item(l, "Recomputed layer during its backward"), 256 * 7'088);
+  EXPECT_EQ(item(l, "Backward transient inside one layer"), 2 * 256 * 384 * 2);
+}
+
+// QLoRA: the largest 4-bit weight (down/up/gate 384 x 128) dequantised to bf16 plus its absmax.
+TEST(Temporaries, QloraDequantisedWeight) {
+  TrainingPlan p;
+  p.method = Method::qlora;
+  const Ledger l = estimate(tiny(), p);
+  EXPECT_EQ(item(l, "QLoRA: dequantised copy of the largest 4-bit weight"),
+            49'152 * 2 + 49'152 / 64 * 4);
+}
+
+}  // namespace
+}  // namespace trainmem
