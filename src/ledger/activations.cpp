@@ -77,6 +77,19 @@ std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layer
   return out;
 }
 
+const std::vector<ActivationTerm>& largest_layer(const LayerActivations& la, const Context& ctx) {
+  std::size_t best = 0;
+  std::int64_t best_bytes = -1;
+  for (std::size_t i = 0; i < la.terms.size(); ++i) {
+    const std::int64_t b = terms_bytes(la.terms[i], ctx.model.spec, ctx.plan.batch, ctx.plan.seq);
+    if (b > best_bytes) {
+      best = i;
+      best_bytes = b;
+    }
+  }
+  return la.terms[best];
+}
+
 }  // namespace
 
 LayerActivations layer_activations(const Context& ctx) {
@@ -132,11 +145,11 @@ void add_activations(const Context& ctx, Items& items) {
                      "transformers modeling_layers.py GradientCheckpointingLayer; "
                      "torch.utils.checkpoint",
                      forward_to_backward_start(), true});
-    items.push_back({Tenant::activations, "Recomputed layer during its backward",
-                     la.max_layer_bytes,
-                     fmt::format("the largest layer: {}", layers_formula({la.terms.front()}, ctx)),
-                     "torch.utils.checkpoint recomputes one layer's forward in backward",
-                     late_backward(), true});
+    items.push_back(
+        {Tenant::activations, "Recomputed layer during its backward", la.max_layer_bytes,
+         fmt::format("the largest layer: {}", layers_formula({largest_layer(la, ctx)}, ctx)),
+         "torch.utils.checkpoint recomputes one layer's forward in backward", late_backward(),
+         true});
   } else {
     std::vector<std::vector<ActivationTerm>> saved = la.terms;
     if (p.checkpointing == Checkpointing::selective) {
