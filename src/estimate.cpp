@@ -29,6 +29,7 @@ ModelSummary summarise(const ledger::Context& ctx) {
   m.model_type = ctx.model.spec.model_type;
   m.params_total = ctx.params_total;
   m.params_trainable = ctx.params_trainable;
+  m.params_with_adapters = params_total(ctx.inventory);
   m.params_active = params_active(ctx.model.inventory, ctx.model.spec);
   m.params_mtp = params_mtp(ctx.model.inventory);
   m.params_published = ctx.model.spec.published_params;

@@ -70,6 +70,7 @@ struct ModelSummary {
   std::string model_type;
   std::int64_t params_total = 0;
   std::int64_t params_trainable = 0;
+  std::int64_t params_with_adapters = 0;  // base plus adapter tensors, as PEFT's "all params"
   std::int64_t params_active = 0;
   std::int64_t params_mtp = 0;        // reported separately, not priced
   std::int64_t params_published = 0;  // from the model card, 0 when unknown

@@ -53,10 +53,12 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
   if (m.params_active != m.params_total)
     out += fmt::format(", {} active", short_count(m.params_active));
   if (m.params_published > 0) out += fmt::format(", {} published", short_count(m.params_published));
-  out += fmt::format("; trainable {} ({:.4f}%)\n", with_commas(m.params_trainable),
-                     m.params_total > 0 ? 100.0 * static_cast<double>(m.params_trainable) /
-                                              static_cast<double>(m.params_total)
-                                        : 0.0);
+  // The share as PEFT's print_trainable_parameters prints it: over all params, adapters included.
+  out += fmt::format("; trainable {} ({:.4f}% of {})\n", with_commas(m.params_trainable),
+                     m.params_with_adapters > 0 ? 100.0 * static_cast<double>(m.params_trainable) /
+                                                      static_cast<double>(m.params_with_adapters)
+                                                : 0.0,
+                     with_commas(m.params_with_adapters));
   out += "  " + plan_line(ledger.plan) + "\n\n";
 
   const std::int64_t scale = fit ? std::max(fit->capacity_bytes, t.peak_bytes) : t.peak_bytes;
@@ -102,13 +104,14 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
       }
       out += "\n";
     } else {
-      out += fmt::format("  Does not fit: over budget by {} ({}); `trainmem advise` lists fixes\n",
-                         format_bytes(-fit->margin_bytes, o.unit),
-                         format_bytes(-fit->margin_bytes, o.unit == Unit::gb ? Unit::gib : Unit::gb));
+      out +=
+          fmt::format("  Does not fit: over budget by {} ({}); `trainmem advise` lists fixes\n",
+                      format_bytes(-fit->margin_bytes, o.unit),
+                      format_bytes(-fit->margin_bytes, o.unit == Unit::gb ? Unit::gib : Unit::gb));
     }
     const Precision pr = ledger.plan.precision;
-    if (!fit->device.bf16 && (pr == Precision::bf16_mixed || pr == Precision::bf16 ||
-                              pr == Precision::autocast_bf16)) {
+    if (!fit->device.bf16 &&
+        (pr == Precision::bf16_mixed || pr == Precision::bf16 || pr == Precision::autocast_bf16)) {
       out += fmt::format(
           "  Warning: {} has no native bf16{}: bf16 runs emulated and "
           "slow; use --precision fp16-mixed (fp16 with a GradScaler) instead\n",
@@ -117,8 +120,9 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
               ? ""
               : " (compute capability " + fit->device.compute_capability + ")");
     }
-    out += "  (1 GiB = 2^30 bytes = 1.074 GB: divide GB by 1.074 to compare with what the card "
-           "reports)\n";
+    out +=
+        "  (1 GiB = 2^30 bytes = 1.074 GB: divide GB by 1.074 to compare with what the card "
+        "reports)\n";
   }
   if (!ledger.notes.empty()) {
     out += "\nNotes:\n";

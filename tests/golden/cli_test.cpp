@@ -1,0 +1,143 @@
+// The command line end to end: exit codes, error lines, JSON documents, and the four ways in.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+CliRun run(const std::string& args) {
+  const std::string command = std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.out += buffer.data();
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+nlohmann::json run_json(const std::string& args) {
+  const CliRun r = run(args + " --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+std::filesystem::path write_config(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / ("trainmem_cli_" + name);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << text;
+  return dir;
+}
+
+TEST(Cli, DefaultExampleDoesNotFitA32GBCard) {
+  const CliRun r = run("estimate Qwen/Qwen2.5-1.5B --batch 4 --seq 1024 --memory 32GB");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("Does not fit"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GiB"), std::string::npos);
+}
+
+TEST(Cli, FailIfOverExitsThree) {
+  EXPECT_EQ(run("estimate qwen3-8b --memory 24GB --fail-if-over").code, 3);
+  EXPECT_EQ(run("estimate gpt2 --memory 80GB --fail-if-over").code, 0);
+}
+
+TEST(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(run("").code, 2);
+  EXPECT_EQ(run("estimate").code, 2);  // MODEL missing
+  EXPECT_EQ(run("estimate qwen3-8b --no-such-flag").code, 2);
+  const CliRun bad_enum = run("estimate qwen3-8b --method sideways");
+  EXPECT_EQ(bad_enum.code, 2);
+  EXPECT_NE(bad_enum.out.find("--method"), std::string::npos) << bad_enum.out;
+}
+
+TEST(Cli, BadValuesExitOneNamingTheFlag) {
+  const CliRun negative = run("estimate qwen3-8b --batch -4");
+  EXPECT_EQ(negative.code, 1);
+  EXPECT_NE(negative.out.find("--batch"), std::string::npos) << negative.out;
+  const CliRun zero = run("estimate qwen3-8b --seq 0");
+  EXPECT_EQ(zero.code, 1);
+  EXPECT_NE(zero.out.find("--seq"), std::string::npos);
+  const CliRun memory = run("estimate qwen3-8b --memory 32XB");
+  EXPECT_EQ(memory.code, 1);
+  EXPECT_NE(memory.out.find("--memory"), std::string::npos);
+}
+
+TEST(Cli, UnknownModelSuggestsPresets) {
+  const CliRun r = run("estimate qwen3-7b");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("did you mean"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << "one line";
+}
+
+TEST(Cli, BadConfigNamesFileAndField) {
+  const auto dir =
+      write_config("zero_layers", R"({"model_type": "qwen3", "num_hidden_layers": 0})");
+  const CliRun r = run("estimate " + (dir / "config.json").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("config.json: num_hidden_layers:"), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, EstimateJsonHasTheDocumentedKeys) {
+  const auto j = run_json("estimate Qwen/Qwen2.5-1.5B --memory 24GiB");
+  EXPECT_EQ(j["schema"], "trainmem.ledger/1");
+  EXPECT_EQ(j["model"]["params_total"], 1543714304);
+  EXPECT_EQ(j["model"]["source"], "preset");
+  for (const char* k : {"static_bytes", "activation_bytes", "peak_bytes", "peak_phase"}) {
+    EXPECT_TRUE(j["totals"].contains(k)) << k;
+  }
+  std::int64_t sum = 0;
+  for (const auto& item : j["items"]) sum += item["bytes"].get<std::int64_t>();
+  std::int64_t by_tenant = 0;
+  for (const auto& [tenant, bytes] : j["totals"]["by_tenant"].items()) {
+    by_tenant += bytes.get<std::int64_t>();
+  }
+  EXPECT_EQ(sum, by_tenant);
+  EXPECT_EQ(j["fit"]["capacity_bytes"], std::int64_t{24} << 30);
+}
+
+TEST(Cli, ConfigFileAndFolderAreSources) {
+  const auto dir = write_config("qwen3", R"({"model_type": "qwen3", "vocab_size": 151936,
+    "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28,
+    "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+    "tie_word_embeddings": true})");
+  const auto file = run_json("estimate " + (dir / "config.json").string());
+  EXPECT_EQ(file["model"]["source"], "config.json");
+  EXPECT_EQ(file["model"]["params_total"], 596049920);  // Qwen3-0.6B's exact count
+  const auto folder = run_json("estimate " + dir.string());
+  EXPECT_EQ(folder["model"]["params_total"], 596049920);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, UnitsChangeOnlyThePrinting) {
+  const CliRun gb = run("estimate gpt2 --units gb");
+  EXPECT_NE(gb.out.find(" GB"), std::string::npos);
+  EXPECT_EQ(run("estimate gpt2 --units parsecs").code, 2);
+}
+
+TEST(Cli, ExplainShowsFormulas) {
+  const CliRun r = run("explain Qwen/Qwen2.5-1.5B --params 1.54e9 --convention textbook");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("1,540,000,000 params x 2 B"), std::string::npos) << r.out;
+}
+
+TEST(Cli, ModelsListsEveryPresetWithCounts) {
+  const auto j = run_json("models");
+  EXPECT_EQ(j["schema"], "trainmem.models/1");
+  ASSERT_GE(j["models"].size(), 15u);
+  for (const auto& m : j["models"]) EXPECT_GT(m["params_total"].get<std::int64_t>(), 0);
+}
+
+}  // namespace
