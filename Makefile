@@ -1,6 +1,9 @@
 # The two commands a new user runs: `make run` and `make test`. Both install what is missing.
 .PHONY: deps build run test asan format bench clean
 
+# The PyTorch measurement harness: make measure | measure-subset | measure-test (validation/).
+include validation/measure.mk
+
 BUILD ?= build
 
 deps:
@@ -21,6 +24,11 @@ test: build
 
 asan: deps
 	@cmake --workflow --preset asan
+
+# Google Benchmark of the estimate call, then whole-process timings of the command line.
+bench: build
+	@$(BUILD)/bin/trainmem_bench
+	@bench/cli_time.sh
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -34,7 +34,7 @@ ErrorStats error_stats(const std::vector<double>& signed_pct_errors) {
 AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows) {
   AccuracyReport r;
   std::vector<double> peak;
-  std::array<std::vector<double>, 5> cat;
+  std::array<std::vector<double>, 4> cat;
   for (const AccuracyRow& row : rows) {
     peak.push_back(pct_error(row.predicted_peak_bytes, row.measured_peak_bytes));
     for (std::size_t c = 0; c < cat.size(); ++c) {

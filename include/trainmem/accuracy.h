@@ -8,11 +8,16 @@
 
 namespace trainmem {
 
-// Categories the measurement harness records (validation/README), matched to our tenants:
-// parameters = weights; gradients; optimizer = optimizer states + master weights;
-// activations = activations + logits; other = temporaries.
+// Categories the measurement harness records (validation/), in the order records store them.
 inline constexpr std::array<const char*, 5> kMeasuredCategories = {
     "parameters", "gradients", "optimizer", "activations", "other"};
+
+// Categories compared, matched to our tenants: parameters = weights; gradients; optimizer =
+// optimizer states + master weights; activations_and_other = activations + logits + temporaries.
+// MemTracker files the loss's saved log-softmax under activations and its backward buffers under
+// "other", while our logits tenant holds both, so only the sum of the two is comparable.
+inline constexpr std::array<const char*, 4> kCompareCategories = {
+    "parameters", "gradients", "optimizer", "activations_and_other"};
 
 struct AccuracyRow {
   std::string id;
@@ -20,8 +25,8 @@ struct AccuracyRow {
   std::int64_t predicted_peak_bytes = 0;
   std::string measured_phase;
   std::string predicted_phase;
-  std::array<std::int64_t, 5> measured_by_category{};
-  std::array<std::int64_t, 5> predicted_by_category{};
+  std::array<std::int64_t, 4> measured_by_category{};  // kCompareCategories order
+  std::array<std::int64_t, 4> predicted_by_category{};
 };
 
 // (predicted - measured) / measured x 100.
@@ -40,7 +45,7 @@ ErrorStats error_stats(const std::vector<double>& signed_pct_errors);
 
 struct AccuracyReport {
   ErrorStats peak;
-  std::array<ErrorStats, 5> by_category;  // rows where the measured category is non-zero
+  std::array<ErrorStats, 4> by_category;  // rows where the measured category is non-zero
 };
 
 AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows);

@@ -28,8 +28,8 @@ TEST(Accuracy, EvenCountMedianAveragesTheMiddlePair) {
 }
 
 TEST(Accuracy, ReportSkipsCategoriesNotMeasured) {
-  AccuracyRow a{"a", 100, 104, "", "", {50, 0, 0, 0, 0}, {55, 7, 0, 0, 0}};
-  AccuracyRow b{"b", 200, 190, "", "", {100, 0, 0, 0, 0}, {100, 0, 0, 0, 0}};
+  AccuracyRow a{"a", 100, 104, "", "", {50, 0, 0, 0}, {55, 7, 0, 0}};
+  AccuracyRow b{"b", 200, 190, "", "", {100, 0, 0, 0}, {100, 0, 0, 0}};
   const AccuracyReport r = accuracy_report({a, b});
   EXPECT_EQ(r.peak.rows, 2u);
   EXPECT_DOUBLE_EQ(r.peak.max_abs_pct, 5);

@@ -66,8 +66,8 @@ std::string resolve_model(const std::string& model, const std::string& data_file
   return fs::exists(beside) ? beside.string() : model;
 }
 
-std::array<std::int64_t, 5> predicted_categories(const Ledger& ledger, int slot) {
-  std::array<std::int64_t, 5> out{};
+std::array<std::int64_t, 4> predicted_categories(const Ledger& ledger, int slot) {
+  std::array<std::int64_t, 4> out{};
   for (const LedgerItem& i : ledger.items) {
     if (!(i.live & (PhaseMask{1} << slot))) continue;
     switch (i.tenant) {
@@ -83,16 +83,19 @@ std::array<std::int64_t, 5> predicted_categories(const Ledger& ledger, int slot)
         break;
       case Tenant::activations:
       case Tenant::logits:
-        out[3] += i.bytes;
-        break;
       case Tenant::temporaries:
-        out[4] += i.bytes;
+        out[3] += i.bytes;
         break;
       case Tenant::overhead:
         break;
     }
   }
   return out;
+}
+
+std::array<std::int64_t, 4> measured_categories(const MeasurementRecord& r) {
+  const auto& c = r.by_category;
+  return {c[0], c[1], c[2], c[3] + c[4]};
 }
 
 nlohmann::json stats_json(const ErrorStats& s) {
@@ -122,7 +125,7 @@ int run_validate(const ValidateArgs& a) {
     const std::int64_t overhead = t.by_tenant[static_cast<std::size_t>(Tenant::overhead)];
     rows.push_back({r.id, r.peak_bytes, t.peak_bytes - (traced ? overhead : 0),
                     r.peak_phase + (r.peak_step ? fmt::format(" (step {})", r.peak_step) : ""),
-                    slot_name(t.peak_slot), r.by_category,
+                    slot_name(t.peak_slot), measured_categories(r),
                     predicted_categories(ledger, t.peak_slot)});
   }
   const AccuracyReport rep = accuracy_report(rows);
@@ -137,8 +140,8 @@ int run_validate(const ValidateArgs& a) {
                          {"predicted_phase", r.predicted_phase}});
     }
     nlohmann::json by_category = nlohmann::json::object();
-    for (std::size_t c = 0; c < kMeasuredCategories.size(); ++c) {
-      by_category[kMeasuredCategories[c]] = stats_json(rep.by_category[c]);
+    for (std::size_t c = 0; c < kCompareCategories.size(); ++c) {
+      by_category[kCompareCategories[c]] = stats_json(rep.by_category[c]);
     }
     nlohmann::json doc = {{"schema", "trainmem.validation/1"},
                           {"file", a.file},
@@ -162,11 +165,11 @@ int run_validate(const ValidateArgs& a) {
     fmt::print("\n{} rows: peak error median {:.2f}%, p95 {:.2f}%, max {:.2f}%, bias {:+.2f}%\n",
                rows.size(), rep.peak.median_abs_pct, rep.peak.p95_abs_pct, rep.peak.max_abs_pct,
                rep.peak.mean_signed_pct);
-    for (std::size_t c = 0; c < kMeasuredCategories.size(); ++c) {
+    for (std::size_t c = 0; c < kCompareCategories.size(); ++c) {
       const ErrorStats& s = rep.by_category[c];
       if (s.rows == 0) continue;
-      fmt::print("  {:<12} median {:6.2f}%  p95 {:6.2f}%  max {:6.2f}%  ({} rows, at the peak)\n",
-                 kMeasuredCategories[c], s.median_abs_pct, s.p95_abs_pct, s.max_abs_pct, s.rows);
+      fmt::print("  {:<22} median {:6.2f}%  p95 {:6.2f}%  max {:6.2f}%  ({} rows, at the peak)\n",
+                 kCompareCategories[c], s.median_abs_pct, s.p95_abs_pct, s.max_abs_pct, s.rows);
     }
   }
   const bool over = (a.max_median >= 0 && rep.peak.median_abs_pct > a.max_median) ||
