@@ -5,6 +5,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "edit_distance.h"
 #include "embedded_data.h"
 #include "trainmem/load.h"
 
@@ -40,22 +41,6 @@ std::vector<Preset> presets() {
   return out;
 }
 
-// Levenshtein distance, for suggestions.
-std::size_t distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
 }  // namespace
 
 std::vector<PresetInfo> list_presets() {
@@ -88,7 +73,8 @@ std::vector<std::string> nearest_presets(std::string_view name, std::size_t n) {
   const std::string key = lower(name);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const Preset& p : presets()) {
-    const std::size_t d = std::min(distance(key, p.info.id), distance(key, lower(p.info.hf_id)));
+    const std::size_t d =
+        std::min(edit_distance(key, p.info.id), edit_distance(key, lower(p.info.hf_id)));
     scored.emplace_back(d, p.info.id);
   }
   std::sort(scored.begin(), scored.end());

@@ -1,7 +1,7 @@
 // The trainmem.ledger/1 document (docs/formats.md). Integer bytes only; snake_case keys.
 #include <nlohmann/json.hpp>
 
-#include "render/json_internal.h"
+#include "trainmem/json.h"
 #include "trainmem/fit.h"
 #include "trainmem/render.h"
 

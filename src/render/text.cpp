@@ -9,9 +9,8 @@
 #include "trainmem/svg.h"
 
 namespace trainmem {
-namespace {
 
-std::string bar(std::int64_t bytes, std::int64_t scale, int width) {
+std::string proportional_bar(std::int64_t bytes, std::int64_t scale, int width) {
   const int filled = scale <= 0 ? 0
                                 : static_cast<int>(std::lround(static_cast<double>(bytes) /
                                                                static_cast<double>(scale) * width));
@@ -19,6 +18,8 @@ std::string bar(std::int64_t bytes, std::int64_t scale, int width) {
   for (int i = 0; i < width; ++i) out += i < std::clamp(filled, 0, width) ? "█" : "·";
   return out;
 }
+
+namespace {
 
 std::string plan_line(const TrainingPlan& p) {
   std::string method = std::string(name_of(p.method));
@@ -70,7 +71,7 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
     if (total == 0) continue;
     const std::int64_t now = live[static_cast<std::size_t>(k)];
     out += fmt::format("  {:<18} {} {:>10}", tenant_title(static_cast<Tenant>(k)),
-                       bar(now, scale, o.bar_width), format_bytes(now, o.unit));
+                       proportional_bar(now, scale, o.bar_width), format_bytes(now, o.unit));
     if (now != total)
       out += fmt::format("  (up to {} in other phases)", format_bytes(total, o.unit));
     out += "\n";

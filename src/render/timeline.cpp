@@ -11,15 +11,6 @@
 namespace trainmem {
 namespace {
 
-std::string timeline_bar(std::int64_t bytes, std::int64_t scale, int width) {
-  const int filled = scale <= 0 ? 0
-                                : static_cast<int>(std::lround(static_cast<double>(bytes) /
-                                                               static_cast<double>(scale) * width));
-  std::string out;
-  for (int i = 0; i < width; ++i) out += i < std::clamp(filled, 0, width) ? "█" : "·";
-  return out;
-}
-
 // The largest tenants live in `slot`, as "weights 3.2, activations 1.1".
 std::string composition(const Ledger& ledger, int slot, Unit unit) {
   std::array<std::int64_t, kTenantCount> by{};
@@ -50,8 +41,8 @@ std::string render_timeline(const Ledger& ledger, const RenderOptions& o) {
     const std::int64_t bytes = t.by_slot[static_cast<std::size_t>(slot)];
     const Phase phase = static_cast<Phase>(slot % kPhaseCount);
     out += fmt::format("    {:<16} {} {:>10}{}\n", phase_name(phase),
-                       timeline_bar(bytes, t.peak_bytes, o.bar_width), format_bytes(bytes, o.unit),
-                       slot == t.peak_slot ? "  ◀ peak" : "");
+                       proportional_bar(bytes, t.peak_bytes, o.bar_width),
+                       format_bytes(bytes, o.unit), slot == t.peak_slot ? "  ◀ peak" : "");
     const std::string parts = composition(ledger, slot, o.unit);
     if (!parts.empty()) out += fmt::format("    {:<16} {}\n", "", parts);
   }

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "fit_json.h"
 #include "flags.h"
+#include "trainmem/json.h"
 #include "trainmem/load.h"
 #include "trainmem/units.h"
 
@@ -51,7 +52,7 @@ int run_advise(const AdviseArgs& a) {
     const nlohmann::json j = {{"schema", "trainmem.advice/1"},
                               {"model", a.model},
                               {"fits_now", adv.fits_now},
-                              {"now", verdict_json(adv.now)},
+                              {"now", fit_json(adv.now)},
                               {"options", opts}};
     std::cout << j.dump(2) << "\n";
     return 0;

@@ -1,4 +1,4 @@
-// JSON for devices and verdicts, shared by gpus, solve, advise and sweep.
+// JSON for devices, shared by gpus, solve, advise and sweep (verdicts: trainmem/json.h).
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -20,18 +20,6 @@ inline nlohmann::json device_json(const Device& d) {
           {"reserve_rule", d.reserve_rule},
           {"aliases", d.aliases},
           {"note", d.note}};
-}
-
-inline nlohmann::json verdict_json(const Fit& f) {
-  return {{"device", f.device.id},
-          {"device_name", f.device.name},
-          {"capacity_bytes", f.capacity_bytes},
-          {"reserve_bytes", f.reserve_bytes},
-          {"usable_bytes", f.usable_bytes},
-          {"peak_bytes", f.peak_bytes},
-          {"fits", f.fits},
-          {"margin_bytes", f.margin_bytes},
-          {"tight", f.tight}};
 }
 
 }  // namespace trainmem::cli

@@ -1,4 +1,4 @@
-// JSON builders shared by renderers of documents that embed a ledger or a fit.
+// JSON builders for documents that embed a ledger or a fit (estimate, solve, advise, sweep).
 #pragma once
 
 #include <nlohmann/json.hpp>
