@@ -476,6 +476,18 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bo
   return out;
 }
 
+std::int64_t terms_per_token(const std::vector<ActivationTerm>& terms) {
+  std::int64_t n = 0;
+  for (const ActivationTerm& t : terms) n += t.bytes_per_token;
+  return n;
+}
+
+std::int64_t terms_per_score(const std::vector<ActivationTerm>& terms) {
+  std::int64_t n = 0;
+  for (const ActivationTerm& t : terms) n += t.bytes_per_score;
+  return n;
+}
+
 std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSpec& spec,
                          std::int64_t batch, std::int64_t seq) {
   std::int64_t total = 0;

@@ -69,6 +69,10 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_requir
                                         bool norm_trainable, bool lm_head_trainable,
                                         const ActivationSettings& settings);
 
+// Bytes per token, and per attention score, summed over terms.
+std::int64_t terms_per_token(const std::vector<ActivationTerm>& terms);
+std::int64_t terms_per_score(const std::vector<ActivationTerm>& terms);
+
 // Sum of terms for a micro-batch of `batch` sequences of `seq` tokens.
 std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSpec& spec,
                          std::int64_t batch, std::int64_t seq);

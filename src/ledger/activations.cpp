@@ -33,18 +33,6 @@ std::vector<ActivationTerm> drop_scores(std::vector<ActivationTerm> terms) {
   return terms;
 }
 
-std::int64_t per_token(const std::vector<ActivationTerm>& terms) {
-  std::int64_t n = 0;
-  for (const ActivationTerm& t : terms) n += t.bytes_per_token;
-  return n;
-}
-
-std::int64_t per_score(const std::vector<ActivationTerm>& terms) {
-  std::int64_t n = 0;
-  for (const ActivationTerm& t : terms) n += t.bytes_per_score;
-  return n;
-}
-
 // "28 layers x 2,048 tokens x 71,760 B" or, when layers differ, the distinct rows summed.
 std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layers,
                            const Context& ctx) {
@@ -53,8 +41,8 @@ std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layer
   };
   std::vector<Row> rows;
   for (const auto& terms : layers) {
-    const std::int64_t t = per_token(terms);
-    const std::int64_t sc = per_score(terms);
+    const std::int64_t t = terms_per_token(terms);
+    const std::int64_t sc = terms_per_score(terms);
     auto it = std::find_if(rows.begin(), rows.end(),
                            [&](const Row& r) { return r.tok == t && r.score == sc; });
     if (it == rows.end()) {
@@ -171,10 +159,11 @@ void add_activations(const Context& ctx, Items& items) {
   }
   const std::int64_t fin = terms_bytes(la.final_terms, s, p.batch, p.seq);
   if (fin > 0) {
-    items.push_back(
-        {Tenant::activations, "Final norm and lm_head input", fin,
-         fmt::format("{} tokens x {} B/token", with_commas(tokens), per_token(la.final_terms)),
-         "transformers modeling_llama.py (norm, lm_head)", forward_to_backward_start(), true});
+    items.push_back({Tenant::activations, "Final norm and lm_head input", fin,
+                     fmt::format("{} tokens x {} B/token", with_commas(tokens),
+                                 terms_per_token(la.final_terms)),
+                     "transformers modeling_llama.py (norm, lm_head)", forward_to_backward_start(),
+                     true});
   }
   // input_ids (saved by the embedding) and labels, int64; rotary cos/sin for positions (1, s),
   // shared by every layer (LlamaRotaryEmbedding, dtype of the hidden states).

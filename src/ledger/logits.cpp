@@ -14,6 +14,8 @@
 namespace trainmem::ledger {
 namespace {
 
+// Tokens per chunk of TRL's chunked NLL loss (an assumption: see the chunked case below).
+constexpr std::int64_t kChunkedLossTokens = 1024;
 constexpr const char* kLoss = "transformers loss/loss_utils.py ForCausalLMLoss; accounting.md 4.2";
 
 std::int64_t next_pow2(std::int64_t x) {
@@ -83,7 +85,7 @@ void add_logits(const Context& ctx, Items& items) {
       // TRL chunked NLL: lm_head + CE per chunk of tokens under checkpoint, so only one chunk's
       // chain is alive in forward and again (recomputed) in backward. Chunk: 1,024 tokens
       // (assumed; TRL's LossConfig chunk_token_size).
-      const std::int64_t chunk = std::min<std::int64_t>(tokens, 1024);
+      const std::int64_t chunk = std::min<std::int64_t>(tokens, kChunkedLossTokens);
       full_chain(ctx, items, chunk, "Chunk of ", fwd, fwd | in_phase(Phase::backward_start),
                  bstart);
       return;

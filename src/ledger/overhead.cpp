@@ -12,13 +12,18 @@
 
 namespace trainmem::ledger {
 
+// cuBLAS workspace per handle on sm90 (H100/H200): 4,096 KiB x 8 chunks
+// (PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize); autograd's
+// backward thread gets its own handle, so a training step holds two.
+constexpr std::int64_t kCublasWorkspaceBytes = std::int64_t{4096} * 1024 * 8;
+constexpr std::int64_t kCublasHandlesInTraining = 2;
+
 void add_overhead(const Context& ctx, Items& items) {
   if (ctx.plan.convention == Convention::textbook || ctx.plan.framework != "hf") return;
-  constexpr std::int64_t kWorkspace = std::int64_t{4096} * 1024 * 8;
-  items.push_back({Tenant::overhead, "cuBLAS workspaces (forward and backward threads)",
-                   2 * kWorkspace, "2 handles x 4,096 KiB x 8 (sm90 default)",
-                   "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp", from_phase(0, Phase::forward),
-                   true});
+  items.push_back(
+      {Tenant::overhead, "cuBLAS workspaces (forward and backward threads)",
+       kCublasHandlesInTraining * kCublasWorkspaceBytes, "2 handles x 4,096 KiB x 8 (sm90 default)",
+       "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp", from_phase(0, Phase::forward), true});
 }
 
 }  // namespace trainmem::ledger

@@ -2,34 +2,13 @@
 // activations section; research/accounting.md 2.6 and 7.2).
 #include <gtest/gtest.h>
 
+#include "support/models.h"
 #include "trainmem/activation_model.h"
 #include "trainmem/estimate.h"
 #include "trainmem/load.h"
 
 namespace trainmem {
 namespace {
-
-LoadedModel load(const std::string& ref) {
-  auto m = load_model(ref);
-  EXPECT_TRUE(m.ok()) << ref;
-  return m.value();
-}
-
-std::string tiny(const char* name) {
-  return std::string(TRAINMEM_SOURCE_DIR) + "/validation/configs/" + name + ".json";
-}
-
-std::int64_t per_token(const std::vector<ActivationTerm>& terms) {
-  std::int64_t n = 0;
-  for (const ActivationTerm& t : terms) n += t.bytes_per_token;
-  return n;
-}
-
-std::int64_t per_score(const std::vector<ActivationTerm>& terms) {
-  std::int64_t n = 0;
-  for (const ActivationTerm& t : terms) n += t.bytes_per_score;
-  return n;
-}
 
 std::vector<std::vector<ActivationTerm>> layers(const LoadedModel& m, const TrainingPlan& p) {
   const ParameterInventory inv = apply_method(m, p);
@@ -42,33 +21,33 @@ std::vector<std::vector<ActivationTerm>> layers(const LoadedModel& m, const Trai
 
 // Llama-3.1-8B, full FT, bf16, SDPA: 16h + 4ad + 4kv d + 8I + 4a + 8 = 200,840 B/token/layer.
 TEST(Activation, LlamaFullFineTuneSdpa) {
-  const LoadedModel m = load("llama-3.1-8b");
+  const LoadedModel m = testing_support::load_or_fail("llama-3.1-8b");
   TrainingPlan p;
   const auto all = layers(m, p);
   ASSERT_EQ(all.size(), 32u);
-  EXPECT_EQ(per_token(all[0]), 200'840);
-  EXPECT_EQ(per_token(all[31]), 200'840);
-  EXPECT_EQ(per_score(all[0]), 0);
+  EXPECT_EQ(terms_per_token(all[0]), 200'840);
+  EXPECT_EQ(terms_per_token(all[31]), 200'840);
+  EXPECT_EQ(terms_per_score(all[0]), 0);
 }
 
 // Qwen3 adds per-head q/k norms: 6(a+kv)d + 4(a+kv). Tiny config h=128 a=4 kv=2 d=32 I=384:
 // 2,048 + 512 + 256 + 3,072 + 16 + 8 + 1,152 + 24 = 7,088.
 TEST(Activation, Qwen3QkNorm) {
-  const LoadedModel m = load(tiny("qwen3-tiny"));
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
   TrainingPlan p;
   p.precision = Precision::bf16;
   const auto all = layers(m, p);
-  EXPECT_EQ(per_token(all[0]), 7'088);
+  EXPECT_EQ(terms_per_token(all[0]), 7'088);
 }
 
 // Eager: K and V repeated to all heads (+4(a-kv)d), no logsumexp (-4a), 6 B per score.
 TEST(Activation, EagerScoresAndRepeatedKv) {
-  const LoadedModel m = load("llama-3.1-8b");
+  const LoadedModel m = testing_support::load_or_fail("llama-3.1-8b");
   TrainingPlan p;
   p.attention = Attention::eager;
   const auto all = layers(m, p);
-  EXPECT_EQ(per_token(all[0]), 200'840 + 4 * (32 - 8) * 128 - 4 * 32);
-  EXPECT_EQ(per_score(all[0]), 6);
+  EXPECT_EQ(terms_per_token(all[0]), 200'840 + 4 * (32 - 8) * 128 - 4 * 32);
+  EXPECT_EQ(terms_per_score(all[0]), 6);
 }
 
 // LoRA r=16 on the seven projections, fp32 adapters on a bf16 base, no checkpointing. Layer 0:
@@ -76,59 +55,59 @@ TEST(Activation, EagerScoresAndRepeatedKv) {
 // q/k norm fp32 copies 528 + 264; SDPA q,k,v,out,lse 784; o 576; post norm 516; gate/up 2 x 576;
 // MLP 3 x 768; down 4 x 384 + 64. Later layers add the input norm's 516.
 TEST(Activation, LoraCastsEachAdaptedInput) {
-  const LoadedModel m = load(tiny("qwen3-tiny"));
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
   TrainingPlan p;
   p.method = Method::lora;
   p.precision = Precision::bf16;
   const auto all = layers(m, p);
-  EXPECT_EQ(per_token(all[0]), 9'452);
-  EXPECT_EQ(per_token(all[1]), 9'968);
+  EXPECT_EQ(terms_per_token(all[0]), 9'452);
+  EXPECT_EQ(terms_per_token(all[1]), 9'968);
 }
 
 // With dropout > 0 each adapted input also keeps a bool mask (1 B per input element).
 TEST(Activation, LoraDropoutAddsMasks) {
-  const LoadedModel m = load(tiny("qwen3-tiny"));
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
   TrainingPlan p;
   p.method = Method::lora;
   p.precision = Precision::bf16;
   p.lora.dropout = 0.05;
   const auto all = layers(m, p);
   // masks: q,k,v 3 x 128, o 128, gate/up 2 x 128, down 384.
-  EXPECT_EQ(per_token(all[1]), 9'968 + 3 * 128 + 128 + 2 * 128 + 384);
+  EXPECT_EQ(terms_per_token(all[1]), 9'968 + 3 * 128 + 128 + 2 * 128 + 384);
 }
 
 // Freezing the first layers: nothing upstream requires grad, so they save nothing.
 TEST(Activation, FrozenPrefixSavesNothing) {
-  const LoadedModel m = load(tiny("qwen3-tiny"));
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
   TrainingPlan p;
   p.method = Method::freeze;
   p.precision = Precision::bf16;
   p.freeze.train_modules = {"q", "k", "v", "o", "gate", "up", "down", "norm"};
   p.freeze.train_layers = {2, 3};
   const auto all = layers(m, p);
-  EXPECT_EQ(per_token(all[0]), 0);
-  EXPECT_EQ(per_token(all[1]), 0);
-  EXPECT_EQ(per_token(all[2]), 7'088 - 516);  // its input does not require grad
-  EXPECT_EQ(per_token(all[3]), 7'088);
+  EXPECT_EQ(terms_per_token(all[0]), 0);
+  EXPECT_EQ(terms_per_token(all[1]), 0);
+  EXPECT_EQ(terms_per_token(all[2]), 7'088 - 516);  // its input does not require grad
+  EXPECT_EQ(terms_per_token(all[3]), 7'088);
 }
 
 // Korthikanti et al.: s b h (34 + 5 a s / h).
 TEST(Activation, KorthikantiReference) {
-  const LoadedModel m = load("llama-3.1-8b");
+  const LoadedModel m = testing_support::load_or_fail("llama-3.1-8b");
   EXPECT_EQ(korthikanti_layer_bytes(m.spec, 1, 1024), 1024LL * 4096 * 34 + 5LL * 32 * 1024 * 1024);
 }
 
 // MoE (Qwen3-30B-A3B): norms 12h + 8 and the q/k/v input 2h; router fp32 softmax 4E + 12k, per
 // routed copy the gathered input, the expert's 8 I_moe and its output.
 TEST(Activation, MoeRoutedCopies) {
-  const LoadedModel m = load("qwen3-30b-a3b");
+  const LoadedModel m = testing_support::load_or_fail("qwen3-30b-a3b");
   TrainingPlan p;
   const auto all = layers(m, p);
   const std::int64_t h = 2048, a = 32, kv = 4, d = 128, e = 128, k = 8, im = 768;
   const std::int64_t attn =
       14 * h + 8 + 2 * a * d + 4 * kv * d + 2 * a * d + 4 * a + 6 * (a + kv) * d + 4 * (a + kv);
   const std::int64_t moe = 2 * h + 4 * e + 12 * k + k * (2 * h + 8 * im + 2 * h);
-  EXPECT_EQ(per_token(all[0]), attn + moe);
+  EXPECT_EQ(terms_per_token(all[0]), attn + moe);
 }
 
 }  // namespace
@@ -141,24 +120,24 @@ namespace {
 // c_attn input 2h, q/k/v/out 4 x 2h, lse 4a, residual dropout masks 2 x h, c_fc input 2h,
 // NewGELUActivation 4 x 2I, c_proj input 2I.
 TEST(Activation, Gpt2LayerNormGeluDropout) {
-  const LoadedModel m = load("gpt2");
+  const LoadedModel m = testing_support::load_or_fail("gpt2");
   TrainingPlan p;
   const auto all = layers(m, p);
   const std::int64_t h = 768, i = 3072;
-  EXPECT_EQ(per_token(all[1]),
+  EXPECT_EQ(terms_per_token(all[1]),
             2 * (2 * h + 8) + 2 * h + 8 * h + 48 + 2 * h + 2 * h + 8 * i + 2 * i);
 }
 
 // Padding mask with SDPA: K and V repeated to all heads and a float mask per b x s x s.
 TEST(Activation, PaddingMaskRepeatsKv) {
-  const LoadedModel m = load("llama-3.1-8b");
+  const LoadedModel m = testing_support::load_or_fail("llama-3.1-8b");
   TrainingPlan p;
   ActivationSettings cfg = activation_settings(p);
   cfg.padding_mask = true;
   const auto plans = layer_plans(m.spec, apply_method(m, p), p);
   const auto terms = layer_terms(m.spec, plans[1], cfg);
-  EXPECT_EQ(per_token(terms), 200'840 + 4 * (32 - 8) * 128);
-  EXPECT_EQ(terms_bytes(terms, m.spec, 1, 1024) - per_token(terms) * 1024, 2LL * 1024 * 1024);
+  EXPECT_EQ(terms_per_token(terms), 200'840 + 4 * (32 - 8) * 128);
+  EXPECT_EQ(terms_bytes(terms, m.spec, 1, 1024) - terms_per_token(terms) * 1024, 2LL * 1024 * 1024);
 }
 
 }  // namespace

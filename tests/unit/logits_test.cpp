@@ -2,17 +2,12 @@
 // start of backward (accounting.md 4.2), TRL's chunk, Liger's fused chunk (hand-computed).
 #include <gtest/gtest.h>
 
+#include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/load.h"
 
 namespace trainmem {
 namespace {
-
-LoadedModel tiny() {
-  auto m = load_model(std::string(TRAINMEM_SOURCE_DIR) + "/validation/configs/qwen3-tiny.json");
-  EXPECT_TRUE(m.ok());
-  return m.value();
-}
 
 std::int64_t logits_in(const Ledger& l, int step, Phase p) {
   std::int64_t n = 0;
@@ -29,7 +24,7 @@ TEST(Logits, FullLossPhases) {
   p.precision = Precision::bf16;
   p.batch = 2;
   p.seq = 128;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   EXPECT_EQ(logits_in(l, 1, Phase::forward), 10 * kNV);
   EXPECT_EQ(logits_in(l, 1, Phase::end_of_forward), 4 * kNV);
   EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 12 * kNV);
@@ -41,7 +36,7 @@ TEST(Logits, Fp32ModelHasNoUpcast) {
   p.precision = Precision::fp32;
   p.batch = 2;
   p.seq = 128;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   EXPECT_EQ(logits_in(l, 1, Phase::forward), 8 * kNV);
   EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 12 * kNV);
 }
@@ -52,7 +47,7 @@ TEST(Logits, ChunkedHoldsOneChunk) {
   p.batch = 4;
   p.seq = 1024;  // 4,096 tokens, chunk 1,024
   p.loss = Loss::chunked;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 12 * 1024 * 8192);
 }
 
@@ -62,7 +57,7 @@ TEST(Logits, FusedLinearCrossEntropy) {
   p.batch = 2;
   p.seq = 128;
   p.loss = Loss::fused;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   // chunk = next_pow2(ceil(256 / ceil(8192 / 128))) = 4 tokens; grad_input 256 x 128 x 2;
   // grad_weight 8192 x 128 x 2 (lm_head trains).
   const std::int64_t chunk = 4 * 8192 * 2;
@@ -74,7 +69,7 @@ TEST(Logits, FusedLinearCrossEntropy) {
 TEST(Logits, TextbookIsBf16Logits) {
   TrainingPlan p;
   p.convention = Convention::textbook;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   EXPECT_EQ(logits_in(l, 0, Phase::loaded), 1024 * 8192 * 2);
 }
 

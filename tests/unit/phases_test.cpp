@@ -2,17 +2,12 @@
 // the steady state, and gradient accumulation.
 #include <gtest/gtest.h>
 
+#include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/load.h"
 
 namespace trainmem {
 namespace {
-
-LoadedModel tiny() {
-  auto m = load_model(std::string(TRAINMEM_SOURCE_DIR) + "/validation/configs/qwen3-tiny.json");
-  EXPECT_TRUE(m.ok());
-  return m.value();
-}
 
 int slot(int step, Phase p) {
   return step * kPhaseCount + static_cast<int>(p);
@@ -31,7 +26,7 @@ TEST(Phases, PeakAtBackwardStartOfTheSteadyState) {
   p.precision = Precision::bf16;
   p.batch = 2;
   p.seq = 128;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   const Totals t = totals(l);
   EXPECT_EQ(t.peak_slot, slot(1, Phase::backward_start));
   // No parameter gradient exists yet at the start of backward (grad_accum 1).
@@ -49,7 +44,7 @@ TEST(Phases, GradientAccumulationKeepsGradientsAtBackwardStart) {
   TrainingPlan p;
   p.precision = Precision::bf16;
   p.grad_accum = 4;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   EXPECT_GT(tenant_in(l, Tenant::gradients, slot(1, Phase::backward_start)), 0);
   EXPECT_GT(tenant_in(l, Tenant::gradients, slot(1, Phase::forward)), 0);
 }
@@ -58,7 +53,7 @@ TEST(Phases, OptimizerStepScratchOnlyInTheStep) {
   TrainingPlan p;
   p.precision = Precision::bf16;
   p.optimizer_impl = OptimizerImpl::foreach;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   for (const LedgerItem& i : l.items) {
     if (i.label.rfind("Optimizer step scratch", 0) != 0) continue;
     EXPECT_EQ(i.live, phase_bit(0, Phase::optimizer_step) | phase_bit(1, Phase::optimizer_step));
@@ -66,7 +61,7 @@ TEST(Phases, OptimizerStepScratchOnlyInTheStep) {
 }
 
 TEST(Phases, OverheadIsItsOwnTenant) {
-  const Ledger l = estimate(tiny(), TrainingPlan{});
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), TrainingPlan{});
   EXPECT_EQ(totals(l).by_tenant[static_cast<std::size_t>(Tenant::overhead)], 64LL << 20);
 }
 
@@ -91,9 +86,13 @@ TEST(Temporaries, AutocastWeightCopies) {
   p.precision = Precision::autocast_bf16;
   p.batch = 2;
   p.seq = 128;
-  EXPECT_EQ(item(estimate(tiny(), p), "Autocast bf16 copies of the fp32 weights"), 3'670'016);
+  EXPECT_EQ(item(estimate(testing_support::validation_model("qwen3-tiny"), p),
+                 "Autocast bf16 copies of the fp32 weights"),
+            3'670'016);
   p.checkpointing = Checkpointing::full;
-  EXPECT_EQ(item(estimate(tiny(), p), "Autocast bf16 copies of the fp32 weights"), 2'097'152);
+  EXPECT_EQ(item(estimate(testing_support::validation_model("qwen3-tiny"), p),
+                 "Autocast bf16 copies of the fp32 weights"),
+            2'097'152);
 }
 
 // Checkpointing keeps L x N x h x 2 B; the recomputed layer is one layer's saved set.
@@ -103,7 +102,7 @@ TEST(Temporaries, CheckpointedInputsAndRecompute) {
   p.batch = 2;
   p.seq = 128;
   p.checkpointing = Checkpointing::full;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   EXPECT_EQ(item(l, "Checkpointed layer inputs (hidden states)"), 4 * 256 * 128 * 2);
   EXPECT_EQ(item(l, "Recomputed layer during its backward"), 256 * 7'088);
   EXPECT_EQ(item(l, "Backward transient inside one layer"), 2 * 256 * 384 * 2);
@@ -113,7 +112,7 @@ TEST(Temporaries, CheckpointedInputsAndRecompute) {
 TEST(Temporaries, QloraDequantisedWeight) {
   TrainingPlan p;
   p.method = Method::qlora;
-  const Ledger l = estimate(tiny(), p);
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   EXPECT_EQ(item(l, "QLoRA: dequantised copy of the largest 4-bit weight"),
             49'152 * 2 + 49'152 / 64 * 4);
 }
