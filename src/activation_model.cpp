@@ -123,6 +123,27 @@ void eager_scores(Sink& s, const ModelSpec& spec, const ActivationSettings& cfg)
   }
 }
 
+// What attention keeps for backward after the scores: eager's probabilities (and the o_proj input
+// it makes with transpose + contiguous), or a fused kernel's output and logsumexp, whose output
+// the o_proj input shares. `value_width` is heads x value head width.
+void attention_output(Sink& s, const ModelSpec& spec, const LayerPlan& l, std::int64_t value_width,
+                      const char* src, const ActivationSettings& cfg) {
+  const int e = cfg.compute_bytes;
+  if (cfg.attention == Attention::eager) {
+    eager_scores(s, spec, cfg);
+    linear_inputs(s, "o_proj input", value_width, e, count(l.trainable, {Role::o}),
+                  count(l.adapted, {Role::o}), false, cfg);
+    return;
+  }
+  s.token("attention output (shared with the o_proj input)", e * value_width, src);
+  s.token("attention logsumexp, fp32", 4 * spec.heads, src);
+  if (cfg.padding_mask && cfg.attention == Attention::sdpa) {
+    s.pair("SDPA: float copy of the bool padding mask", e,
+           "PyTorch aten attention.cpp convert_boolean_attn_mask");
+  }
+  linear_inputs(s, "o_proj input", value_width, e, 0, count(l.adapted, {Role::o}), true, cfg);
+}
+
 // Returns whether the attention output requires grad.
 bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg,
                      const ActivationSettings& cfg) {
@@ -152,15 +173,7 @@ bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in
     s.token("MLA: full-head q (nope + rope)", e * a * qk, src);
     s.token("MLA: full-head k (nope + rope)", e * a * qk, src);
     s.token("MLA: kv_b output kept alive by the v view", e * a * (m.qk_nope_head_dim + vd), src);
-    if (eager) {
-      eager_scores(s, spec, cfg);
-      linear_inputs(s, "o_proj input", a * vd, e, count(l.trainable, {Role::o}),
-                    count(l.adapted, {Role::o}), false, cfg);
-    } else {
-      s.token("attention output (shared with the o_proj input)", e * a * vd, src);
-      s.token("attention logsumexp, fp32", 4 * a, src);
-      linear_inputs(s, "o_proj input", a * vd, e, 0, count(l.adapted, {Role::o}), true, cfg);
-    }
+    attention_output(s, spec, l, a * vd, src, cfg);
     return true;
   }
   const std::int64_t d = spec.head_dim;
@@ -194,19 +207,7 @@ bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in
           e * kv_saved * d, src);
   s.token(repeat ? "attention: v repeated to all heads (repeat_kv)" : "attention: v (GQA heads)",
           e * kv_saved * d, src);
-  if (eager) {
-    eager_scores(s, spec, cfg);
-    linear_inputs(s, "o_proj input", a * d, e, count(l.trainable, {Role::o}),
-                  count(l.adapted, {Role::o}), false, cfg);
-  } else {
-    s.token("attention output (shared with the o_proj input)", e * a * d, src);
-    s.token("attention logsumexp, fp32", 4 * a, src);
-    if (cfg.padding_mask && cfg.attention == Attention::sdpa) {
-      s.pair("SDPA: float copy of the bool padding mask", e,
-             "PyTorch aten attention.cpp convert_boolean_attn_mask");
-    }
-    linear_inputs(s, "o_proj input", a * d, e, 0, count(l.adapted, {Role::o}), true, cfg);
-  }
+  attention_output(s, spec, l, a * d, src, cfg);
   return true;
 }
 

@@ -23,20 +23,14 @@ struct AdviseArgs {
 };
 
 int run_advise(const AdviseArgs& a) {
-  auto plan = make_plan(a.plan);
-  if (!plan) return report(plan.error());
-  auto device = make_device(a.device);
-  if (!device) return report(device.error());
-  if (!device.value()) {
+  auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
+  if (!in) return report(in.error());
+  if (!in->device) {
     return report(Error{ErrorCode::usage, "", "--gpu", "advise needs --gpu NAME or --memory SIZE"});
   }
-  auto options = make_render_options(a.output);
-  if (!options) return report(options.error());
-  auto model = load_model(a.model);
-  if (!model) return report(model.error());
 
-  const Advice adv = advise(model.value(), plan.value(), *device.value());
-  const Unit u = options->unit;
+  const Advice adv = advise(in->model, in->plan, *in->device);
+  const Unit u = in->options.unit;
   if (a.output.json) {
     nlohmann::json opts = nlohmann::json::array();
     for (const AdviceOption& o : adv.options) {

@@ -23,31 +23,25 @@ struct EstimateArgs {
 };
 
 int run_estimate(const EstimateArgs& a, bool explain) {
-  auto plan = make_plan(a.plan);
-  if (!plan) return report(plan.error());
-  auto device = make_device(a.device);
-  if (!device) return report(device.error());
-  auto options = make_render_options(a.output);
-  if (!options) return report(options.error());
-  auto model = load_model(a.model);
-  if (!model) return report(model.error());
+  auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
+  if (!in) return report(in.error());
 
-  const Ledger ledger = estimate(model.value(), plan.value());
+  const Ledger ledger = estimate(in->model, in->plan);
   std::optional<Fit> verdict;
-  if (device.value()) verdict = fit(totals(ledger), *device.value());
+  if (in->device) verdict = fit(totals(ledger), *in->device);
   const Fit* f = verdict ? &*verdict : nullptr;
   if (!a.svg.empty()) {
     std::ofstream svg_out(a.svg);
-    svg_out << render_svg_budget(ledger, f, options.value());
+    svg_out << render_svg_budget(ledger, f, in->options);
     if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
     std::cout << render_json(ledger, f);
   } else if (explain) {
-    std::cout << render_explain(ledger, options.value());
+    std::cout << render_explain(ledger, in->options);
   } else {
-    std::cout << render_text(ledger, f, options.value());
-    if (a.timeline) std::cout << "\n" << render_timeline(ledger, options.value());
+    std::cout << render_text(ledger, f, in->options);
+    if (a.timeline) std::cout << "\n" << render_timeline(ledger, in->options);
   }
   // Exit 3 only on request, so scripts can gate on "does not fit".
   return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;

@@ -181,6 +181,19 @@ Result<RenderOptions> make_render_options(const OutputFlags& f) {
                fmt::format("'{}' is not one of: gib, gb, mib, bytes", f.units)};
 }
 
+Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFlags& plan,
+                                          const DeviceFlags& device, const OutputFlags& output) {
+  auto p = make_plan(plan);
+  if (!p) return p.error();
+  auto d = make_device(device);
+  if (!d) return d.error();
+  auto o = make_render_options(output);
+  if (!o) return o.error();
+  auto m = load_model(model);
+  if (!m) return m.error();
+  return PricingInputs{std::move(p).value(), std::move(d).value(), o.value(), std::move(m).value()};
+}
+
 int report(const Error& error) {
   std::cerr << "trainmem: error: " << error.message() << "\n";
   return error.code == ErrorCode::usage ? 2 : 1;

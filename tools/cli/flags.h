@@ -47,6 +47,17 @@ Result<TrainingPlan> make_plan(const PlanFlags& flags);
 Result<std::optional<Device>> make_device(const DeviceFlags& flags);
 Result<RenderOptions> make_render_options(const OutputFlags& flags);
 
+// What every pricing subcommand reads from its flags: the plan, the device (nullopt without
+// --memory/--gpu), the render options and the model, parsed in that order; the first error wins.
+struct PricingInputs {
+  TrainingPlan plan;
+  std::optional<Device> device;
+  RenderOptions options;
+  LoadedModel model;
+};
+Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFlags& plan,
+                                          const DeviceFlags& device, const OutputFlags& output);
+
 // Prints "trainmem: error: MESSAGE" and returns the exit code for the error (1, or 2 for usage).
 int report(const Error& error);
 

@@ -32,17 +32,11 @@ int run_solve(const SolveArgs& a) {
                                     "smallest-tier",
                                     a.target)});
   }
-  auto plan = make_plan(a.plan);
-  if (!plan) return report(plan.error());
   const bool by_device = *target == SolveFor::smallest_gpu || *target == SolveFor::smallest_tier;
   DeviceFlags device_flags = a.device;
   if (by_device) device_flags.reserve.clear();  // applies to every candidate instead
-  auto device = make_device(device_flags);
-  if (!device) return report(device.error());
-  auto options = make_render_options(a.output);
-  if (!options) return report(options.error());
-  auto model = load_model(a.model);
-  if (!model) return report(model.error());
+  auto in = read_pricing_inputs(a.model, a.plan, device_flags, a.output);
+  if (!in) return report(in.error());
 
   SolveOptions so;
   so.step = a.step;
@@ -51,10 +45,10 @@ int run_solve(const SolveArgs& a) {
     if (!bytes) return report(bytes.error());
     so.reserve_bytes = bytes.value();
   }
-  auto r = solve(model.value(), plan.value(), device.value(), *target, so);
+  auto r = solve(in->model, in->plan, in->device, *target, so);
   if (!r) return report(r.error());
   const SolveResult& s = r.value();
-  const Unit u = options->unit;
+  const Unit u = in->options.unit;
 
   if (a.output.json) {
     nlohmann::json j = {{"schema", "trainmem.solve/1"},

@@ -73,31 +73,25 @@ int run_sweep(const SweepArgs& a) {
   if (both && !a.values.empty()) {
     return report(Error{ErrorCode::usage, "", "--values", "give --values with one axis only"});
   }
-  auto plan = make_plan(a.plan);
-  if (!plan) return report(plan.error());
-  auto device = make_device(a.device);
-  if (!device) return report(device.error());
-  auto options = make_render_options(a.output);
-  if (!options) return report(options.error());
-  std::vector<std::int64_t> values = default_sweep_values(*axis, plan.value());
+  auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
+  if (!in) return report(in.error());
+  std::vector<std::int64_t> values = default_sweep_values(*axis, in->plan);
   if (!a.values.empty()) {
     auto v = parse_values(a.values);
     if (!v) return report(v.error());
     values = v.value();
   }
-  auto model = load_model(a.model);
-  if (!model) return report(model.error());
 
   std::vector<Sweep> sweeps;
-  sweeps.push_back(sweep(model.value(), plan.value(), *axis, values, device.value()));
+  sweeps.push_back(sweep(in->model, in->plan, *axis, values, in->device));
   if (both) {
-    sweeps.push_back(sweep(model.value(), plan.value(), SweepAxis::seq,
-                           default_sweep_values(SweepAxis::seq, plan.value()), device.value()));
+    sweeps.push_back(sweep(in->model, in->plan, SweepAxis::seq,
+                           default_sweep_values(SweepAxis::seq, in->plan), in->device));
   }
   if (!a.svg.empty()) {
     std::ofstream out(a.svg);
-    out << (both ? render_svg_sweep_pair(sweeps[0], sweeps[1], options.value())
-                 : render_svg_sweep(sweeps[0], options.value()));
+    out << (both ? render_svg_sweep_pair(sweeps[0], sweeps[1], in->options)
+                 : render_svg_sweep(sweeps[0], in->options));
     if (!out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
@@ -110,12 +104,12 @@ int run_sweep(const SweepArgs& a) {
     } else {
       j["points"] = points_json(sweeps[0]);
     }
-    if (device.value()) j["device"] = device_json(*device.value());
+    if (in->device) j["device"] = device_json(*in->device);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
   for (std::size_t i = 0; i < sweeps.size(); ++i) {
-    std::cout << (i > 0 ? "\n" : "") << points_text(sweeps[i], options->unit);
+    std::cout << (i > 0 ? "\n" : "") << points_text(sweeps[i], in->options.unit);
   }
   if (!a.svg.empty()) std::cout << "SVG written to " << a.svg << "\n";
   return 0;
