@@ -3,7 +3,7 @@
 # so `make run` and `make test` work on a fresh machine and cost nothing on a warm one.
 set -euo pipefail
 packages=(cmake ninja-build g++ make nlohmann-json3-dev libcli11-dev libfmt-dev googletest
-          libgtest-dev libbenchmark-dev clang-format python3-dev)
+          libgtest-dev libbenchmark-dev clang-format python3-dev libyaml-cpp-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

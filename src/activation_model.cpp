@@ -251,6 +251,7 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
       cfg.compute_bytes = 4;
       break;
     case Precision::autocast_bf16:
+    case Precision::autocast_fp16:
       cfg.autocast = true;
       cfg.stream_bytes = 4;
       cfg.compute_bytes = 2;
@@ -276,47 +277,8 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
 
 namespace {
 
-RoleSet target_roles(const std::vector<std::string>& targets, bool& experts) {
-  RoleSet out = 0;
-  const RoleSet attn = role_bit(Role::q) | role_bit(Role::k) | role_bit(Role::v) |
-                       role_bit(Role::o) | role_bit(Role::qkv) | role_bit(Role::q_a) |
-                       role_bit(Role::q_b) | role_bit(Role::kv_a) | role_bit(Role::kv_b);
-  const RoleSet mlp =
-      role_bit(Role::gate) | role_bit(Role::up) | role_bit(Role::down) | role_bit(Role::gate_up);
-  for (std::string t : targets) {
-    if (t.size() > 5 && t.substr(t.size() - 5) == "_proj") t = t.substr(0, t.size() - 5);
-    if (t == "all-linear" || t == "all_linear") {
-      out |= attn | mlp;
-      experts = true;
-    } else if (t == "attention") {
-      out |= attn;
-    } else if (t == "mlp") {
-      out |= mlp;
-    } else if (t == "experts") {
-      experts = true;
-    } else if (t == "q") {
-      out |= role_bit(Role::q) | role_bit(Role::q_a) | role_bit(Role::q_b);
-    } else if (t == "k" || t == "v") {
-      out |= role_bit(t == "k" ? Role::k : Role::v) | role_bit(Role::kv_a) | role_bit(Role::kv_b);
-    } else if (t == "o") {
-      out |= role_bit(Role::o);
-    } else if (t == "gate") {
-      out |= role_bit(Role::gate) | role_bit(Role::gate_up);
-    } else if (t == "up") {
-      out |= role_bit(Role::up) | role_bit(Role::gate_up);
-    } else if (t == "down") {
-      out |= role_bit(Role::down);
-    } else if (t == "qkv") {
-      out |= role_bit(Role::qkv);
-    } else if (t == "router") {
-      out |= role_bit(Role::router);
-    }
-  }
-  return out;
-}
-
 bool is_adapter_group(const TensorGroup& g) {
-  return g.name.find("lora_") != std::string::npos || g.name.find("adapter") != std::string::npos;
+  return g.adapter != AdapterPart::none;
 }
 
 }  // namespace
@@ -325,16 +287,13 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
                                    const TrainingPlan& plan) {
   std::vector<LayerPlan> out(static_cast<std::size_t>(spec.layers));
   const bool lora = plan.method == Method::lora || plan.method == Method::qlora;
-  bool adapted_experts = false;
-  RoleSet adapted = 0;
-  // Adapters as apply_method appended them (".lora_A" beside the base tensor, same role and
-  // layers); the plan's target names are the fallback when the inventory carries none.
+  // Adapters as apply_method appended them (lora_A beside the base tensor, same role and layers):
+  // the inventory is the one place targets resolve, so a target that reached nothing adds no
+  // adapter activations.
   std::vector<RoleSet> adapted_by_layer(out.size(), 0);
   std::vector<bool> experts_by_layer(out.size(), false);
-  bool found_adapters = false;
   for (const TensorGroup& g : inv.groups) {
-    if (g.mtp || g.name.find("lora_A") == std::string::npos || g.layer_first < 0) continue;
-    found_adapters = true;
+    if (g.mtp || g.adapter != AdapterPart::lora_a || g.layer_first < 0) continue;
     for (std::int64_t i = g.layer_first; i <= g.layer_last && i < spec.layers; ++i) {
       const auto k = static_cast<std::size_t>(i);
       if (g.expert == ExpertKind::routed) {
@@ -344,7 +303,6 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
       }
     }
   }
-  if (lora && !found_adapters) adapted = target_roles(plan.lora.targets, adapted_experts);
   bool embedding_trains = false;
   for (const TensorGroup& g : inv.groups) {
     if (g.mtp || !g.trainable || is_adapter_group(g)) continue;
@@ -378,9 +336,8 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
   for (std::int64_t i = 0; i < spec.layers; ++i) {
     LayerPlan& l = out[static_cast<std::size_t>(i)];
     l.layer = i;
-    l.adapted = adapted | adapted_by_layer[static_cast<std::size_t>(i)];
-    l.adapted_experts =
-        (adapted_experts || experts_by_layer[static_cast<std::size_t>(i)]) && is_moe_layer(spec, i);
+    l.adapted = adapted_by_layer[static_cast<std::size_t>(i)];
+    l.adapted_experts = experts_by_layer[static_cast<std::size_t>(i)] && is_moe_layer(spec, i);
     l.input_requires_grad = rg;
     rg = rg || l.trainable || l.trainable_routed || l.trainable_shared || l.adapted ||
          l.adapted_experts;

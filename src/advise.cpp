@@ -26,8 +26,8 @@ std::vector<Change> candidates(const TrainingPlan& plan) {
     out.push_back({"chunked cross-entropy loss", "--loss chunked",
                    "no quality change; a little more kernel launch overhead", 1,
                    [](TrainingPlan& p) { p.loss = Loss::chunked; }, false});
-    out.push_back({"fused linear cross-entropy (Liger)", "--loss fused",
-                   "no quality change; needs the Liger kernels installed", 2,
+    out.push_back({"fused linear cross-entropy (Liger: use_liger_kernel=True in the HF Trainer)",
+                   "--loss fused", "no quality change; needs the liger-kernel package", 2,
                    [](TrainingPlan& p) { p.loss = Loss::fused; }});
   }
   if (plan.attention == Attention::eager) {
@@ -43,6 +43,12 @@ std::vector<Change> candidates(const TrainingPlan& plan) {
     out.push_back({"full activation checkpointing", "--checkpointing full",
                    "about 30-40% more compute: every layer's forward runs twice", 4,
                    [](TrainingPlan& p) { p.checkpointing = Checkpointing::full; }});
+  }
+  if (plan.optimizer_impl != OptimizerImpl::fused && plan.optimizer == OptimizerKind::adamw) {
+    // torch/optim/adamw.py _fused_adamw: one kernel per group, no step scratch.
+    out.push_back({"fused AdamW step (HF optim adamw_torch_fused)", "--optimizer-impl fused",
+                   "no quality change; the HF Trainer's default on current torch", 0,
+                   [](TrainingPlan& p) { p.optimizer_impl = OptimizerImpl::fused; }});
   }
   if (plan.optimizer_impl == OptimizerImpl::foreach) {
     out.push_back({"for-loop optimizer step", "--optimizer-impl for-loop",

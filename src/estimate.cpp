@@ -75,7 +75,8 @@ std::vector<std::string> notes(const ledger::Context& ctx) {
 
 }  // namespace
 
-Ledger estimate(const LoadedModel& model, const TrainingPlan& plan) {
+Ledger estimate(const LoadedModel& model, const TrainingPlan& as_given) {
+  const TrainingPlan plan = under_convention(as_given);
   ledger::Context ctx{model, plan, apply_method(model, plan)};
   ctx.params_total = params_total(model.inventory);
   ctx.params_trainable = params_trainable(ctx.inventory);

@@ -14,15 +14,10 @@
 
 #include "trainmem/estimate.h"
 #include "trainmem/precision.h"
+#include "trainmem/vocabulary.h"
 
 namespace trainmem {
 namespace {
-
-constexpr std::array<std::string_view, 19> kTargetNames = {
-    "q",    "k",       "v",     "o",      "gate",       "up",
-    "down", "lm_head", "embed", "router", "experts",    "shared_experts",
-    "q_a",  "q_b",     "kv_a",  "kv_b",   "all-linear", "attention",
-    "mlp"};
 
 bool has(const std::vector<std::string>& targets, std::string_view name) {
   return std::find(targets.begin(), targets.end(), name) != targets.end();
@@ -77,13 +72,16 @@ void append_adapter(ParameterInventory& out, const TensorGroup& base, std::int64
   a.dtype = dtype;
   const std::int64_t r = plan.lora.rank;
   a.name = name_stem + (embedding ? ".lora_embedding_A" : ".lora_A.weight");
+  a.adapter = AdapterPart::lora_a;
   a.shape = {r, in_features};
   out.groups.push_back(a);
   a.name = name_stem + (embedding ? ".lora_embedding_B" : ".lora_B.weight");
+  a.adapter = AdapterPart::lora_b;
   a.shape = {out_features, r};
   out.groups.push_back(a);
   if (plan.lora.dora) {
     a.name = name_stem + ".lora_magnitude_vector";
+    a.adapter = AdapterPart::magnitude;
     a.shape = {out_features};
     out.groups.push_back(a);
   }
@@ -234,15 +232,18 @@ void apply_freeze(const TrainingPlan& plan, ParameterInventory& inv) {
 }  // namespace
 
 std::vector<std::string_view> lora_target_names() {
-  return {kTargetNames.begin(), kTargetNames.end()};
+  std::vector<std::string_view> out;
+  for (const Term& t : lora_target_vocabulary().terms) out.push_back(t.name);
+  return out;
 }
 
 bool is_lora_target_name(std::string_view name) {
-  return std::find(kTargetNames.begin(), kTargetNames.end(), name) != kTargetNames.end();
+  const Term* t = find_term(lora_target_vocabulary(), name);
+  return t != nullptr && t->name == name;
 }
 
 bool is_adapter(const TensorGroup& g) {
-  return g.name.find(".lora_") != std::string::npos || g.name.rfind("lm_head.lora_", 0) == 0;
+  return g.adapter != AdapterPart::none;
 }
 
 bool targets_group(const std::vector<std::string>& t, const TensorGroup& g) {
@@ -257,8 +258,8 @@ bool targets_group(const std::vector<std::string>& t, const TensorGroup& g) {
       return attn || has(t, "v");
     case Role::o:
       return attn || has(t, "o");
-    case Role::qkv:  // Phi-3's fused projection: naming any of q, k, v reaches it
-      return attn || has(t, "q") || has(t, "k") || has(t, "v");
+    case Role::qkv:  // Phi-3's fused projection: naming it or any of q, k, v reaches it
+      return attn || has(t, "qkv") || has(t, "q") || has(t, "k") || has(t, "v");
     case Role::q_a:
     case Role::q_b:
       return attn || has(t, "q") || has(t, role_name(g.role));
@@ -270,7 +271,7 @@ bool targets_group(const std::vector<std::string>& t, const TensorGroup& g) {
     case Role::up:
       return mlp_target(t, g, "up");
     case Role::gate_up:  // Phi-3's fused gate_up_proj
-      return mlp_target(t, g, "gate") || mlp_target(t, g, "up");
+      return mlp_target(t, g, "gate_up") || mlp_target(t, g, "gate") || mlp_target(t, g, "up");
     case Role::down:
       return mlp_target(t, g, "down");
     case Role::router:

@@ -1,5 +1,7 @@
 #include "trainmem/model.h"
 
+#include <fmt/format.h>
+
 namespace trainmem {
 
 std::string_view source_kind_name(SourceKind kind) {
@@ -22,6 +24,15 @@ LoadedModel model_from_spec(ModelSpec spec, SourceKind source, std::string detai
   model.spec = std::move(spec);
   model.source = source;
   model.source_detail = std::move(detail);
+  // A preset is a published config read as-is; a file the user names may omit keys.
+  if (source != SourceKind::preset && !model.spec.defaulted_keys.empty()) {
+    std::string keys;
+    for (const std::string& k : model.spec.defaulted_keys) keys += (keys.empty() ? "" : ", ") + k;
+    model.notes.push_back(fmt::format(
+        "The config omits keys that transformers' {} config class fills with its defaults; "
+        "trainmem uses the same defaults: {}.",
+        model.spec.model_type, keys));
+  }
   return model;
 }
 

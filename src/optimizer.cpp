@@ -20,6 +20,8 @@ const std::vector<OptimizerRow> kTable = {
      false, "torch/optim/sgd.py momentum_buffer = clone(grad)"},
     {OptimizerKind::lion, "lion", 1, false, false, false, StateStorage::param_dtype, false,
      "Chen et al. 2023, arXiv:2302.06675 (one exp_avg state)"},
+    {OptimizerKind::lion_8bit, "lion-8bit", 1, false, false, false, StateStorage::blockwise_8bit,
+     false, "bitsandbytes/optim/lion.py Lion8bit (Optimizer1State, optim_bits=8)"},
     {OptimizerKind::adam_mini, "adam-mini", 1, false, true, false, StateStorage::param_dtype, false,
      "Zhang et al. 2024, arXiv:2406.16793 (m per element, v per block)"},
     {OptimizerKind::muon, "muon", 1, false, false, true, StateStorage::param_dtype, false,

@@ -39,6 +39,10 @@ TrainingPlan table_plan(Method method, Convention convention) {
   p.batch = 1;
   p.seq = 1024;
   p.checkpointing = Checkpointing::full;
+  // The recipe the table was published with (docs/method.md): bf16 weights with an fp32 master
+  // copy, AdamW with foreach, whatever the command line's defaults are now.
+  p.precision = Precision::bf16_mixed;
+  p.optimizer_impl = OptimizerImpl::foreach;
   p.lora.rank = 16;
   p.lora.targets = {"q", "k", "v", "o", "gate", "up", "down"};
   return p;

@@ -7,10 +7,13 @@
 #include <utility>
 
 #include "trainmem/method.h"
+#include "trainmem/vocabulary.h"
 
 namespace trainmem {
 namespace {
 
+// The enum value of each canonical name in the vocabulary (vocabulary.cpp holds the names, their
+// aliases and meanings; these tables only tie a canonical name to its enum value).
 template <class E, std::size_t N>
 using Names = std::array<std::pair<E, std::string_view>, N>;
 
@@ -18,12 +21,13 @@ constexpr Names<Method, 4> kMethods{{{Method::full, "full"},
                                      {Method::lora, "lora"},
                                      {Method::qlora, "qlora"},
                                      {Method::freeze, "freeze"}}};
-constexpr Names<Precision, 5> kPrecisions{{{Precision::bf16_mixed, "bf16-mixed"},
+constexpr Names<Precision, 6> kPrecisions{{{Precision::autocast_bf16, "bf16-mixed"},
                                            {Precision::bf16, "bf16"},
-                                           {Precision::fp16_mixed, "fp16-mixed"},
-                                           {Precision::fp32, "fp32"},
-                                           {Precision::autocast_bf16, "autocast-bf16"}}};
-constexpr Names<OptimizerKind, 10> kOptimizers{
+                                           {Precision::bf16_mixed, "bf16-fp32-master"},
+                                           {Precision::autocast_fp16, "fp16-mixed"},
+                                           {Precision::fp16_mixed, "fp16-fp32-master"},
+                                           {Precision::fp32, "fp32"}}};
+constexpr Names<OptimizerKind, 11> kOptimizers{
     {{OptimizerKind::adamw, "adamw"},
      {OptimizerKind::adamw_8bit, "adamw-8bit"},
      {OptimizerKind::paged_adamw, "paged-adamw"},
@@ -32,6 +36,7 @@ constexpr Names<OptimizerKind, 10> kOptimizers{
      {OptimizerKind::sgd, "sgd"},
      {OptimizerKind::sgd_momentum, "sgd-momentum"},
      {OptimizerKind::lion, "lion"},
+     {OptimizerKind::lion_8bit, "lion-8bit"},
      {OptimizerKind::adam_mini, "adam-mini"},
      {OptimizerKind::muon, "muon"}}};
 constexpr Names<OptimizerImpl, 3> kImpls{{{OptimizerImpl::foreach, "foreach"},
@@ -57,19 +62,27 @@ std::string_view find_name(const Names<E, N>& names, E v) {
   return "";
 }
 
+// Any spelling the vocabulary accepts (aliases included) -> the enum value of its term.
 template <class E, std::size_t N>
-std::optional<E> find_value(const Names<E, N>& names, std::string_view s) {
+std::optional<E> find_value(const Names<E, N>& names, const Vocabulary& vocabulary,
+                            std::string_view s) {
+  const Term* term = find_term(vocabulary, s);
+  if (term == nullptr) return std::nullopt;
   for (const auto& [e, name] : names) {
-    if (name == s) return e;
+    if (name == term->name) return e;
   }
   return std::nullopt;
 }
 
 template <class E, std::size_t N>
-std::vector<std::string_view> all_names(const Names<E, N>& names) {
-  std::vector<std::string_view> out;
-  for (const auto& entry : names) out.push_back(entry.second);
-  return out;
+Result<E> resolve_value(const Names<E, N>& names, const Vocabulary& vocabulary,
+                        std::string_view s) {
+  auto term = resolve_term(vocabulary, s);
+  if (!term) return term.error();
+  for (const auto& [e, name] : names) {
+    if (name == term.value()->name) return e;
+  }
+  return Error{ErrorCode::usage, "", vocabulary.flag, fmt::format("'{}' has no value", s)};
 }
 
 Error flag_error(std::string flag, std::string reason) {
@@ -107,41 +120,39 @@ std::string_view name_of(QuantKind v) {
 }
 
 std::optional<Method> parse_method(std::string_view s) {
-  return find_value(kMethods, s);
+  return find_value(kMethods, method_vocabulary(), s);
 }
 std::optional<Precision> parse_precision(std::string_view s) {
-  return find_value(kPrecisions, s);
+  return find_value(kPrecisions, precision_vocabulary(), s);
 }
 std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
-  return find_value(kOptimizers, s);
+  return find_value(kOptimizers, optimizer_vocabulary(), s);
 }
 std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view s) {
-  return find_value(kImpls, s);
+  return find_value(kImpls, optimizer_impl_vocabulary(), s);
 }
 std::optional<Checkpointing> parse_checkpointing(std::string_view s) {
-  return find_value(kCheckpointing, s);
+  return find_value(kCheckpointing, checkpointing_vocabulary(), s);
 }
 std::optional<Attention> parse_attention(std::string_view s) {
-  return find_value(kAttention, s);
+  return find_value(kAttention, attention_vocabulary(), s);
 }
 std::optional<Loss> parse_loss(std::string_view s) {
-  return find_value(kLosses, s);
+  return find_value(kLosses, loss_vocabulary(), s);
 }
 std::optional<Convention> parse_convention(std::string_view s) {
-  return find_value(kConventions, s);
+  return find_value(kConventions, convention_vocabulary(), s);
 }
 std::optional<QuantKind> parse_quant(std::string_view s) {
-  return find_value(kQuants, s);
+  return find_value(kQuants, quant_vocabulary(), s);
 }
 
-std::vector<std::string_view> names_of_methods() {
-  return all_names(kMethods);
-}
-std::vector<std::string_view> names_of_precisions() {
-  return all_names(kPrecisions);
-}
-std::vector<std::string_view> names_of_optimizers() {
-  return all_names(kOptimizers);
+TrainingPlan under_convention(TrainingPlan plan) {
+  if (plan.convention == Convention::textbook) {
+    if (plan.precision == Precision::autocast_bf16) plan.precision = Precision::bf16_mixed;
+    if (plan.precision == Precision::autocast_fp16) plan.precision = Precision::fp16_mixed;
+  }
+  return plan;
 }
 
 std::optional<Error> validate(const TrainingPlan& plan) {

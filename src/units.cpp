@@ -121,9 +121,14 @@ Result<std::int64_t> parse_size(std::string_view text, const std::string& field)
     scale = static_cast<double>(kGiB) * 1024;
   else if (suffix == "tb")
     scale = 1e12;
-  else if (suffix.empty() || suffix == "b" || suffix == "bytes")
+  else if (suffix == "b" || suffix == "bytes")
     scale = 1;
-  else {
+  else if (suffix.empty()) {
+    // A bare number is ambiguous (24 bytes? 24 GB?); both readings of it are offered.
+    return bad_input("", field,
+                     fmt::format("'{}' needs a unit: {}GB (10^9 bytes) or {}GiB (2^30 bytes)", text,
+                                 text, text));
+  } else {
     return bad_input(
         "", field,
         fmt::format("'{}': unknown unit '{}' (use GiB, GB, MiB, MB or bytes)", text, suffix));

@@ -43,6 +43,10 @@ enum class Role {
 // Which MLP a tensor belongs to: the dense MLP, a routed expert, or a shared expert.
 enum class ExpertKind { none, routed, shared };
 
+// A LoRA/DoRA tensor appended by apply_method, and which one: an adapter is a property of the
+// tensor, not of its name.
+enum class AdapterPart { none, lora_a, lora_b, magnitude };
+
 struct TensorGroup {
   std::string name;  // e.g. "model.layers.*.self_attn.q_proj.weight"
   Role role = Role::embedding;
@@ -56,6 +60,7 @@ struct TensorGroup {
   Dtype dtype = Dtype::bf16;        // storage dtype
   bool trainable = true;            // receives gradients under the plan (set by apply_method)
   bool quantised = false;           // stored block-quantised (QLoRA base), set by apply_method
+  AdapterPart adapter = AdapterPart::none;  // set by apply_method on the tensors it appends
 };
 
 struct ParameterInventory {

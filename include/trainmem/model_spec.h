@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "trainmem/dtype.h"
 
@@ -75,6 +76,10 @@ struct ModelSpec {
 
   std::int64_t published_params = 0;  // the count the model card states (0: unknown)
   std::string published_label;        // as written there, e.g. "8.2B"
+
+  // "key = value" for each config.json key that was absent and took the family's default (the
+  // value of transformers' config class); reported as a note for configs the user supplies.
+  std::vector<std::string> defaulted_keys;
 };
 
 // True when layer `layer` (0-based) has a mixture-of-experts MLP.

@@ -17,12 +17,15 @@ namespace trainmem {
 // frozen base block-quantised. freeze: only chosen modules/layers train.
 enum class Method { full, lora, qlora, freeze };
 
-// bf16_mixed: bf16 weights and grads, fp32 master copy and states (DeepSpeed/Megatron; 16 B/param
-// with Adam). bf16: model loaded in bf16, states in bf16, no master (PyTorch default when the
-// model is bf16). fp16_mixed: as bf16_mixed with fp16. fp32: everything fp32. autocast_bf16:
-// fp32 parameters (which are the master), fp32 grads, bf16 compute under torch.autocast (HF
-// Trainer with bf16=True on an fp32-loaded model).
-enum class Precision { bf16_mixed, bf16, fp16_mixed, fp32, autocast_bf16 };
+// Names in parentheses are the command line's (vocabulary.h lists every alias).
+// autocast_bf16 ("bf16-mixed"): fp32 parameters (which are the master), fp32 grads, bf16 compute
+// under torch.autocast: HF Trainer bf16=True, Lightning bf16-mixed. autocast_fp16 ("fp16-mixed"):
+// the same with fp16 and a GradScaler (HF fp16=True; T4/V100 have no bf16). bf16 ("bf16"): model
+// loaded in bf16, states in bf16, no master. bf16_mixed ("bf16-fp32-master"): bf16 weights and
+// grads, fp32 master copy and states (DeepSpeed bf16, Megatron; 16 B/param with Adam; the seeds'
+// "mixed precision", which the textbook convention keeps). fp16_mixed ("fp16-fp32-master"): as
+// bf16_mixed with fp16. fp32: everything fp32.
+enum class Precision { bf16_mixed, bf16, fp16_mixed, fp32, autocast_bf16, autocast_fp16 };
 
 enum class OptimizerKind {
   adamw,
@@ -33,6 +36,7 @@ enum class OptimizerKind {
   sgd,
   sgd_momentum,
   lion,
+  lion_8bit,
   adam_mini,
   muon,
 };
@@ -74,9 +78,10 @@ struct FreezePlan {
 
 struct TrainingPlan {
   Method method = Method::full;
-  Precision precision = Precision::bf16_mixed;
+  // The HF Trainer's defaults on current torch: bf16=True autocast, optim adamw_torch_fused.
+  Precision precision = Precision::autocast_bf16;
   OptimizerKind optimizer = OptimizerKind::adamw;
-  OptimizerImpl optimizer_impl = OptimizerImpl::foreach;
+  OptimizerImpl optimizer_impl = OptimizerImpl::fused;
   LoraPlan lora;
   QuantPlan quant;
   FreezePlan freeze;
@@ -93,10 +98,15 @@ struct TrainingPlan {
   std::int64_t params_override = 0;  // price this published count instead (0: use inventory)
 };
 
+// The plan as its convention reads it: under textbook, bf16-mixed and fp16-mixed keep the seeds'
+// meaning (16-bit weights with an fp32 master copy: bf16_mixed / fp16_mixed). estimate() prices
+// this reading, so every caller gets it.
+TrainingPlan under_convention(TrainingPlan plan);
+
 // Checks ranges and combinations; the returned Error names the flag (e.g. "--batch").
 std::optional<Error> validate(const TrainingPlan& plan);
 
-// Names used on the command line and in JSON, and their parsers: one table per enum.
+// Canonical names used in reports and JSON; the parsers accept every alias of vocabulary.h.
 std::string_view name_of(Method v);
 std::string_view name_of(Precision v);
 std::string_view name_of(OptimizerKind v);
@@ -116,10 +126,5 @@ std::optional<Attention> parse_attention(std::string_view s);
 std::optional<Loss> parse_loss(std::string_view s);
 std::optional<Convention> parse_convention(std::string_view s);
 std::optional<QuantKind> parse_quant(std::string_view s);
-
-// All accepted names of an enum, for help text and "did you mean".
-std::vector<std::string_view> names_of_methods();
-std::vector<std::string_view> names_of_precisions();
-std::vector<std::string_view> names_of_optimizers();
 
 }  // namespace trainmem

@@ -29,7 +29,8 @@ std::string with_commas(std::int64_t n);
 // "1.54B", "43.6M"
 std::string short_count(std::int64_t n);
 
-// "32GB", "24GiB", "24 GiB", "80000MiB", "1e9" (bytes). `field` names the flag in errors.
+// "32GB", "24GiB", "24 GiB", "80000MiB", "1e9B" (bytes). A bare number is an error that shows
+// both the GB and the GiB spelling. `field` names the flag in errors.
 Result<std::int64_t> parse_size(std::string_view text, const std::string& field);
 // "1.54e9", "8.2B", "43.7M", "124000000". `field` names the flag in errors.
 Result<std::int64_t> parse_count(std::string_view text, const std::string& field);

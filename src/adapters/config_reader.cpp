@@ -39,13 +39,21 @@ std::int64_t ConfigReader::count_any(const std::vector<std::string>& keys,
     }
     return n;
   }
-  if (fallback) return *fallback;
-  fail(keys.front(), "is missing and has no default for this model_type");
+  if (fallback) {
+    defaulted_.push_back(fmt::format("{} = {}", keys.front(), *fallback));
+    return *fallback;
+  }
+  fail(keys.front(),
+       "is missing: it sets the model's size and every config.json transformers writes has it, so "
+       "trainmem does not guess it");
   return 0;
 }
 
 std::int64_t ConfigReader::optional_count(const std::string& key, std::int64_t fallback) {
-  if (!has(key)) return fallback;
+  if (!has(key)) {
+    if (!is_null(key)) defaulted_.push_back(fmt::format("{} = {}", key, fallback));
+    return fallback;
+  }
   const json& v = config_[key];
   if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
       v.get<std::int64_t>() > (std::int64_t{1} << 40)) {
@@ -56,7 +64,10 @@ std::int64_t ConfigReader::optional_count(const std::string& key, std::int64_t f
 }
 
 bool ConfigReader::flag(const std::string& key, bool fallback) {
-  if (!has(key)) return fallback;
+  if (!has(key)) {
+    defaulted_.push_back(fmt::format("{} = {}", key, fallback));
+    return fallback;
+  }
   if (!config_[key].is_boolean()) {
     fail(key, fmt::format("must be true or false, got {}", config_[key].dump()));
     return fallback;
@@ -74,13 +85,14 @@ double ConfigReader::number(const std::string& key, double fallback) {
 }
 
 void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
-  spec.vocab = r.count("vocab_size", d.vocab);
-  spec.hidden = r.count("hidden_size", d.hidden);
-  spec.layers = r.count("num_hidden_layers", d.layers);
-  spec.heads = r.count("num_attention_heads", d.heads);
+  // The size-setting keys are required (see the header).
+  spec.vocab = r.count("vocab_size");
+  spec.hidden = r.count("hidden_size");
+  spec.layers = r.count("num_hidden_layers");
+  spec.heads = r.count("num_attention_heads");
   // Absent num_key_value_heads means multi-head attention (ecosystem.md 1.1 rule 5).
   spec.kv_heads = r.count("num_key_value_heads", spec.heads);
-  spec.intermediate = r.count("intermediate_size", d.intermediate);
+  spec.intermediate = r.count("intermediate_size");
   spec.max_positions = r.optional_count("max_position_embeddings", d.max_positions.value_or(0));
   // An explicit head_dim wins (Qwen3-0.6B: 16 x 128 != 1024); else hidden / heads.
   if (r.has("head_dim")) {

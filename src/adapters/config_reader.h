@@ -33,18 +33,26 @@ class ConfigReader {
   // Records a problem found by a cross-field check.
   void fail(const std::string& key, const std::string& reason);
   const std::optional<Error>& error() const { return error_; }
+  // "key = value" for every key absent from the file and filled with the family's default (the
+  // value transformers' config class uses), in reading order.
+  const std::vector<std::string>& defaulted() const { return defaulted_; }
   const std::string& file() const { return file_; }
 
  private:
   const nlohmann::json& config_;
   std::string file_;
   std::optional<Error> error_;
+  std::vector<std::string> defaulted_;
 };
 
 // Fills the fields every decoder shares (vocab, hidden, layers, heads, kv heads, head_dim,
-// intermediate, tying, dtype) with the family's defaults for absent keys.
+// intermediate, tying, dtype). The keys that set the model's size (vocab_size, hidden_size,
+// num_hidden_layers, num_attention_heads, intermediate_size) must be present: save_pretrained
+// writes every attribute, so a file without one was not written by transformers and a class
+// default (32 layers) would silently price another model. Other absent keys take the family's
+// defaults and are listed by defaulted().
 struct CommonDefaults {
-  std::optional<std::int64_t> vocab, hidden, layers, heads, intermediate, max_positions;
+  std::optional<std::int64_t> max_positions;
   std::optional<std::int64_t> head_dim;  // nullopt: hidden / heads
   bool tied = false;                     // the config class's tie_word_embeddings default
 };

@@ -8,12 +8,7 @@ namespace trainmem::adapters {
 
 void read_deepseek_v3(ConfigReader& r, ModelSpec& s) {
   read_common(r,
-              {.vocab = 129280,
-               .hidden = 7168,
-               .layers = 61,
-               .heads = 128,
-               .intermediate = 18432,
-               .max_positions = 4096,
+              {.max_positions = 4096,
                .head_dim = {},
                .tied = false},
               s);
@@ -24,9 +19,9 @@ void read_deepseek_v3(ConfigReader& r, ModelSpec& s) {
   s.mla_spec.qk_rope_head_dim = r.count("qk_rope_head_dim", 64);
   s.mla_spec.v_head_dim = r.count("v_head_dim", 128);
   s.head_dim = s.mla_spec.qk_nope_head_dim + s.mla_spec.qk_rope_head_dim;
-  s.moe.experts = r.count_any({"n_routed_experts", "num_local_experts"}, 256);
+  s.moe.experts = r.count_any({"n_routed_experts", "num_local_experts"});
   s.moe.top_k = r.count("num_experts_per_tok", 8);
-  s.moe.expert_intermediate = r.count("moe_intermediate_size", 2048);
+  s.moe.expert_intermediate = r.count("moe_intermediate_size");
   s.moe.shared_experts = r.optional_count("n_shared_experts", 1);
   s.moe.shared_intermediate = s.moe.expert_intermediate * s.moe.shared_experts;
   s.moe.first_dense_layers = r.optional_count("first_k_dense_replace", 3);

@@ -6,12 +6,7 @@ namespace trainmem::adapters {
 
 void read_gemma2(ConfigReader& r, ModelSpec& s) {
   read_common(r,
-              {.vocab = 256000,
-               .hidden = 2304,
-               .layers = 26,
-               .heads = 8,
-               .intermediate = 9216,
-               .max_positions = 8192,
+              {.max_positions = 8192,
                .head_dim = 256,
                .tied = true},
               s);

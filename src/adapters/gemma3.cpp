@@ -7,12 +7,7 @@ namespace trainmem::adapters {
 
 void read_gemma3_text(ConfigReader& r, ModelSpec& s) {
   read_common(r,
-              {.vocab = 262208,
-               .hidden = 2304,
-               .layers = 26,
-               .heads = 8,
-               .intermediate = 9216,
-               .max_positions = 131072,
+              {.max_positions = 131072,
                .head_dim = 256,
                .tied = true},
               s);

@@ -6,10 +6,10 @@
 namespace trainmem::adapters {
 
 void read_gpt2(ConfigReader& r, ModelSpec& s) {
-  s.vocab = r.count("vocab_size", 50257);
-  s.hidden = r.count_any({"n_embd", "hidden_size"}, 768);
-  s.layers = r.count_any({"n_layer", "num_hidden_layers"}, 12);
-  s.heads = r.count_any({"n_head", "num_attention_heads"}, 12);
+  s.vocab = r.count("vocab_size");
+  s.hidden = r.count_any({"n_embd", "hidden_size"});
+  s.layers = r.count_any({"n_layer", "num_hidden_layers"});
+  s.heads = r.count_any({"n_head", "num_attention_heads"});
   s.kv_heads = s.heads;
   s.head_dim = s.heads > 0 ? s.hidden / s.heads : 0;
   s.max_positions = r.count_any({"n_positions", "max_position_embeddings"}, 1024);

@@ -6,12 +6,7 @@ namespace trainmem::adapters {
 
 void read_llama(ConfigReader& r, ModelSpec& s) {
   read_common(r,
-              {.vocab = 32000,
-               .hidden = 4096,
-               .layers = 32,
-               .heads = 32,
-               .intermediate = 11008,
-               .max_positions = 2048,
+              {.max_positions = 2048,
                .head_dim = {},
                .tied = false},
               s);

@@ -5,12 +5,7 @@ namespace trainmem::adapters {
 
 void read_mistral(ConfigReader& r, ModelSpec& s) {
   read_common(r,
-              {.vocab = 32000,
-               .hidden = 4096,
-               .layers = 32,
-               .heads = 32,
-               .intermediate = 14336,
-               .max_positions = 131072,
+              {.max_positions = 131072,
                .head_dim = {},
                .tied = false},
               s);

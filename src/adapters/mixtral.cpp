@@ -7,7 +7,7 @@ namespace trainmem::adapters {
 
 void read_mixtral(ConfigReader& r, ModelSpec& s) {
   read_mistral(r, s);
-  s.moe.experts = r.count("num_local_experts", 8);
+  s.moe.experts = r.count("num_local_experts");
   s.moe.top_k = r.count("num_experts_per_tok", 2);
   s.moe.expert_intermediate = s.intermediate;
 }

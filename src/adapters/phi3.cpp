@@ -6,12 +6,7 @@ namespace trainmem::adapters {
 
 void read_phi3(ConfigReader& r, ModelSpec& s) {
   read_common(r,
-              {.vocab = 32064,
-               .hidden = 3072,
-               .layers = 32,
-               .heads = 32,
-               .intermediate = 8192,
-               .max_positions = 4096,
+              {.max_positions = 4096,
                .head_dim = {},
                .tied = false},
               s);

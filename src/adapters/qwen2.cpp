@@ -6,12 +6,7 @@ namespace trainmem::adapters {
 
 void read_qwen2(ConfigReader& r, ModelSpec& s) {
   read_common(r,
-              {.vocab = 151936,
-               .hidden = 4096,
-               .layers = 32,
-               .heads = 32,
-               .intermediate = 22016,
-               .max_positions = 32768,
+              {.max_positions = 32768,
                .head_dim = {},
                .tied = false},
               s);

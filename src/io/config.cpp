@@ -82,6 +82,7 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
   adapter->read(reader, spec);
   adapters::check_common(reader, spec);
   if (reader.error()) return *reader.error();
+  spec.defaulted_keys = reader.defaulted();
   return spec;
 }
 

@@ -96,7 +96,7 @@ LayerActivations layer_activations(const Context& ctx) {
   bool head_t = false;
   bool embed_t = false;
   for (const TensorGroup& g : ctx.inventory.groups) {
-    if (!g.trainable || g.mtp || g.name.find("lora_") != std::string::npos) continue;
+    if (!g.trainable || g.mtp || g.adapter != AdapterPart::none) continue;
     norm_t = norm_t || g.role == Role::final_norm;
     head_t = head_t || g.role == Role::lm_head;
     embed_t = embed_t || g.role == Role::embedding;

@@ -16,7 +16,7 @@ namespace trainmem::ledger {
 namespace {
 
 bool is_adapter_group(const TensorGroup& g) {
-  return g.name.find("lora_") != std::string::npos;
+  return g.adapter != AdapterPart::none;
 }
 
 void optimizer_scratch(const Context& ctx, Items& items) {

@@ -43,6 +43,18 @@ std::array<std::int64_t, kTenantCount> at_slot(const Ledger& ledger, int slot) {
   return out;
 }
 
+// The largest figure of each tenant in any single phase slot: what "(up to ...)" reports. A
+// tenant's items need not be live together (the loss's buffers and the logits' gradient follow
+// one another), so their sum would overstate it.
+std::array<std::int64_t, kTenantCount> largest_in_any_slot(const Ledger& ledger) {
+  std::array<std::int64_t, kTenantCount> out{};
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    const auto live = at_slot(ledger, slot);
+    for (std::size_t k = 0; k < out.size(); ++k) out[k] = std::max(out[k], live[k]);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOptions& o) {
@@ -64,16 +76,17 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
 
   const std::int64_t scale = fit ? std::max(fit->capacity_bytes, t.peak_bytes) : t.peak_bytes;
   const auto live = at_slot(ledger, t.peak_slot);
+  const auto largest = largest_in_any_slot(ledger);
   out += fmt::format("Memory budget per GPU, in {} (at the peak: {})\n", unit_name(o.unit),
                      slot_name(t.peak_slot));
   for (int k = 0; k < kTenantCount; ++k) {
-    const std::int64_t total = t.by_tenant[static_cast<std::size_t>(k)];
-    if (total == 0) continue;
+    const std::int64_t most = largest[static_cast<std::size_t>(k)];
+    if (most == 0) continue;
     const std::int64_t now = live[static_cast<std::size_t>(k)];
     out += fmt::format("  {:<18} {} {:>10}", tenant_title(static_cast<Tenant>(k)),
                        proportional_bar(now, scale, o.bar_width), format_bytes(now, o.unit));
-    if (now != total)
-      out += fmt::format("  (up to {} in other phases)", format_bytes(total, o.unit));
+    if (now != most)
+      out += fmt::format("  (up to {} in other phases)", format_bytes(most, o.unit));
     out += "\n";
   }
   out += fmt::format("  {:<18} {} {:>10}\n", "Static state",

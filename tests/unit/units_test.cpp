@@ -16,7 +16,7 @@ TEST(Units, ParseSizeDecimalAndBinary) {
   EXPECT_EQ(parse_size("24GiB", "--memory").value(), 24LL << 30);
   EXPECT_EQ(parse_size("24 GiB", "--memory").value(), 24LL << 30);
   EXPECT_EQ(parse_size("81920MiB", "--memory").value(), 81920LL << 20);
-  EXPECT_EQ(parse_size("1.5e9", "--memory").value(), 1'500'000'000);
+  EXPECT_EQ(parse_size("1.5e9B", "--memory").value(), 1'500'000'000);
   EXPECT_EQ(parse_size("2gb", "--reserve").value(), 2'000'000'000);
 }
 

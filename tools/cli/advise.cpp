@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <iostream>
+#include <string_view>
 
 #include "commands.h"
 #include "fit_json.h"
@@ -22,7 +25,44 @@ struct AdviseArgs {
   OutputFlags output;
 };
 
-int run_advise(const AdviseArgs& a) {
+// A shell word: quoted when it holds anything but safe characters.
+std::string shell_word(const std::string& w) {
+  const bool safe = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) !=
+                                                              std::string_view::npos;
+  });
+  if (safe) return w;
+  std::string out = "'";
+  for (char c : w) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The complete command for an option: the user's own `advise` arguments as an `estimate`
+// command, with the option's flags appended (a repeated flag takes its last value).
+std::string command_for(const std::vector<std::string>& typed, const std::string& flags) {
+  std::string out = "trainmem estimate";
+  const auto start = std::find(typed.begin(), typed.end(), "advise");
+  for (auto it = start == typed.end() ? typed.begin() : start + 1; it != typed.end(); ++it) {
+    if (*it == "--json") continue;
+    out += " " + shell_word(*it);
+  }
+  return out + " " + flags;
+}
+
+// Why the list is empty, in a sentence: it fits already with nothing left to gain, or even the
+// strongest change in the list leaves it over the device.
+std::string empty_advice(const Advice& adv, const TrainingPlan& plan, Unit u) {
+  if (adv.fits_now) {
+    return "It fits as planned, and no change in trainmem's list lowers the peak further.";
+  }
+  return fmt::format(
+      "Every change in trainmem's list is already in this {} plan or does not lower its peak, "
+      "which stays over the {} usable on one {}: a larger device, or a multi-GPU layout "
+      "(ZeRO/FSDP), is needed.",
+      name_of(plan.method), format_bytes(adv.now.usable_bytes, u), adv.now.device.name);
+}
+
+int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
   if (!in->device) {
@@ -36,6 +76,7 @@ int run_advise(const AdviseArgs& a) {
     for (const AdviceOption& o : adv.options) {
       opts.push_back({{"change", o.change},
                       {"flags", o.flags},
+                      {"command", command_for(typed, o.flags)},
                       {"peak_bytes", o.peak_bytes},
                       {"fits", o.fits},
                       {"margin_bytes", o.margin_bytes},
@@ -43,11 +84,12 @@ int run_advise(const AdviseArgs& a) {
                       {"cost_rank", o.cost_rank},
                       {"changes", o.parts}});
     }
-    const nlohmann::json j = {{"schema", "trainmem.advice/1"},
+    nlohmann::json j = {{"schema", "trainmem.advice/1"},
                               {"model", a.model},
                               {"fits_now", adv.fits_now},
                               {"now", fit_json(adv.now)},
                               {"options", opts}};
+    if (adv.options.empty()) j["why_no_options"] = empty_advice(adv, in->plan, u);
     std::cout << j.dump(2) << "\n";
     return 0;
   }
@@ -58,7 +100,7 @@ int run_advise(const AdviseArgs& a) {
       n.fits ? fmt::format("fits, {} free", format_bytes(n.margin_bytes, u))
              : fmt::format("does not fit, over by {}", format_bytes(-n.margin_bytes, u)));
   if (adv.options.empty()) {
-    std::cout << "No change in trainmem's list lowers the peak.\n";
+    std::cout << empty_advice(adv, in->plan, u) << "\n";
     return 0;
   }
   std::cout << (n.fits ? "Changes that add headroom, cheapest first:\n"
@@ -71,7 +113,8 @@ int run_advise(const AdviseArgs& a) {
       shown_rest = true;
     }
     std::cout << fmt::format(
-        "{:>3}. {}\n     {}\n     peak {} ({}{}) — cost: {}\n", ++i, o.change, o.flags,
+        "{:>3}. {}\n     {}\n     peak {} ({}{}) — cost: {}\n", ++i, o.change,
+        command_for(typed, o.flags),
         format_bytes(o.peak_bytes, u), o.fits ? "fits, " : "over by ",
         format_bytes(o.fits ? o.margin_bytes : -o.margin_bytes, u) + (o.fits ? " free" : ""),
         o.cost);
@@ -84,11 +127,11 @@ int run_advise(const AdviseArgs& a) {
 void register_advise(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<AdviseArgs>();
   CLI::App* cmd = app.add_subcommand("advise", "What to change so the plan fits, cheapest first");
-  cmd->add_option("model", args->model, "preset, HF id, config.json, or a folder")->required();
+  cmd->add_option("model", args->model, "preset, HF id, config.json, or a folder (or --from)");
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);
-  commands.on(cmd, [args] { return run_advise(*args); });
+  commands.on(cmd, [args, &commands] { return run_advise(*args, commands.args); });
 }
 
 }  // namespace trainmem::cli

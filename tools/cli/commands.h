@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,8 @@ namespace trainmem::cli {
 class Commands {
  public:
   void on(CLI::App* cmd, std::function<int()> run) { entries_.emplace_back(cmd, std::move(run)); }
+  // The command line as typed (argv[1..]), so advice can print complete commands.
+  std::vector<std::string> args;
   // Runs the parsed subcommand; 2 when none was given.
   int run() const {
     for (const auto& [cmd, fn] : entries_) {

@@ -26,7 +26,8 @@ int run_estimate(const EstimateArgs& a, bool explain) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
 
-  const Ledger ledger = estimate(in->model, in->plan);
+  Ledger ledger = estimate(in->model, in->plan);
+  ledger.notes.insert(ledger.notes.begin(), in->notes.begin(), in->notes.end());
   std::optional<Fit> verdict;
   if (in->device) verdict = fit(totals(ledger), *in->device);
   const Fit* f = verdict ? &*verdict : nullptr;
@@ -52,8 +53,8 @@ void add(CLI::App& app, Commands& commands, const std::string& name, const std::
   auto args = std::make_shared<EstimateArgs>();
   CLI::App* cmd = app.add_subcommand(name, help);
   cmd->add_option("model", args->model,
-                  "preset (qwen3-8b), HF id (Qwen/Qwen3-8B), config.json, or a folder")
-      ->required();
+                  "preset (qwen3-8b), HF id (Qwen/Qwen3-8B), config.json, a folder, or none "
+                  "when a --from file names the model");
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);

@@ -2,91 +2,142 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <sstream>
 
+#include "trainmem/import.h"
+#include "trainmem/plan_check.h"
 #include "trainmem/units.h"
+#include "trainmem/vocabulary.h"
 
 namespace trainmem::cli {
 namespace {
 
-template <class E>
-Result<E> parse_enum(std::optional<E> (*parse)(std::string_view), const std::string& text,
-                     const std::string& flag, std::string_view accepted) {
-  if (auto v = parse(text)) return *v;
-  return Error{ErrorCode::usage, "", flag, fmt::format("'{}' is not one of: {}", text, accepted)};
+// A CLI11 check built from a vocabulary: an unknown value fails at parse time (exit 2) with the
+// accepted names and the nearest ones.
+CLI::Validator vocabulary_check(const Vocabulary& vocabulary) {
+  return CLI::Validator(
+      [&vocabulary](std::string& value) -> std::string {
+        auto term = resolve_term(vocabulary, value);
+        return term ? std::string() : term.error().reason;
+      },
+      "", "");
 }
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
+// Registers one option that records its value as plan setting `key`. `names` is CLI11's list:
+// the trainmem name first, then the ecosystem's spellings (HfArgumentParser accepts both
+// --per_device_train_batch_size and --per-device-train-batch-size).
+CLI::Option* setting(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::string& key,
+                     const std::string& help) {
+  const std::string flag = names.substr(0, names.find(','));
+  return cmd.add_option_function<std::string>(
+      names, [&f, key, flag](const std::string& v) { f.given.push_back({key, v, flag, false}); },
+      help);
 }
 
-Result<std::vector<std::int64_t>> parse_layers(const std::string& text) {
-  // "0-3,30,31" -> 0,1,2,3,30,31
-  std::vector<std::int64_t> out;
-  for (const std::string& part : split_list(text)) {
-    const auto dash = part.find('-');
-    try {
-      std::size_t used = 0;
-      const std::int64_t first = std::stoll(part.substr(0, dash), &used);
-      const std::int64_t last =
-          dash == std::string::npos ? first : std::stoll(part.substr(dash + 1));
-      if (first < 0 || last < first || last - first > 100000) throw std::invalid_argument(part);
-      for (std::int64_t l = first; l <= last; ++l) out.push_back(l);
-    } catch (const std::exception&) {
-      return Error{ErrorCode::usage, "", "--train-layers",
-                   fmt::format("'{}' is not a layer index or range like 0-3", part)};
-    }
-  }
-  return out;
+// A flag without a value that stands for a setting (--gradient-checkpointing = --checkpointing
+// full, as HF TrainingArguments spells it).
+void switch_flag(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::string& key,
+                 const std::string& value, const std::string& help) {
+  const std::string flag = names.substr(0, names.find(','));
+  cmd.add_flag_function(
+      names,
+      [&f, key, value, flag](std::int64_t count) {
+        if (count > 0) f.given.push_back({key, value, flag, false});
+      },
+      help);
+}
+
+std::string with_default(const Vocabulary& v, std::string_view current) {
+  return fmt::format("{} [default: {}]", help_names(v), current);
 }
 
 }  // namespace
 
 void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
-  cmd.add_option("--method", f.method, "full | lora | qlora | freeze")->capture_default_str();
-  cmd.add_option("--precision", f.precision,
-                 "bf16-mixed | bf16 | fp16-mixed | fp32 | autocast-bf16")
-      ->capture_default_str();
-  cmd.add_option("--optimizer", f.optimizer,
-                 "adamw | adamw-8bit | paged-adamw | paged-adamw-8bit | adafactor | sgd | "
-                 "sgd-momentum | lion | adam-mini | muon")
-      ->capture_default_str();
-  cmd.add_option("--optimizer-impl", f.optimizer_impl, "foreach | fused | for-loop")
-      ->capture_default_str();
-  cmd.add_option("--batch", f.batch, "micro-batch per GPU (sequences)")->capture_default_str();
-  cmd.add_option("--seq", f.seq, "longest sequence in a batch (tokens)")->capture_default_str();
-  cmd.add_option("--grad-accum", f.grad_accum, "micro-batches per optimizer step")
-      ->capture_default_str();
-  cmd.add_option("--checkpointing", f.checkpointing, "none | full | selective")
-      ->capture_default_str();
-  cmd.add_option("--attention", f.attention, "eager | sdpa | flash")->capture_default_str();
-  cmd.add_option("--loss", f.loss, "full | chunked | fused")->capture_default_str();
-  cmd.add_option("--framework", f.framework, "whose allocation behaviour to model")
-      ->capture_default_str();
-  cmd.add_option("--convention", f.convention, "exact | textbook")->capture_default_str();
-  cmd.add_option("--params", f.params, "price this published parameter count, e.g. 1.54e9");
-  cmd.add_option("--lora-rank", f.lora_rank, "LoRA rank r")->capture_default_str();
-  cmd.add_option("--lora-alpha", f.lora_alpha, "LoRA alpha (no memory effect)");
-  cmd.add_option("--lora-dropout", f.lora_dropout, "LoRA dropout (saves masks when > 0)");
-  cmd.add_option("--lora-targets", f.lora_targets,
-                 "q,k,v,o,gate,up,down,lm_head,embed | all-linear | attention | mlp; MoE: "
-                 "experts,shared_experts,router")
-      ->capture_default_str();
-  cmd.add_flag("--dora", f.dora, "DoRA: add a magnitude vector per adapted linear");
-  cmd.add_option("--quant", f.quant, "QLoRA base: nf4 | fp4 | int8")->capture_default_str();
-  cmd.add_flag("--no-double-quant", f.no_double_quant, "keep fp32 absmax per block");
-  cmd.add_flag("--no-prepare-kbit", f.no_prepare_kbit,
-               "skip prepare_model_for_kbit_training's fp32 upcast");
-  cmd.add_option("--train-modules", f.train_modules, "freeze: modules that train, e.g. q,v,norm");
-  cmd.add_option("--train-layers", f.train_layers,
-                 "freeze: layers that train; lora/qlora: layers adapted, e.g. 20-27");
+  // A repeated flag takes its last value, as argparse and HfArgumentParser do, so a suggested
+  // change can be appended to a command that already sets the same flag.
+  cmd.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  const TrainingPlan d;
+  cmd.add_option("--from", f.from,
+                 "read settings from another tool's config (TRL/HF TrainingArguments JSON or YAML, "
+                 "PEFT adapter_config.json, BitsAndBytesConfig, axolotl, LLaMA-Factory, "
+                 "torchtune, DeepSpeed, accelerate); repeatable; flags override it")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  // The order of these calls is the order settings apply: --optimizer before --optimizer-impl,
+  // so an explicit implementation beats the one an HF optim name implies.
+  setting(cmd, f, "--method", "method", with_default(method_vocabulary(), name_of(d.method)))
+      ->check(vocabulary_check(method_vocabulary()));
+  switch_flag(cmd, f, "--load-in-4bit,--load_in_4bit", "method", "qlora",
+              "QLoRA: the base in 4-bit (same as --method qlora)");
+  setting(cmd, f, "--precision", "precision",
+          with_default(precision_vocabulary(), name_of(d.precision)))
+      ->check(vocabulary_check(precision_vocabulary()));
+  switch_flag(cmd, f, "--bf16", "precision", "bf16-mixed",
+              "HF TrainingArguments bf16=True (same as --precision bf16-mixed)");
+  switch_flag(cmd, f, "--fp16", "precision", "fp16-mixed",
+              "HF TrainingArguments fp16=True (same as --precision fp16-mixed)");
+  setting(cmd, f, "--optimizer,--optim", "optimizer",
+          with_default(optimizer_vocabulary(), name_of(d.optimizer)))
+      ->check(vocabulary_check(optimizer_vocabulary()));
+  setting(cmd, f, "--optimizer-impl", "optimizer_impl",
+          with_default(optimizer_impl_vocabulary(), name_of(d.optimizer_impl)))
+      ->check(vocabulary_check(optimizer_impl_vocabulary()));
+  setting(cmd, f,
+          "--batch,--per-device-train-batch-size,--per_device_train_batch_size,"
+          "--micro-batch-size,--micro_batch_size,--batch-size",
+          "batch", fmt::format("micro-batch per GPU (sequences) [default: {}]", d.batch));
+  setting(cmd, f,
+          "--seq,--max-length,--max_length,--max-seq-length,--max_seq_length,--sequence-len,"
+          "--cutoff-len,--cutoff_len",
+          "seq",
+          fmt::format("longest sequence in a batch, tokens: 2048, 4k, 32k [default: {}]", d.seq));
+  setting(cmd, f, "--grad-accum,--gradient-accumulation-steps,--gradient_accumulation_steps",
+          "grad_accum", fmt::format("micro-batches per optimizer step [default: {}]", d.grad_accum));
+  setting(cmd, f, "--checkpointing", "checkpointing",
+          with_default(checkpointing_vocabulary(), name_of(d.checkpointing)))
+      ->check(vocabulary_check(checkpointing_vocabulary()));
+  switch_flag(cmd, f, "--gradient-checkpointing,--gradient_checkpointing", "checkpointing", "full",
+              "same as --checkpointing full");
+  setting(cmd, f, "--attention,--attn-implementation,--attn_implementation", "attention",
+          with_default(attention_vocabulary(), name_of(d.attention)))
+      ->check(vocabulary_check(attention_vocabulary()));
+  setting(cmd, f, "--loss", "loss", with_default(loss_vocabulary(), name_of(d.loss)))
+      ->check(vocabulary_check(loss_vocabulary()));
+  switch_flag(cmd, f, "--use-liger-kernel,--use_liger_kernel", "loss", "fused",
+              "HF use_liger_kernel=True (same as --loss fused)");
+  setting(cmd, f, "--framework", "framework",
+          with_default(framework_vocabulary(), d.framework) + "; whose allocations are modelled")
+      ->check(vocabulary_check(framework_vocabulary()));
+  setting(cmd, f, "--convention", "convention",
+          with_default(convention_vocabulary(), name_of(d.convention)))
+      ->check(vocabulary_check(convention_vocabulary()));
+  setting(cmd, f, "--params", "params", "price this published parameter count, e.g. 1.54e9");
+  setting(cmd, f, "--lora-rank,--lora-r,--lora_r", "lora_rank",
+          fmt::format("LoRA rank r [default: {}]", d.lora.rank));
+  setting(cmd, f, "--lora-alpha,--lora_alpha", "lora_alpha", "LoRA alpha (no memory effect)");
+  setting(cmd, f, "--lora-dropout,--lora_dropout", "lora_dropout",
+          "LoRA dropout (saves masks when > 0)");
+  setting(cmd, f, "--lora-targets,--target-modules,--target_modules,--lora-target-modules",
+          "lora_targets",
+          "comma-separated: " + help_names(lora_target_vocabulary()) +
+              " [default: q,k,v,o,gate,up,down]");
+  switch_flag(cmd, f, "--dora,--use-dora,--use_dora", "dora", "true",
+              "DoRA: add a magnitude vector per adapted linear");
+  setting(cmd, f, "--quant", "quant", with_default(quant_vocabulary(), name_of(d.quant.kind)))
+      ->check(vocabulary_check(quant_vocabulary()));
+  switch_flag(cmd, f, "--no-double-quant", "double_quant", "false", "keep fp32 absmax per block");
+  switch_flag(cmd, f, "--no-prepare-kbit", "prepare_kbit", "false",
+              "skip prepare_model_for_kbit_training's fp32 upcast");
+  setting(cmd, f, "--train-modules", "train_modules",
+          "freeze: modules that train, e.g. q,v,norm");
+  setting(cmd, f, "--train-layers", "train_layers",
+          "freeze: layers that train; lora/qlora: layers adapted, e.g. 20-27");
+  setting(cmd, f, "--learning-rate,--learning_rate,--lr", "learning_rate",
+          "accepted so an HF command can be pasted; no memory effect");
+  setting(cmd, f, "--num-train-epochs,--num_train_epochs", "epochs",
+          "accepted so an HF command can be pasted; no memory effect");
 }
 
 void add_device_flags(CLI::App& cmd, DeviceFlags& f) {
@@ -100,51 +151,42 @@ void add_output_flags(CLI::App& cmd, OutputFlags& f) {
   cmd.add_option("--units", f.units, "gib | gb | mib | bytes")->capture_default_str();
 }
 
-Result<TrainingPlan> make_plan(const PlanFlags& f) {
-  TrainingPlan p;
-#define TRAINMEM_PARSE(field, parser, text, flag, accepted) \
-  {                                                         \
-    auto v = parse_enum(parser, text, flag, accepted);      \
-    if (!v) return v.error();                               \
-    p.field = v.value();                                    \
+Result<PlanResult> make_plan(const PlanFlags& f) {
+  return plan_from(f.given);
+}
+
+Result<ImportedPlan> import_plan(const PlanFlags& f) {
+  ImportedPlan out;
+  PlanPatch patch;
+  std::vector<std::string> reports;
+  for (const std::string& file : f.from) {
+    auto imported = import_config(file);
+    if (!imported) return imported.error();
+    const ImportedConfig& c = imported.value();
+    if (!c.model.empty()) out.model = c.model;
+    patch.insert(patch.end(), c.patch.begin(), c.patch.end());
+    auto list = [](const std::vector<std::string>& items) {
+      std::string s;
+      for (const std::string& i : items) s += (s.empty() ? "" : "; ") + i;
+      return s.empty() ? std::string("none") : s;
+    };
+    reports.push_back(fmt::format("--from {} read as {}. Used: {}. Ignored: {}.", file, c.format,
+                                  list(c.used), list(c.ignored)));
   }
-  TRAINMEM_PARSE(method, parse_method, f.method, "--method", "full, lora, qlora, freeze")
-  TRAINMEM_PARSE(precision, parse_precision, f.precision, "--precision",
-                 "bf16-mixed, bf16, fp16-mixed, fp32, autocast-bf16")
-  TRAINMEM_PARSE(optimizer, parse_optimizer, f.optimizer, "--optimizer",
-                 "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, adafactor, sgd, "
-                 "sgd-momentum, lion, adam-mini, muon")
-  TRAINMEM_PARSE(optimizer_impl, parse_optimizer_impl, f.optimizer_impl, "--optimizer-impl",
-                 "foreach, fused, for-loop")
-  TRAINMEM_PARSE(checkpointing, parse_checkpointing, f.checkpointing, "--checkpointing",
-                 "none, full, selective")
-  TRAINMEM_PARSE(attention, parse_attention, f.attention, "--attention", "eager, sdpa, flash")
-  TRAINMEM_PARSE(loss, parse_loss, f.loss, "--loss", "full, chunked, fused")
-  TRAINMEM_PARSE(convention, parse_convention, f.convention, "--convention", "exact, textbook")
-  TRAINMEM_PARSE(quant.kind, parse_quant, f.quant, "--quant", "nf4, fp4, int8")
-#undef TRAINMEM_PARSE
-  p.batch = f.batch;
-  p.seq = f.seq;
-  p.grad_accum = f.grad_accum;
-  p.framework = f.framework;
-  p.lora.rank = f.lora_rank;
-  p.lora.alpha = f.lora_alpha;
-  p.lora.dropout = f.lora_dropout;
-  p.lora.targets = split_list(f.lora_targets);
-  p.lora.dora = f.dora;
-  p.quant.double_quant = !f.no_double_quant;
-  p.quant.prepare_kbit = !f.no_prepare_kbit;
-  p.freeze.train_modules = split_list(f.train_modules);
-  auto layers = parse_layers(f.train_layers);
-  if (!layers) return layers.error();
-  p.freeze.train_layers = layers.value();
-  if (!f.params.empty()) {
-    auto n = parse_count(f.params, "--params");
-    if (!n) return n.error();
-    p.params_override = n.value();
+  // A quantisation config and an adapter config together are QLoRA: the adapter file's
+  // "lora" must not undo the other file's "qlora".
+  const bool qlora = std::any_of(patch.begin(), patch.end(), [](const PlanSetting& s) {
+    return s.key == "method" && s.value == "qlora";
+  });
+  if (qlora) {
+    std::erase_if(patch, [](const PlanSetting& s) { return s.key == "method" && s.value == "lora"; });
   }
-  if (auto e = validate(p)) return *e;
-  return p;
+  patch.insert(patch.end(), f.given.begin(), f.given.end());
+  auto plan = plan_from(patch);
+  if (!plan) return plan.error();
+  out.plan = std::move(plan).value();
+  out.plan.notes.insert(out.plan.notes.begin(), reports.begin(), reports.end());
+  return out;
 }
 
 Result<std::optional<Device>> make_device(const DeviceFlags& f) {
@@ -183,15 +225,26 @@ Result<RenderOptions> make_render_options(const OutputFlags& f) {
 
 Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFlags& plan,
                                           const DeviceFlags& device, const OutputFlags& output) {
-  auto p = make_plan(plan);
+  auto p = import_plan(plan);
   if (!p) return p.error();
+  PlanResult settled = std::move(p->plan);
+  const std::string name = model.empty() ? p->model : model;
+  if (name.empty()) {
+    return Error{ErrorCode::usage, "", "MODEL",
+                 "name a model (preset, HF id, config.json or folder), or a --from file that "
+                 "names one"};
+  }
   auto d = make_device(device);
   if (!d) return d.error();
   auto o = make_render_options(output);
   if (!o) return o.error();
-  auto m = load_model(model);
+  auto m = load_model(name);
   if (!m) return m.error();
-  return PricingInputs{std::move(p).value(), std::move(d).value(), o.value(), std::move(m).value()};
+  if (auto e = check_targets(m.value(), settled.plan)) return *e;
+  for (std::string& n : plan_notes(m.value(), settled.plan, d->has_value() ? &**d : nullptr))
+    settled.notes.push_back(std::move(n));
+  return PricingInputs{std::move(settled.plan), std::move(settled.notes), std::move(d).value(),
+                       o.value(), std::move(m).value()};
 }
 
 int report(const Error& error) {

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "trainmem/device.h"
+#include "trainmem/plan_settings.h"
 #include "trainmem/load.h"
 #include "trainmem/render.h"
 #include "trainmem/result.h"
@@ -15,16 +16,11 @@
 
 namespace trainmem::cli {
 
+// The plan flags as typed, in the order the settings apply (plan_settings.h). Every flag, its
+// aliases (--max-length for --seq, --optim for --optimizer, ...) and --from land here.
 struct PlanFlags {
-  std::string method = "full", precision = "bf16-mixed", optimizer = "adamw",
-              optimizer_impl = "foreach", checkpointing = "none", attention = "sdpa", loss = "full",
-              convention = "exact", quant = "nf4", framework = "hf";
-  std::int64_t batch = 1, seq = 1024, grad_accum = 1, lora_rank = 16;
-  double lora_alpha = 32, lora_dropout = 0;
-  std::string lora_targets = "q,k,v,o,gate,up,down";
-  bool dora = false, no_double_quant = false, no_prepare_kbit = false;
-  std::string train_modules, train_layers;
-  std::string params;  // --params 1.54e9
+  PlanPatch given;
+  std::vector<std::string> from;  // --from FILE, repeatable: other tools' configs
 };
 
 struct DeviceFlags {
@@ -42,15 +38,25 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& flags);
 void add_device_flags(CLI::App& cmd, DeviceFlags& flags);
 void add_output_flags(CLI::App& cmd, OutputFlags& flags);
 
-Result<TrainingPlan> make_plan(const PlanFlags& flags);
+// The plan: defaults, then each --from file, then the typed flags (flags win).
+Result<PlanResult> make_plan(const PlanFlags& flags);
+// As make_plan, with the --from files first: their settings, the model they name, and a note per
+// file listing the keys used and ignored.
+struct ImportedPlan {
+  PlanResult plan;
+  std::string model;  // named by a --from file (the last that names one), or empty
+};
+Result<ImportedPlan> import_plan(const PlanFlags& flags);
 // nullopt when neither --memory nor --gpu is given.
 Result<std::optional<Device>> make_device(const DeviceFlags& flags);
 Result<RenderOptions> make_render_options(const OutputFlags& flags);
 
 // What every pricing subcommand reads from its flags: the plan, the device (nullopt without
 // --memory/--gpu), the render options and the model, parsed in that order; the first error wins.
+// An empty `model` takes the one a --from file names.
 struct PricingInputs {
   TrainingPlan plan;
+  std::vector<std::string> notes;  // from the plan's settings, to print with the report
   std::optional<Device> device;
   RenderOptions options;
   LoadedModel model;

@@ -7,6 +7,7 @@ int main(int argc, char** argv) {
   CLI::App app{"trainmem: the memory of training a language model, per GPU, before you run it"};
   app.require_subcommand(1);
   trainmem::cli::Commands commands;
+  for (int i = 1; i < argc; ++i) commands.args.emplace_back(argv[i]);
   trainmem::cli::register_estimate(app, commands);
   trainmem::cli::register_models(app, commands);
   trainmem::cli::register_table(app, commands);

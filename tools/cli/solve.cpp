@@ -124,7 +124,7 @@ void register_solve(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<SolveArgs>();
   CLI::App* cmd = app.add_subcommand(
       "solve", "The largest batch or sequence that fits, or the smallest GPU or tier");
-  cmd->add_option("model", args->model, "preset, HF id, config.json, or a folder")->required();
+  cmd->add_option("model", args->model, "preset, HF id, config.json, or a folder (or --from)");
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);

@@ -120,7 +120,7 @@ int run_sweep(const SweepArgs& a) {
 void register_sweep(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<SweepArgs>();
   CLI::App* cmd = app.add_subcommand("sweep", "Peak memory against batch or sequence length");
-  cmd->add_option("model", args->model, "preset, HF id, config.json, or a folder")->required();
+  cmd->add_option("model", args->model, "preset, HF id, config.json, or a folder (or --from)");
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);

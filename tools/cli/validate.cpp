@@ -27,36 +27,15 @@ struct ValidateArgs {
 // A record's plan, in flag vocabulary, through the same parser as the command line.
 Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
   PlanFlags f;
-  auto text = [&](const char* key, std::string& field) {
-    if (auto it = r.plan.find(key); it != r.plan.end()) field = it->second;
-  };
-  auto number = [&](const char* key, auto& field) -> bool {
-    auto it = r.plan.find(key);
-    if (it == r.plan.end()) return true;
-    try {
-      field = static_cast<std::remove_reference_t<decltype(field)>>(std::stod(it->second));
-      return true;
-    } catch (const std::exception&) {
-      return false;
+  // Rows use the plan setting keys (snake_case flag names), so they apply as typed settings.
+  for (const std::string& key : plan_setting_keys()) {
+    if (auto it = r.plan.find(key); it != r.plan.end()) {
+      f.given.push_back({key, it->second, r.id + ": " + key, true});
     }
-  };
-  text("method", f.method);
-  text("precision", f.precision);
-  text("optimizer", f.optimizer);
-  text("optimizer_impl", f.optimizer_impl);
-  text("checkpointing", f.checkpointing);
-  text("attention", f.attention);
-  text("loss", f.loss);
-  text("lora_targets", f.lora_targets);
-  text("train_modules", f.train_modules);
-  text("train_layers", f.train_layers);
-  text("quant", f.quant);
-  if (!number("batch", f.batch) || !number("seq", f.seq) || !number("grad_accum", f.grad_accum) ||
-      !number("lora_rank", f.lora_rank) || !number("lora_alpha", f.lora_alpha) ||
-      !number("lora_dropout", f.lora_dropout)) {
-    return bad_input(r.id, "config", "a numeric field is not a number");
   }
-  return make_plan(f);
+  auto plan = make_plan(f);
+  if (!plan) return plan.error();
+  return plan->plan;
 }
 
 // Rows name their config repo-relative; accept them from the repo root or beside the data file.

@@ -1,0 +1,38 @@
+// DeepSpeed JSON (deepspeed/runtime/config.py: train_micro_batch_size_per_gpu,
+// gradient_accumulation_steps, bf16.enabled, fp16.enabled, optimizer.type, zero_optimization).
+// DeepSpeed's bf16/fp16 keep an fp32 master copy (runtime/bf16_optimizer.py). "auto" values are
+// filled in by the HF Trainer and say nothing here. ZeRO and offload fields are listed as not
+// priced; a distributed layout adds its rules to this list.
+#include "io/import/formats.h"
+#include "io/import/rules.h"
+
+namespace trainmem::io {
+
+const ImportFormat& deepspeed_format() {
+  using namespace rules;
+  static const ImportFormat f{
+      "DeepSpeed JSON",
+      [](const FlatConfig& c) {
+        return has_prefix(c, "zero_optimization") || has(c, "train_micro_batch_size_per_gpu")
+                   ? 8
+                   : 0;
+      },
+      {same("train_micro_batch_size_per_gpu", "batch"),
+       same("gradient_accumulation_steps", "grad_accum"),
+       when_true("bf16.enabled", "precision", "bf16-fp32-master"),
+       when_true("fp16.enabled", "precision", "fp16-fp32-master"),
+       {"optimizer.type", "optimizer",
+        [](const std::string& v) -> std::optional<std::string> {
+          return v == "Adam" || v == "AdamW" ? "adamw" : v;
+        },
+        ""},
+       not_priced("zero_optimization.stage", "ZeRO sharding is not priced yet (one GPU)"),
+       not_priced("zero_optimization.offload_optimizer.device",
+                  "optimizer offload is not priced yet"),
+       not_priced("zero_optimization.offload_param.device", "parameter offload is not priced yet"),
+       not_priced("train_batch_size", "the global batch; the micro-batch is what is priced")},
+      {}};
+  return f;
+}
+
+}  // namespace trainmem::io

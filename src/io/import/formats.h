@@ -1,0 +1,55 @@
+// The formats --from reads (trainmem/import.h). Each format lives in its own file and is a list of
+// rules: a key of the file, the plan setting it becomes, and how its value converts.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainmem/import.h"
+#include "trainmem/plan_settings.h"
+#include "trainmem/result.h"
+
+namespace trainmem::io {
+
+// A config flattened to dotted keys ("zero_optimization.stage", "model.lora_rank") with every
+// scalar as text and lists joined with commas.
+using FlatConfig = std::map<std::string, std::string>;
+
+// One key of a format. `convert` turns the file's value into the setting's value; nullopt means
+// the key was read and says nothing for the plan (bf16: false). Setting "model" names the model.
+struct ImportRule {
+  std::string key;
+  std::string setting;
+  std::function<std::optional<std::string>(const std::string& value)> convert;
+  std::string why_ignored;  // non-empty: the key is known but not priced, and this says why
+};
+
+struct ImportFormat {
+  std::string name;  // "TRL SFTConfig / TrainingArguments"
+  // How well the flattened file looks like this format (0: not at all); the best score wins.
+  std::function<int(const FlatConfig&)> detect;
+  std::vector<ImportRule> rules;
+  // Keys that only mean something together (torchtune's apply_lora_to_mlp extends
+  // lora_attn_modules): run after the rules, may edit the result. May be empty.
+  std::function<void(const FlatConfig&, ImportedConfig&)> finish;
+};
+
+const ImportFormat& trl_format();
+const ImportFormat& peft_format();
+const ImportFormat& bitsandbytes_format();
+const ImportFormat& axolotl_format();
+const ImportFormat& llama_factory_format();
+const ImportFormat& torchtune_format();
+const ImportFormat& deepspeed_format();
+const ImportFormat& accelerate_format();
+
+// Shared value converters for the format files.
+std::optional<std::string> if_true(const std::string& value, const std::string& setting_value);
+bool is_true(const std::string& value);
+// "auto" (DeepSpeed/accelerate: filled in by the HF Trainer) and null say nothing.
+bool is_unset(const std::string& value);
+
+}  // namespace trainmem::io

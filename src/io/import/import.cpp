@@ -1,0 +1,166 @@
+// --from FILE: read, flatten, detect the format, apply its rules.
+#include "io/import/formats.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace trainmem::io {
+namespace {
+
+void flatten_json(const nlohmann::json& j, const std::string& prefix, FlatConfig& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten_json(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else if (j.is_array()) {
+    std::string joined;
+    for (const auto& v : j) {
+      joined += (joined.empty() ? "" : ",") + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    out[prefix] = joined;
+  } else if (j.is_string()) {
+    out[prefix] = j.get<std::string>();
+  } else if (j.is_null()) {
+    out[prefix] = "null";
+  } else {
+    out[prefix] = j.dump();
+  }
+}
+
+void flatten_yaml(const YAML::Node& n, const std::string& prefix, FlatConfig& out) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      for (const auto& kv : n) {
+        const std::string k = kv.first.as<std::string>();
+        flatten_yaml(kv.second, prefix.empty() ? k : prefix + "." + k, out);
+      }
+      break;
+    case YAML::NodeType::Sequence: {
+      std::string joined;
+      for (const auto& v : n) {
+        if (v.IsScalar()) joined += (joined.empty() ? "" : ",") + v.as<std::string>();
+      }
+      out[prefix] = joined;
+      break;
+    }
+    case YAML::NodeType::Scalar:
+      out[prefix] = n.as<std::string>();
+      break;
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      out[prefix] = "null";
+      break;
+  }
+}
+
+Result<FlatConfig> flatten(const std::string& text, const std::string& file) {
+  FlatConfig flat;
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    try {
+      flatten_json(nlohmann::json::parse(text), "", flat);
+    } catch (const nlohmann::json::exception& e) {
+      return bad_input(file, "", fmt::format("not valid JSON: {}", e.what()));
+    }
+    return flat;
+  }
+  try {
+    const YAML::Node root = YAML::Load(text);
+    if (!root.IsMap()) return bad_input(file, "", "is neither a JSON object nor a YAML mapping");
+    flatten_yaml(root, "", flat);
+  } catch (const YAML::Exception& e) {
+    return bad_input(file, "", fmt::format("not valid YAML: {}", e.what()));
+  }
+  return flat;
+}
+
+std::vector<const ImportFormat*> formats() {
+  return {&trl_format(),          &peft_format(),      &bitsandbytes_format(),
+          &axolotl_format(),      &llama_factory_format(), &torchtune_format(),
+          &deepspeed_format(),    &accelerate_format()};
+}
+
+}  // namespace
+
+bool is_true(const std::string& value) {
+  std::string v = value;
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return v == "true" || v == "1" || v == "yes";
+}
+
+bool is_unset(const std::string& value) {
+  return value == "auto" || value == "null" || value == "~" || value.empty();
+}
+
+std::optional<std::string> if_true(const std::string& value, const std::string& setting_value) {
+  if (is_true(value)) return setting_value;
+  return std::nullopt;
+}
+
+}  // namespace trainmem::io
+
+namespace trainmem {
+
+using io::FlatConfig;
+using io::ImportFormat;
+using io::ImportRule;
+
+Result<ImportedConfig> import_config_text(const std::string& text, const std::string& file) {
+  auto flat = io::flatten(text, file);
+  if (!flat) return flat.error();
+  const ImportFormat* best = nullptr;
+  int best_score = 0;
+  std::string tried;
+  for (const ImportFormat* f : io::formats()) {
+    tried += (tried.empty() ? "" : ", ") + f->name;
+    const int score = f->detect(flat.value());
+    if (score > best_score) {
+      best = f;
+      best_score = score;
+    }
+  }
+  if (best == nullptr) {
+    return bad_input(file, "", fmt::format("not a config trainmem can read (tried: {})", tried));
+  }
+  ImportedConfig out;
+  out.file = file;
+  out.format = best->name;
+  for (const auto& [key, value] : flat.value()) {
+    bool known = false;
+    for (const ImportRule& rule : best->rules) {
+      if (rule.key != key) continue;
+      known = true;
+      if (!rule.why_ignored.empty()) {
+        out.ignored.push_back(fmt::format("{} ({})", key, rule.why_ignored));
+        continue;
+      }
+      const std::optional<std::string> v = io::is_unset(value) ? std::nullopt : rule.convert(value);
+      if (!v) {
+        out.used.push_back(fmt::format("{} = {} (no change)", key, value));
+        continue;
+      }
+      if (rule.setting == "model") {
+        out.model = *v;
+      } else {
+        out.patch.push_back({rule.setting, *v, fmt::format("{}: {}", file, key), true});
+      }
+      out.used.push_back(fmt::format("{} = {} -> {} {}", key, value, rule.setting, *v));
+    }
+    if (!known) out.ignored.push_back(key);
+  }
+  if (best->finish) best->finish(flat.value(), out);
+  return out;
+}
+
+Result<ImportedConfig> import_config(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return bad_input(path, "--from", "cannot read the file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return import_config_text(text.str(), path);
+}
+
+}  // namespace trainmem

@@ -1,0 +1,82 @@
+// torchtune recipe YAML (recipes/configs/*: model._component_, model.lora_rank,
+// model.lora_attn_modules, optimizer._component_, dtype, enable_activation_checkpointing, ...).
+// torchtune trains in the model's dtype with no autocast: dtype bf16 is pure bf16.
+#include "io/import/formats.h"
+#include "io/import/rules.h"
+
+namespace trainmem::io {
+
+const ImportFormat& torchtune_format() {
+  using namespace rules;
+  static const ImportFormat f{
+      "torchtune YAML",
+      [](const FlatConfig& c) {
+        return has(c, "model._component_") || has(c, "optimizer._component_") ? 10 : 0;
+      },
+      {{"model._component_", "method",
+        [](const std::string& v) -> std::optional<std::string> {
+          if (v.find(".qlora_") != std::string::npos) return "qlora";
+          if (v.find(".lora_") != std::string::npos) return "lora";
+          return "full";
+        },
+        ""},
+       same("model.lora_rank", "lora_rank"),
+       same("model.lora_alpha", "lora_alpha"),
+       same("model.lora_dropout", "lora_dropout"),
+       same("model.lora_attn_modules", "lora_targets"),
+       same("batch_size", "batch"),
+       same("gradient_accumulation_steps", "grad_accum"),
+       when_true("enable_activation_checkpointing", "checkpointing", "full"),
+       {"dtype", "precision",
+        [](const std::string& v) -> std::optional<std::string> {
+          return v == "fp32" ? "fp32" : "bf16";
+        },
+        ""},
+       {"optimizer._component_", "optimizer",
+        [](const std::string& v) -> std::optional<std::string> {
+          if (v.find("PagedAdamW8bit") != std::string::npos) return "paged-adamw-8bit";
+          if (v.find("AdamW8bit") != std::string::npos) return "adamw-8bit";
+          if (v.find("SGD") != std::string::npos) return "sgd";
+          return "adamw";
+        },
+        ""},
+       {"optimizer.fused", "optimizer_impl",
+        [](const std::string& v) { return if_true(v, "fused"); }, ""},
+       same("tokenizer.max_seq_len", "seq"),
+       {"loss._component_", "loss",
+        [](const std::string& v) -> std::optional<std::string> {
+          // CEWithChunkedOutputLoss and LinearCrossEntropyLoss both compute the loss in chunks.
+          const bool chunked = v.find("Chunked") != std::string::npos ||
+                               v.find("LinearCrossEntropy") != std::string::npos;
+          return chunked ? "chunked" : "full";
+        },
+        ""},
+       same("optimizer.lr", "learning_rate"),
+       same("epochs", "epochs")},
+      // apply_lora_to_mlp / apply_lora_to_output extend lora_attn_modules
+      // (torchtune/models/*/_component_builders.py lora_*: w1, w2, w3 and output).
+      [](const FlatConfig& c, ImportedConfig& out) {
+        for (const auto& [key, extra] :
+             {std::pair<std::string, std::string>{"model.apply_lora_to_mlp", "gate,up,down"},
+              {"model.apply_lora_to_output", "lm_head"}}) {
+          const auto it = c.find(key);
+          if (it == c.end()) continue;
+          if (!is_true(it->second)) {
+            out.used.push_back(key + " = " + it->second + " (no change)");
+            continue;
+          }
+          bool extended = false;
+          for (PlanSetting& s : out.patch) {
+            if (s.key != "lora_targets") continue;
+            s.value += "," + extra;
+            extended = true;
+          }
+          if (!extended) out.patch.push_back({"lora_targets", extra, out.file + ": " + key, true});
+          out.used.push_back(key + " = true -> lora_targets +" + extra);
+          std::erase(out.ignored, key);
+        }
+      }};
+  return f;
+}
+
+}  // namespace trainmem::io

@@ -1,0 +1,56 @@
+// TRL SFTConfig / HF TrainingArguments (and TRL's ModelConfig), as HfArgumentParser reads them
+// from JSON or YAML: keys are the dataclass field names (trl/trainer/sft_config.py,
+// transformers/training_args.py, trl/trainer/model_config.py).
+#include "io/import/formats.h"
+#include "io/import/rules.h"
+
+namespace trainmem::io {
+
+const ImportFormat& trl_format() {
+  using namespace rules;
+  static const ImportFormat f{
+      "TRL SFTConfig / HF TrainingArguments",
+      [](const FlatConfig& c) {
+        int score = 0;
+        for (const char* k : {"per_device_train_batch_size", "output_dir", "optim",
+                              "gradient_accumulation_steps", "max_length", "max_seq_length",
+                              "num_train_epochs", "model_name_or_path"}) {
+          score += has(c, k) ? 1 : 0;
+        }
+        // LLaMA-Factory shares HF names; its own keys outbid these.
+        return score;
+      },
+      {same("model_name_or_path", "model"),
+       same("per_device_train_batch_size", "batch"),
+       same("gradient_accumulation_steps", "grad_accum"),
+       when_true("gradient_checkpointing", "checkpointing", "full"),
+       when_true("bf16", "precision", "bf16-mixed"),
+       when_true("fp16", "precision", "fp16-mixed"),
+       same("optim", "optimizer"),
+       same("max_length", "seq"),
+       same("max_seq_length", "seq"),
+       when_true("use_liger_kernel", "loss", "fused"),
+       same("learning_rate", "learning_rate"),
+       same("num_train_epochs", "epochs"),
+       same("attn_implementation", "attention"),
+       same("model_init_kwargs.attn_implementation", "attention"),
+       when_true("use_peft", "method", "lora"),
+       same("lora_r", "lora_rank"),
+       same("lora_alpha", "lora_alpha"),
+       same("lora_dropout", "lora_dropout"),
+       same("lora_target_modules", "lora_targets"),
+       when_true("use_dora", "dora", "true"),
+       when_true("load_in_4bit", "method", "qlora"),
+       same("bnb_4bit_quant_type", "quant"),
+       same("use_bnb_nested_quant", "double_quant"),
+       not_priced("packing", "packing changes sequence lengths, not the longest one priced"),
+       not_priced("padding_free", "affects padding, not the longest sequence priced"),
+       not_priced("deepspeed", "multi-GPU layouts are not priced yet"),
+       not_priced("fsdp", "multi-GPU layouts are not priced yet"),
+       not_priced("torch_dtype", "the precision comes from bf16/fp16"),
+       not_priced("model_init_kwargs.torch_dtype", "the precision comes from bf16/fp16")},
+      {}};
+  return f;
+}
+
+}  // namespace trainmem::io

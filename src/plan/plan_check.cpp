@@ -1,0 +1,101 @@
+#include "trainmem/plan_check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "trainmem/method.h"
+
+namespace trainmem {
+namespace {
+
+// "model.layers.*.self_attn.q_proj.weight" -> "q_proj"; "lm_head.weight" -> "lm_head".
+std::string module_name(const std::string& tensor) {
+  std::string stem = tensor;
+  const auto dot = stem.rfind('.');
+  if (dot != std::string::npos) stem = stem.substr(0, dot);  // drop ".weight"
+  const auto prev = stem.rfind('.');
+  return prev == std::string::npos ? stem : stem.substr(prev + 1);
+}
+
+bool candidate(const TensorGroup& g) {
+  return !g.mtp && !g.is_bias && g.shape.size() == 2 && g.adapter == AdapterPart::none;
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> linear_module_names(const LoadedModel& model) {
+  std::vector<std::string> out;
+  for (const TensorGroup& g : model.inventory.groups) {
+    if (!candidate(g) || g.role == Role::embedding || g.role == Role::position_embedding) continue;
+    const std::string name = module_name(g.name);
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  // Tied embeddings: PEFT can still target lm_head, which shares the embedding matrix.
+  if (std::find(out.begin(), out.end(), "lm_head") == out.end()) out.emplace_back("lm_head");
+  return out;
+}
+
+std::optional<Error> check_targets(const LoadedModel& model, const TrainingPlan& plan) {
+  const bool adapters = plan.method == Method::lora || plan.method == Method::qlora;
+  const bool freeze = plan.method == Method::freeze;
+  if (!adapters && !freeze) return std::nullopt;
+  const std::vector<std::string>& names = adapters ? plan.lora.targets : plan.freeze.train_modules;
+  for (const std::string& name : names) {
+    if (name == "lm_head") continue;  // every causal LM has a head (tied or not)
+    const std::vector<std::string> one{name};
+    const bool reached = std::any_of(
+        model.inventory.groups.begin(), model.inventory.groups.end(), [&](const TensorGroup& g) {
+          return (freeze || candidate(g)) && !g.mtp && targets_group(one, g);
+        });
+    if (!reached) {
+      return Error{ErrorCode::bad_input, "", adapters ? "--lora-targets" : "--train-modules",
+                   fmt::format("'{}' matches no module of {}; its linear modules are: {}", name,
+                               model.spec.name, joined(linear_module_names(model)))};
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan& plan,
+                                    const Device* device) {
+  std::vector<std::string> out;
+  const std::int64_t context = model.spec.max_positions;
+  if (context > 0 && plan.seq > context) {
+    out.push_back(fmt::format(
+        "--seq {} is longer than the model's context (max_position_embeddings {}): priced as "
+        "asked, but positions past {} were never trained (RoPE scaling or a longer-context model "
+        "is the usual answer).",
+        plan.seq, context, context));
+  }
+  if (device == nullptr) return out;
+  const bool apple = device->kind == DeviceKind::unified;
+  if (plan.attention == Attention::flash) {
+    // FlashAttention-2 needs an Ampere or newer NVIDIA GPU (flash-attn README: sm80+); it has no
+    // Apple (MPS) build.
+    const std::string& cc = device->compute_capability;
+    const bool old_cuda = !cc.empty() && std::strtod(cc.c_str(), nullptr) < 8.0;
+    if (apple || old_cuda) {
+      out.push_back(fmt::format(
+          "--attention flash: FlashAttention-2 does not run on {} ({}); transformers falls back "
+          "to sdpa or eager, which this estimate does not price: use --attention sdpa.",
+          device->name, apple ? "no CUDA" : "compute capability " + cc + " < 8.0"));
+    }
+  }
+  if (plan.method == Method::qlora && apple) {
+    out.push_back(fmt::format(
+        "QLoRA on {}: bitsandbytes' 4-bit kernels need CUDA (no MPS backend), so this plan does "
+        "not run there as priced; MLX's own QLoRA quantises differently.",
+        device->name));
+  }
+  return out;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,239 @@
+// plan_from(): text settings -> TrainingPlan. The one place a setting's text becomes a plan field,
+// for the command line, measurement rows and imported configs alike.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "trainmem/plan_settings.h"
+#include "trainmem/units.h"
+#include "trainmem/vocabulary.h"
+
+namespace trainmem {
+namespace {
+
+Error setting_error(const PlanSetting& s, std::string reason, ErrorCode code = ErrorCode::bad_input) {
+  return Error{code, "", s.origin.empty() ? s.key : s.origin, std::move(reason)};
+}
+
+// "q_proj, v_proj", "[\"q_proj\", \"v_proj\"]" (a Python/JSON list as PEFT prints it) -> items.
+std::vector<std::string> split_list(const std::string& text) {
+  std::string clean;
+  for (char c : text) {
+    if (c != '[' && c != ']' && c != '"' && c != '\'') clean += c;
+  }
+  std::vector<std::string> out;
+  std::stringstream in(clean);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto first = item.find_first_not_of(" \t");
+    const auto last = item.find_last_not_of(" \t");
+    if (first != std::string::npos) out.push_back(item.substr(first, last - first + 1));
+  }
+  return out;
+}
+
+Result<std::int64_t> integer(const PlanSetting& s) {
+  std::int64_t v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stoll(s.value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.value.size()) {
+    return setting_error(s, fmt::format("'{}' is not a whole number", s.value));
+  }
+  return v;
+}
+
+Result<double> real(const PlanSetting& s) {
+  double v = 0;
+  std::size_t used = 0;
+  try {
+    v = std::stod(s.value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.value.size() || !std::isfinite(v)) {
+    return setting_error(s, fmt::format("'{}' is not a number", s.value));
+  }
+  return v;
+}
+
+Result<bool> boolean(const PlanSetting& s) {
+  std::string v = s.value;
+  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
+  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  return setting_error(s, fmt::format("'{}' is not true or false", s.value));
+}
+
+// The canonical name of a list of LoRA target spellings ("q_proj" -> "q").
+Result<std::vector<std::string>> target_names(const PlanSetting& s, bool allow_norm) {
+  std::vector<std::string> out;
+  for (const std::string& item : split_list(s.value)) {
+    if (allow_norm && (item == "norm" || item == "layernorm")) {
+      out.emplace_back("norm");
+      continue;
+    }
+    Vocabulary v = lora_target_vocabulary();
+    v.flag = s.origin.empty() ? s.key : s.origin;
+    auto t = resolve_term(v, item);
+    if (!t) return t.error();
+    out.push_back(t.value()->name);
+  }
+  return out;
+}
+
+template <class E>
+std::optional<Error> set_enum(E& field, std::optional<E> (*parse)(std::string_view),
+                              const Vocabulary& vocabulary, const PlanSetting& s) {
+  auto term = resolve_term(vocabulary, s.value);
+  if (!term) {
+    Error e = term.error();
+    e.field = s.origin.empty() ? s.key : s.origin;
+    e.code = s.from_file ? ErrorCode::bad_input : ErrorCode::usage;
+    return e;
+  }
+  field = *parse(term.value()->name);
+  return std::nullopt;
+}
+
+std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<std::string>& notes) {
+  const std::string& k = s.key;
+  if (k == "method") return set_enum(p.method, parse_method, method_vocabulary(), s);
+  if (k == "precision") return set_enum(p.precision, parse_precision, precision_vocabulary(), s);
+  if (k == "optimizer") {
+    if (auto e = set_enum(p.optimizer, parse_optimizer, optimizer_vocabulary(), s)) return e;
+    if (auto impl = implied_optimizer_impl(s.value)) p.optimizer_impl = *parse_optimizer_impl(*impl);
+    return std::nullopt;
+  }
+  if (k == "optimizer_impl")
+    return set_enum(p.optimizer_impl, parse_optimizer_impl, optimizer_impl_vocabulary(), s);
+  if (k == "checkpointing")
+    return set_enum(p.checkpointing, parse_checkpointing, checkpointing_vocabulary(), s);
+  if (k == "attention") return set_enum(p.attention, parse_attention, attention_vocabulary(), s);
+  if (k == "loss") return set_enum(p.loss, parse_loss, loss_vocabulary(), s);
+  if (k == "convention") return set_enum(p.convention, parse_convention, convention_vocabulary(), s);
+  if (k == "quant") return set_enum(p.quant.kind, parse_quant, quant_vocabulary(), s);
+  if (k == "framework") {
+    Vocabulary v = framework_vocabulary();
+    v.flag = s.origin.empty() ? s.key : s.origin;
+    auto t = resolve_term(v, s.value);
+    if (!t) return t.error();
+    p.framework = t.value()->name;
+    return std::nullopt;
+  }
+  if (k == "seq") {
+    auto n = parse_tokens(s.value, s.origin.empty() ? s.key : s.origin);
+    if (!n) return n.error();
+    p.seq = n.value();
+    return std::nullopt;
+  }
+  if (k == "batch" || k == "grad_accum" || k == "lora_rank") {
+    auto n = integer(s);
+    if (!n) return n.error();
+    (k == "batch" ? p.batch : k == "grad_accum" ? p.grad_accum : p.lora.rank) = n.value();
+    return std::nullopt;
+  }
+  if (k == "lora_alpha" || k == "lora_dropout") {
+    auto x = real(s);
+    if (!x) return x.error();
+    (k == "lora_alpha" ? p.lora.alpha : p.lora.dropout) = x.value();
+    return std::nullopt;
+  }
+  if (k == "dora" || k == "double_quant" || k == "prepare_kbit") {
+    auto b = boolean(s);
+    if (!b) return b.error();
+    (k == "dora" ? p.lora.dora : k == "double_quant" ? p.quant.double_quant : p.quant.prepare_kbit) =
+        b.value();
+    return std::nullopt;
+  }
+  if (k == "lora_targets" || k == "train_modules") {
+    auto names = target_names(s, k == "train_modules");
+    if (!names) return names.error();
+    (k == "lora_targets" ? p.lora.targets : p.freeze.train_modules) = names.value();
+    return std::nullopt;
+  }
+  if (k == "train_layers") {
+    // "0-3,30,31" -> 0,1,2,3,30,31
+    p.freeze.train_layers.clear();
+    for (const std::string& part : split_list(s.value)) {
+      const auto dash = part.find('-', 1);
+      PlanSetting first{s.key, part.substr(0, dash), s.origin, s.from_file};
+      PlanSetting last{s.key, dash == std::string::npos ? part : part.substr(dash + 1), s.origin,
+                       s.from_file};
+      auto a = integer(first);
+      auto b = integer(last);
+      if (!a || !b || a.value() < 0 || b.value() < a.value() || b.value() - a.value() > 100000) {
+        return setting_error(s, fmt::format("'{}' is not a layer index or range like 0-3", part));
+      }
+      for (std::int64_t l = a.value(); l <= b.value(); ++l) p.freeze.train_layers.push_back(l);
+    }
+    return std::nullopt;
+  }
+  if (k == "params") {
+    auto n = parse_count(s.value, s.origin.empty() ? s.key : s.origin);
+    if (!n) return n.error();
+    p.params_override = n.value();
+    return std::nullopt;
+  }
+  if (k == "learning_rate" || k == "epochs") {
+    notes.push_back(fmt::format("{} = {}: no effect on memory, not priced.", s.origin, s.value));
+    return std::nullopt;
+  }
+  return setting_error(s, fmt::format("'{}' is not a plan setting", k));
+}
+
+// Which method a setting needs to mean anything, or empty when it applies to every method.
+std::string_view needs(const std::string& key) {
+  if (key == "lora_rank" || key == "lora_alpha" || key == "lora_dropout" ||
+      key == "lora_targets" || key == "dora")
+    return "lora";
+  if (key == "quant" || key == "double_quant" || key == "prepare_kbit") return "qlora";
+  if (key == "train_modules") return "freeze";
+  return "";
+}
+
+bool applies(std::string_view need, Method m) {
+  if (need == "lora") return m == Method::lora || m == Method::qlora;
+  if (need == "qlora") return m == Method::qlora;
+  if (need == "freeze") return m == Method::freeze;
+  return true;
+}
+
+}  // namespace
+
+const std::vector<std::string>& plan_setting_keys() {
+  static const std::vector<std::string> keys = {
+      "method",     "precision",     "optimizer",    "optimizer_impl", "batch",
+      "seq",        "grad_accum",    "checkpointing", "attention",     "loss",
+      "framework",  "convention",    "params",       "lora_rank",      "lora_alpha",
+      "lora_dropout", "lora_targets", "dora",        "quant",          "double_quant",
+      "prepare_kbit", "train_modules", "train_layers", "learning_rate", "epochs"};
+  return keys;
+}
+
+Result<PlanResult> plan_from(const PlanPatch& patch) {
+  PlanResult r;
+  for (const PlanSetting& s : patch) {
+    if (auto e = apply(r.plan, s, r.notes)) return *e;
+  }
+  // Settings that the chosen method ignores: an error when typed, a note when imported.
+  for (const PlanSetting& s : patch) {
+    const std::string_view need = needs(s.key);
+    if (applies(need, r.plan.method)) continue;
+    const std::string reason = fmt::format("has no effect with method {} (it needs --method {}{})",
+                                           name_of(r.plan.method), need,
+                                           need == "lora" ? " or qlora" : "");
+    if (!s.from_file) return Error{ErrorCode::usage, "", s.origin, reason};
+    r.notes.push_back(fmt::format("{} {}; ignored.", s.origin, reason));
+  }
+  r.plan = under_convention(r.plan);
+  if (auto e = validate(r.plan)) return *e;
+  return r;
+}
+
+}  // namespace trainmem

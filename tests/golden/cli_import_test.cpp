@@ -1,0 +1,140 @@
+// --from FILE through the command line: one realistic file per format (tests/data/import/),
+// written the way that tool writes it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli_run.h"
+
+namespace {
+
+using trainmem::test::CliRun;
+using trainmem::test::contains;
+using trainmem::test::run_cli;
+
+std::string data(const std::string& name) {
+  return std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/import/" + name;
+}
+
+nlohmann::json estimate_json(const std::string& args) {
+  const CliRun r = run_cli("estimate " + args + " --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(r.out, nullptr, false);
+}
+
+TEST(CliImport, TrlSftConfigYamlNamesTheModelAndThePlan) {
+  const auto j = estimate_json("--from " + data("trl_sft_config.yaml"));
+  EXPECT_EQ(j["model"]["name"], "Qwen/Qwen2.5-7B");
+  const auto& p = j["plan"];
+  EXPECT_EQ(p["method"], "lora");
+  EXPECT_EQ(p["batch"], 2);
+  EXPECT_EQ(p["grad_accum"], 8);
+  EXPECT_EQ(p["seq"], 2048);
+  EXPECT_EQ(p["checkpointing"], "full");
+  EXPECT_EQ(p["precision"], "bf16-mixed");
+  EXPECT_EQ(p["optimizer_impl"], "fused");
+  EXPECT_EQ(p["lora"]["rank"], 16);
+  EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"q", "k", "v", "o"}));
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("TRL SFTConfig"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("Ignored: "), std::string::npos) << notes;
+  EXPECT_NE(notes.find("output_dir"), std::string::npos) << notes;
+}
+
+TEST(CliImport, FlagsOverrideTheFileAndAModelArgumentWins) {
+  const auto j = estimate_json("qwen3-0.6b --from " + data("trl_sft_config.yaml") +
+                               " --batch 1 --lora-r 8");
+  EXPECT_EQ(j["model"]["source_detail"], "qwen3-0.6b");
+  EXPECT_EQ(j["plan"]["batch"], 1);
+  EXPECT_EQ(j["plan"]["lora"]["rank"], 8);
+  EXPECT_EQ(j["plan"]["grad_accum"], 8);  // still the file's
+}
+
+TEST(CliImport, TrainingArgumentsJson) {
+  const auto p = estimate_json("qwen3-0.6b --from " + data("training_args.json"))["plan"];
+  EXPECT_EQ(p["batch"], 4);
+  EXPECT_EQ(p["grad_accum"], 4);
+  EXPECT_EQ(p["precision"], "fp16-mixed");
+  EXPECT_EQ(p["optimizer_impl"], "foreach");  // optim adamw_torch
+  EXPECT_EQ(p["method"], "full");
+}
+
+TEST(CliImport, PeftAdapterConfigAloneAndWithBitsAndBytesIsQlora) {
+  const auto lora = estimate_json("--from " + data("adapter_config.json"));
+  EXPECT_EQ(lora["model"]["name"], "Qwen/Qwen3-8B");
+  EXPECT_EQ(lora["plan"]["method"], "lora");
+  EXPECT_EQ(lora["plan"]["lora"]["rank"], 8);
+  EXPECT_EQ(lora["plan"]["lora"]["targets"], nlohmann::json::array({"v", "q"}));
+  const auto qlora =
+      estimate_json("--from " + data("bnb_config.json") + " --from " + data("adapter_config.json"));
+  EXPECT_EQ(qlora["plan"]["method"], "qlora");
+  EXPECT_EQ(qlora["plan"]["quant"]["kind"], "nf4");
+  EXPECT_EQ(qlora["plan"]["lora"]["rank"], 8);
+}
+
+TEST(CliImport, AxolotlQloraYaml) {
+  const auto p = estimate_json("llama-3.1-8b --from " + data("axolotl_qlora.yaml"))["plan"];
+  EXPECT_EQ(p["method"], "qlora");
+  EXPECT_EQ(p["seq"], 4096);
+  EXPECT_EQ(p["batch"], 2);
+  EXPECT_EQ(p["grad_accum"], 4);
+  EXPECT_EQ(p["optimizer"], "paged-adamw");
+  EXPECT_EQ(p["attention"], "flash");
+  EXPECT_EQ(p["checkpointing"], "full");
+  EXPECT_EQ(p["lora"]["rank"], 32);
+  EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"all-linear"}));
+}
+
+TEST(CliImport, LlamaFactoryYamlCheckpointsByDefault) {
+  const auto p =
+      estimate_json("llama-3.1-8b --from " + data("llama_factory_lora_sft.yaml"))["plan"];
+  EXPECT_EQ(p["method"], "lora");
+  EXPECT_EQ(p["lora"]["rank"], 8);
+  EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"all-linear"}));
+  EXPECT_EQ(p["seq"], 2048);
+  EXPECT_EQ(p["grad_accum"], 8);
+  EXPECT_EQ(p["checkpointing"], "full");
+  EXPECT_EQ(p["precision"], "bf16-mixed");
+}
+
+TEST(CliImport, TorchtuneYamlIsPureBf16WithMlpAdapters) {
+  const auto p = estimate_json("qwen3-0.6b --from " + data("torchtune_lora.yaml"))["plan"];
+  EXPECT_EQ(p["method"], "lora");
+  EXPECT_EQ(p["precision"], "bf16");
+  EXPECT_EQ(p["optimizer_impl"], "fused");
+  EXPECT_EQ(p["loss"], "chunked");
+  EXPECT_EQ(p["batch"], 4);
+  EXPECT_EQ(p["lora"]["rank"], 64);
+  EXPECT_EQ(p["lora"]["targets"],
+            nlohmann::json::array({"q", "v", "o", "gate", "up", "down"}));
+}
+
+TEST(CliImport, DeepSpeedJsonKeepsAMasterCopyAndListsZeroAsNotPriced) {
+  const auto j = estimate_json("qwen3-0.6b --from " + data("ds_zero2.json"));
+  EXPECT_EQ(j["plan"]["batch"], 2);
+  EXPECT_EQ(j["plan"]["precision"], "bf16-fp32-master");
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("zero_optimization.stage (ZeRO sharding is not priced yet"),
+            std::string::npos)
+      << notes;
+}
+
+TEST(CliImport, AccelerateYaml) {
+  const auto j = estimate_json("qwen3-0.6b --from " + data("accelerate_config.yaml"));
+  EXPECT_EQ(j["plan"]["precision"], "bf16-mixed");
+  EXPECT_NE(j["notes"].dump().find("accelerate YAML"), std::string::npos);
+}
+
+TEST(CliImport, UnknownFilesAndBadValuesAreErrors) {
+  const CliRun missing = run_cli("estimate qwen3-0.6b --from /nonexistent/sft.yaml");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_TRUE(contains(missing, "/nonexistent/sft.yaml")) << missing.out;
+  const CliRun unknown = run_cli("estimate qwen3-0.6b --from " + data("../../../CMakePresets.json"));
+  EXPECT_EQ(unknown.code, 1);
+  EXPECT_TRUE(contains(unknown, "not a config trainmem can read")) << unknown.out;
+  const CliRun no_model = run_cli("estimate --from " + data("ds_zero2.json"));
+  EXPECT_EQ(no_model.code, 2);
+  EXPECT_TRUE(contains(no_model, "name a model")) << no_model.out;
+}
+
+}  // namespace

@@ -1,0 +1,26 @@
+#include "support/cli_run.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+namespace trainmem::test {
+
+CliRun run_cli(const std::string& args) {
+  const std::string command = std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.out += buffer.data();
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool contains(const CliRun& r, const std::string& text) {
+  return r.out.find(text) != std::string::npos;
+}
+
+}  // namespace trainmem::test

@@ -1,0 +1,82 @@
+// The vocabulary: aliases resolve to their term, case and '_'/'-' do not matter, unknown names
+// suggest the nearest, and docs/formats.md lists every name.
+#include "trainmem/vocabulary.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "trainmem/plan_settings.h"
+
+namespace trainmem {
+namespace {
+
+TEST(Vocabulary, AliasesResolveToTheirTerm) {
+  EXPECT_EQ(find_term(optimizer_vocabulary(), "adamw_torch_fused")->name, "adamw");
+  EXPECT_EQ(find_term(optimizer_vocabulary(), "PAGED_ADAMW_8BIT")->name, "paged-adamw-8bit");
+  EXPECT_EQ(find_term(attention_vocabulary(), "flash_attention_2")->name, "flash");
+  EXPECT_EQ(find_term(lora_target_vocabulary(), "gate_proj")->name, "gate");
+  EXPECT_EQ(find_term(precision_vocabulary(), "bf16-true")->name, "bf16");
+  EXPECT_EQ(find_term(method_vocabulary(), "sideways"), nullptr);
+}
+
+TEST(Vocabulary, NoSpellingBelongsToTwoTerms) {
+  for (const Vocabulary* v : all_vocabularies()) {
+    for (const Term& t : v->terms) {
+      EXPECT_EQ(find_term(*v, t.name), &t) << v->flag << " " << t.name;
+      for (const std::string& a : t.aliases) EXPECT_EQ(find_term(*v, a), &t) << v->flag << " " << a;
+    }
+  }
+}
+
+TEST(Vocabulary, UnknownNamesSuggestTheNearest) {
+  auto r = resolve_term(loss_vocabulary(), "chunkd");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().field, "--loss");
+  EXPECT_NE(r.error().reason.find("did you mean chunked"), std::string::npos) << r.error().reason;
+}
+
+TEST(Vocabulary, HfOptimStringsImplyAnImplementation) {
+  EXPECT_EQ(implied_optimizer_impl("adamw_torch_fused"), "fused");
+  EXPECT_EQ(implied_optimizer_impl("adamw_torch"), "foreach");
+  EXPECT_FALSE(implied_optimizer_impl("adamw").has_value());
+}
+
+TEST(Vocabulary, TokenCountsTakeKAsPowersOfTwo) {
+  EXPECT_EQ(parse_tokens("4k", "--seq").value(), 4096);
+  EXPECT_EQ(parse_tokens("32K", "--seq").value(), 32768);
+  EXPECT_EQ(parse_tokens("2048", "--seq").value(), 2048);
+  EXPECT_EQ(parse_tokens("1.5k", "--seq").value(), 1536);
+  EXPECT_FALSE(parse_tokens("4kb", "--seq").ok());
+  EXPECT_FALSE(parse_tokens("0.3k", "--seq").ok());  // 307.2 tokens
+}
+
+TEST(Vocabulary, DocsListEveryNameAndAlias) {
+  std::ifstream in(std::string(TRAINMEM_SOURCE_DIR) + "/docs/formats.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string doc = text.str();
+  for (const Vocabulary* v : all_vocabularies()) {
+    for (const Term& t : v->terms) {
+      EXPECT_NE(doc.find("`" + t.name + "`"), std::string::npos) << t.name;
+      for (const std::string& a : t.aliases) {
+        EXPECT_NE(doc.find("`" + a + "`"), std::string::npos) << v->flag << " alias " << a;
+      }
+    }
+  }
+}
+
+TEST(PlanSettings, LaterSettingsWinAndFileSettingsWithoutEffectAreNotes) {
+  auto r = plan_from({{"batch", "8", "--batch", false},
+                      {"batch", "2", "--batch", false},
+                      {"lora_rank", "8", "sft.yaml: lora_r", true}});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->plan.batch, 2);
+  ASSERT_EQ(r->notes.size(), 1u);
+  EXPECT_NE(r->notes[0].find("sft.yaml: lora_r"), std::string::npos);
+  EXPECT_FALSE(plan_from({{"lora_rank", "8", "--lora-rank", false}}).ok());
+}
+
+}  // namespace
+}  // namespace trainmem
