@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "trainmem/errors.h"
 #include "trainmem/plan_settings.h"
-#include "trainmem/result.h"
 
 namespace trainmem {
 

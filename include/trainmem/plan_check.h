@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "trainmem/device.h"
+#include "trainmem/errors.h"
 #include "trainmem/model.h"
-#include "trainmem/result.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 

@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "trainmem/result.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/errors.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 
 struct PlanSetting {
-  std::string key;     // "optimizer", "seq", "lora_targets", ... (plan_setting_keys())
-  std::string value;   // as typed: "paged_adamw_8bit", "4k", "q_proj, v_proj"
-  std::string origin;  // who said it, for errors and notes: "--optim", "sft.yaml: optim"
+  std::string key;         // "optimizer", "seq", "lora_targets", ... (plan_setting_keys())
+  std::string value;       // as typed: "paged_adamw_8bit", "4k", "q_proj, v_proj"
+  std::string origin;      // who said it, for errors and notes: "--optim", "sft.yaml: optim"
   bool from_file = false;  // imported rather than typed: a setting with no effect is a note
 };
 using PlanPatch = std::vector<PlanSetting>;
@@ -28,8 +28,9 @@ struct PlanResult {
   std::vector<std::string> notes;  // settings that were read but change nothing, and why
 };
 
-// TrainingPlan{} with `patch` applied in order, then validate(). Errors name the origin of the
-// setting. A typed setting with no effect under the chosen method (--lora-rank with --method full,
+// hf_trainer_defaults() with `patch` applied in order, then validate(). Errors name the origin of
+// the setting. A typed setting with no effect under the chosen method (--lora-rank with --method
+// full,
 // --quant without qlora) is an error; an imported one is a note. Under the textbook convention
 // bf16-mixed and fp16-mixed keep the seeds' meaning: 16-bit weights with an fp32 master copy.
 Result<PlanResult> plan_from(const PlanPatch& patch);

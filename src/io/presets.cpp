@@ -5,9 +5,9 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "edit_distance.h"
-#include "embedded_data.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
+#include "util/edit_distance.h"
+#include "util/embedded_data.h"
 
 namespace trainmem {
 namespace {
@@ -60,6 +60,20 @@ Result<LoadedModel> load_preset(std::string_view name) {
     spec->published_params = p.info.published_params;
     spec->published_label = p.info.published;
     return model_from_spec(std::move(spec).value(), SourceKind::preset, p.info.id);
+  }
+  // "-Instruct", "-Chat", "-Base", "-it": a tuned checkpoint of a preset's architecture has the
+  // same config.json shapes (instruction tuning changes values, not tensors), so it is priced
+  // with that preset and the report says so.
+  for (std::string_view suffix : {"-instruct", "-chat", "-base", "-it"}) {
+    if (key.size() <= suffix.size() || !key.ends_with(suffix)) continue;
+    auto base = load_preset(std::string_view(name).substr(0, name.size() - suffix.size()));
+    if (!base) continue;
+    const std::string preset_model = base->spec.name;
+    base->spec.name = std::string(name);
+    base->notes.push_back(fmt::format(
+        "{} is priced with the preset {} ({}): a {} checkpoint has its base model's tensor shapes.",
+        name, base->source_detail, preset_model, name.substr(name.size() - suffix.size() + 1)));
+    return base;
   }
   std::string hint;
   for (const std::string& s : nearest_presets(name)) hint += (hint.empty() ? "" : ", ") + s;

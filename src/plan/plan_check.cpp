@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "trainmem/method.h"
+#include "plan/method.h"
 
 namespace trainmem {
 namespace {
@@ -74,6 +74,13 @@ std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan
         "asked, but positions past {} were never trained (RoPE scaling or a longer-context model "
         "is the usual answer).",
         plan.seq, context, context));
+  }
+  if ((plan.method == Method::lora || plan.method == Method::freeze) &&
+      plan.precision == Precision::autocast_bf16) {
+    out.push_back(
+        "bf16-mixed (HF bf16=True) keeps the frozen base in fp32, as from_pretrained does without "
+        "torch_dtype; PEFT recipes usually load it with torch_dtype=torch.bfloat16, which is "
+        "--precision bf16 (bf16 base, fp32 adapters).");
   }
   if (device == nullptr) return out;
   const bool apple = device->kind == DeviceKind::unified;

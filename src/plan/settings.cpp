@@ -13,7 +13,8 @@
 namespace trainmem {
 namespace {
 
-Error setting_error(const PlanSetting& s, std::string reason, ErrorCode code = ErrorCode::bad_input) {
+Error setting_error(const PlanSetting& s, std::string reason,
+                    ErrorCode code = ErrorCode::bad_input) {
   return Error{code, "", s.origin.empty() ? s.key : s.origin, std::move(reason)};
 }
 
@@ -107,7 +108,8 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
   if (k == "precision") return set_enum(p.precision, parse_precision, precision_vocabulary(), s);
   if (k == "optimizer") {
     if (auto e = set_enum(p.optimizer, parse_optimizer, optimizer_vocabulary(), s)) return e;
-    if (auto impl = implied_optimizer_impl(s.value)) p.optimizer_impl = *parse_optimizer_impl(*impl);
+    if (auto impl = implied_optimizer_impl(s.value))
+      p.optimizer_impl = *parse_optimizer_impl(*impl);
     return std::nullopt;
   }
   if (k == "optimizer_impl")
@@ -116,7 +118,8 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
     return set_enum(p.checkpointing, parse_checkpointing, checkpointing_vocabulary(), s);
   if (k == "attention") return set_enum(p.attention, parse_attention, attention_vocabulary(), s);
   if (k == "loss") return set_enum(p.loss, parse_loss, loss_vocabulary(), s);
-  if (k == "convention") return set_enum(p.convention, parse_convention, convention_vocabulary(), s);
+  if (k == "convention")
+    return set_enum(p.convention, parse_convention, convention_vocabulary(), s);
   if (k == "quant") return set_enum(p.quant.kind, parse_quant, quant_vocabulary(), s);
   if (k == "framework") {
     Vocabulary v = framework_vocabulary();
@@ -147,8 +150,9 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
   if (k == "dora" || k == "double_quant" || k == "prepare_kbit") {
     auto b = boolean(s);
     if (!b) return b.error();
-    (k == "dora" ? p.lora.dora : k == "double_quant" ? p.quant.double_quant : p.quant.prepare_kbit) =
-        b.value();
+    (k == "dora"           ? p.lora.dora
+     : k == "double_quant" ? p.quant.double_quant
+                           : p.quant.prepare_kbit) = b.value();
     return std::nullopt;
   }
   if (k == "lora_targets" || k == "train_modules") {
@@ -189,8 +193,8 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
 
 // Which method a setting needs to mean anything, or empty when it applies to every method.
 std::string_view needs(const std::string& key) {
-  if (key == "lora_rank" || key == "lora_alpha" || key == "lora_dropout" ||
-      key == "lora_targets" || key == "dora")
+  if (key == "lora_rank" || key == "lora_alpha" || key == "lora_dropout" || key == "lora_targets" ||
+      key == "dora")
     return "lora";
   if (key == "quant" || key == "double_quant" || key == "prepare_kbit") return "qlora";
   if (key == "train_modules") return "freeze";
@@ -208,16 +212,16 @@ bool applies(std::string_view need, Method m) {
 
 const std::vector<std::string>& plan_setting_keys() {
   static const std::vector<std::string> keys = {
-      "method",     "precision",     "optimizer",    "optimizer_impl", "batch",
-      "seq",        "grad_accum",    "checkpointing", "attention",     "loss",
-      "framework",  "convention",    "params",       "lora_rank",      "lora_alpha",
-      "lora_dropout", "lora_targets", "dora",        "quant",          "double_quant",
-      "prepare_kbit", "train_modules", "train_layers", "learning_rate", "epochs"};
+      "method",       "precision",     "optimizer",     "optimizer_impl", "batch",
+      "seq",          "grad_accum",    "checkpointing", "attention",      "loss",
+      "framework",    "convention",    "params",        "lora_rank",      "lora_alpha",
+      "lora_dropout", "lora_targets",  "dora",          "quant",          "double_quant",
+      "prepare_kbit", "train_modules", "train_layers",  "learning_rate",  "epochs"};
   return keys;
 }
 
 Result<PlanResult> plan_from(const PlanPatch& patch) {
-  PlanResult r;
+  PlanResult r{hf_trainer_defaults(), {}};
   for (const PlanSetting& s : patch) {
     if (auto e = apply(r.plan, s, r.notes)) return *e;
   }
@@ -225,9 +229,9 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
   for (const PlanSetting& s : patch) {
     const std::string_view need = needs(s.key);
     if (applies(need, r.plan.method)) continue;
-    const std::string reason = fmt::format("has no effect with method {} (it needs --method {}{})",
-                                           name_of(r.plan.method), need,
-                                           need == "lora" ? " or qlora" : "");
+    const std::string reason =
+        fmt::format("has no effect with method {} (it needs --method {}{})", name_of(r.plan.method),
+                    need, need == "lora" ? " or qlora" : "");
     if (!s.from_file) return Error{ErrorCode::usage, "", s.origin, reason};
     r.notes.push_back(fmt::format("{} {}; ignored.", s.origin, reason));
   }

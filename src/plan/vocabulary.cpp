@@ -12,7 +12,7 @@
 #include <cctype>
 #include <cmath>
 
-#include "edit_distance.h"
+#include "util/edit_distance.h"
 
 namespace trainmem {
 namespace {
@@ -91,29 +91,35 @@ const Vocabulary& method_vocabulary() {
 const Vocabulary& precision_vocabulary() {
   static const Vocabulary v{
       "--precision",
-      {{"bf16-mixed",
-        {"autocast-bf16", "amp-bf16"},
-        "fp32 weights, grads and states; bf16 compute under torch.autocast (HF Trainer bf16=True, "
-        "Lightning bf16-mixed)",
-        },
-       {"bf16",
-        {"bf16-true", "pure-bf16"},
-        "weights, grads and states in bf16, no master copy (model loaded in bf16; Lightning "
-        "bf16-true)",
-        },
-       {"bf16-fp32-master",
-        {"bf16-master"},
-        "bf16 weights and grads, fp32 master copy and states (DeepSpeed bf16, Megatron)",
-        },
-       {"fp16-mixed",
-        {"autocast-fp16", "amp-fp16", "16-mixed"},
-        "fp32 weights, fp16 compute under autocast with a GradScaler (HF Trainer fp16=True; "
-        "T4/V100)",
-        },
-       {"fp16-fp32-master",
-        {"fp16-master"},
-        "fp16 weights and grads, fp32 master copy and states (DeepSpeed fp16, Apex O2)",
-        },
+      {{
+           "bf16-mixed",
+           {"autocast-bf16", "amp-bf16"},
+           "fp32 weights, grads and states; bf16 compute under torch.autocast (HF Trainer "
+           "bf16=True, "
+           "Lightning bf16-mixed)",
+       },
+       {
+           "bf16",
+           {"bf16-true", "pure-bf16"},
+           "weights, grads and states in bf16, no master copy (model loaded in bf16; Lightning "
+           "bf16-true)",
+       },
+       {
+           "bf16-fp32-master",
+           {"bf16-master"},
+           "bf16 weights and grads, fp32 master copy and states (DeepSpeed bf16, Megatron)",
+       },
+       {
+           "fp16-mixed",
+           {"autocast-fp16", "amp-fp16", "16-mixed"},
+           "fp32 weights, fp16 compute under autocast with a GradScaler (HF Trainer fp16=True; "
+           "T4/V100)",
+       },
+       {
+           "fp16-fp32-master",
+           {"fp16-master"},
+           "fp16 weights and grads, fp32 master copy and states (DeepSpeed fp16, Apex O2)",
+       },
        {"fp32", {"32-true", "float32", "no-amp"}, "everything fp32"}}};
   return v;
 }
@@ -121,19 +127,22 @@ const Vocabulary& precision_vocabulary() {
 const Vocabulary& optimizer_vocabulary() {
   static const Vocabulary v{
       "--optimizer",
-      {{"adamw",
-        {"adam", "adamw_torch", "adamw_torch_fused", "adamw_apex_fused", "adamw_hf"},
-        "torch.optim.AdamW (adamw_torch: foreach; adamw_torch_fused: fused)",
-        },
-       {"adamw-8bit", {"adamw-bnb-8bit", "bnb-8bit"}, "bitsandbytes AdamW8bit"},
-       {"paged-adamw", {"paged-adamw-32bit"}, "bitsandbytes PagedAdamW (fp32 states)"},
-       {"paged-adamw-8bit", {}, "bitsandbytes PagedAdamW8bit"},
+      {{
+           "adamw",
+           {"adam", "adamw_torch", "adamw_torch_fused", "adamw_apex_fused", "adamw_hf"},
+           "torch.optim.AdamW (adamw_torch: foreach; adamw_torch_fused: fused)",
+       },
+       {"adamw-8bit", {"adamw_8bit", "adamw_bnb_8bit", "bnb_8bit"}, "bitsandbytes AdamW8bit"},
+       {"paged-adamw",
+        {"paged_adamw", "paged_adamw_32bit"},
+        "bitsandbytes PagedAdamW (fp32 states)"},
+       {"paged-adamw-8bit", {"paged_adamw_8bit"}, "bitsandbytes PagedAdamW8bit"},
        {"adafactor", {}, "transformers Adafactor (no first moment)"},
        {"sgd", {}, "torch SGD without momentum"},
-       {"sgd-momentum", {}, "torch SGD with momentum"},
-       {"lion", {"lion-32bit"}, "Lion (one state)"},
-       {"lion-8bit", {"paged-lion-8bit"}, "bitsandbytes Lion8bit"},
-       {"adam-mini", {}, "Adam-mini"},
+       {"sgd-momentum", {"sgd_momentum"}, "torch SGD with momentum"},
+       {"lion", {"lion_32bit"}, "Lion (one state)"},
+       {"lion-8bit", {"lion_8bit", "paged_lion_8bit"}, "bitsandbytes Lion8bit"},
+       {"adam-mini", {"adam_mini"}, "Adam-mini"},
        {"muon", {}, "Muon (AdamW for non-matrix parameters)"}}};
   return v;
 }
@@ -154,7 +163,7 @@ const Vocabulary& optimizer_impl_vocabulary() {
       "--optimizer-impl",
       {{"fused", {}, "one fused kernel per step (torch fused=True)"},
        {"foreach", {}, "multi-tensor kernels over parameter lists (torch foreach=True)"},
-       {"for-loop", {"single-tensor"}, "one parameter at a time (foreach=False)"}}};
+       {"for-loop", {"for_loop", "single_tensor"}, "one parameter at a time (foreach=False)"}}};
   return v;
 }
 
@@ -168,12 +177,12 @@ const Vocabulary& checkpointing_vocabulary() {
 }
 
 const Vocabulary& attention_vocabulary() {
-  static const Vocabulary v{
-      "--attention",
-      {{"eager", {}, "attention matrix materialised"},
-       {"sdpa", {}, "torch scaled_dot_product_attention"},
-       {"flash", {"flash-attention-2", "flash-attention-3", "fa2", "flash-attn"},
-        "FlashAttention (attn_implementation=flash_attention_2)"}}};
+  static const Vocabulary v{"--attention",
+                            {{"eager", {}, "attention matrix materialised"},
+                             {"sdpa", {}, "torch scaled_dot_product_attention"},
+                             {"flash",
+                              {"flash_attention_2", "flash_attention_3", "fa2", "flash_attn"},
+                              "FlashAttention (attn_implementation=flash_attention_2)"}}};
   return v;
 }
 
@@ -182,16 +191,17 @@ const Vocabulary& loss_vocabulary() {
       "--loss",
       {{"full", {}, "full logits and their fp32 upcast (transformers ForCausalLMLoss)"},
        {"chunked", {}, "chunked cross-entropy"},
-       {"fused", {"liger", "liger-kernel"}, "Liger fused linear cross-entropy "
+       {"fused",
+        {"liger", "liger-kernel"},
+        "Liger fused linear cross-entropy "
         "(use_liger_kernel=True)"}}};
   return v;
 }
 
 const Vocabulary& convention_vocabulary() {
-  static const Vocabulary v{
-      "--convention",
-      {{"exact", {}, "the exact inventory and the framework's allocations"},
-       {"textbook", {}, "the seeds' uniform bytes per parameter"}}};
+  static const Vocabulary v{"--convention",
+                            {{"exact", {}, "the exact inventory and the framework's allocations"},
+                             {"textbook", {}, "the seeds' uniform bytes per parameter"}}};
   return v;
 }
 
@@ -199,7 +209,7 @@ const Vocabulary& quant_vocabulary() {
   static const Vocabulary v{"--quant",
                             {{"nf4", {}, "bnb_4bit_quant_type=nf4"},
                              {"fp4", {}, "bnb_4bit_quant_type=fp4"},
-                             {"int8", {"8bit", "load-in-8bit"}, "load_in_8bit=True"}}};
+                             {"int8", {"8bit", "load_in_8bit"}, "load_in_8bit=True"}}};
   return v;
 }
 
@@ -240,10 +250,10 @@ const Vocabulary& lora_target_vocabulary() {
 }
 
 std::vector<const Vocabulary*> all_vocabularies() {
-  return {&method_vocabulary(),     &precision_vocabulary(),     &optimizer_vocabulary(),
+  return {&method_vocabulary(),         &precision_vocabulary(),     &optimizer_vocabulary(),
           &optimizer_impl_vocabulary(), &checkpointing_vocabulary(), &attention_vocabulary(),
-          &loss_vocabulary(),       &quant_vocabulary(),         &convention_vocabulary(),
-          &framework_vocabulary(),  &lora_target_vocabulary()};
+          &loss_vocabulary(),           &quant_vocabulary(),         &convention_vocabulary(),
+          &framework_vocabulary(),      &lora_target_vocabulary()};
 }
 
 Result<std::int64_t> parse_tokens(std::string_view text, const std::string& field) {

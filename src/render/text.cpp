@@ -4,9 +4,8 @@
 
 #include <algorithm>
 
-#include "trainmem/fit.h"
+#include "trainmem/device.h"
 #include "trainmem/render.h"
-#include "trainmem/svg.h"
 
 namespace trainmem {
 
@@ -85,8 +84,7 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
     const std::int64_t now = live[static_cast<std::size_t>(k)];
     out += fmt::format("  {:<18} {} {:>10}", tenant_title(static_cast<Tenant>(k)),
                        proportional_bar(now, scale, o.bar_width), format_bytes(now, o.unit));
-    if (now != most)
-      out += fmt::format("  (up to {} in other phases)", format_bytes(most, o.unit));
+    if (now != most) out += fmt::format("  (up to {} in other phases)", format_bytes(most, o.unit));
     out += "\n";
   }
   out += fmt::format("  {:<18} {} {:>10}\n", "Static state",

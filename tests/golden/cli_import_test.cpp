@@ -42,8 +42,8 @@ TEST(CliImport, TrlSftConfigYamlNamesTheModelAndThePlan) {
 }
 
 TEST(CliImport, FlagsOverrideTheFileAndAModelArgumentWins) {
-  const auto j = estimate_json("qwen3-0.6b --from " + data("trl_sft_config.yaml") +
-                               " --batch 1 --lora-r 8");
+  const auto j =
+      estimate_json("qwen3-0.6b --from " + data("trl_sft_config.yaml") + " --batch 1 --lora-r 8");
   EXPECT_EQ(j["model"]["source_detail"], "qwen3-0.6b");
   EXPECT_EQ(j["plan"]["batch"], 1);
   EXPECT_EQ(j["plan"]["lora"]["rank"], 8);
@@ -105,8 +105,7 @@ TEST(CliImport, TorchtuneYamlIsPureBf16WithMlpAdapters) {
   EXPECT_EQ(p["loss"], "chunked");
   EXPECT_EQ(p["batch"], 4);
   EXPECT_EQ(p["lora"]["rank"], 64);
-  EXPECT_EQ(p["lora"]["targets"],
-            nlohmann::json::array({"q", "v", "o", "gate", "up", "down"}));
+  EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"q", "v", "o", "gate", "up", "down"}));
 }
 
 TEST(CliImport, DeepSpeedJsonKeepsAMasterCopyAndListsZeroAsNotPriced) {
@@ -129,7 +128,8 @@ TEST(CliImport, UnknownFilesAndBadValuesAreErrors) {
   const CliRun missing = run_cli("estimate qwen3-0.6b --from /nonexistent/sft.yaml");
   EXPECT_EQ(missing.code, 1);
   EXPECT_TRUE(contains(missing, "/nonexistent/sft.yaml")) << missing.out;
-  const CliRun unknown = run_cli("estimate qwen3-0.6b --from " + data("../../../CMakePresets.json"));
+  const CliRun unknown =
+      run_cli("estimate qwen3-0.6b --from " + data("../../../CMakePresets.json"));
   EXPECT_EQ(unknown.code, 1);
   EXPECT_TRUE(contains(unknown, "not a config trainmem can read")) << unknown.out;
   const CliRun no_model = run_cli("estimate --from " + data("ds_zero2.json"));

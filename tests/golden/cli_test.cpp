@@ -83,7 +83,10 @@ TEST(Cli, UnknownModelSuggestsPresets) {
 
 TEST(Cli, BadConfigNamesFileAndField) {
   const auto dir =
-      write_config("zero_layers", R"({"model_type": "qwen3", "num_hidden_layers": 0})");
+      // Every size-setting key is present (a missing one is its own error); the layer count is 0.
+      write_config("zero_layers", R"({"model_type": "qwen3", "num_hidden_layers": 0,
+        "vocab_size": 151936, "hidden_size": 1024, "num_attention_heads": 16,
+        "intermediate_size": 3072})");
   const CliRun r = run("estimate " + (dir / "config.json").string());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("config.json: num_hidden_layers:"), std::string::npos) << r.out;

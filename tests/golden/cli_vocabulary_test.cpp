@@ -124,9 +124,9 @@ TEST(CliEcosystemNames, HfOptimStringsImplyTheImplementation) {
   EXPECT_EQ(plan_of("qwen3-0.6b --optim adamw_torch_fused")["optimizer_impl"], "fused");
   EXPECT_EQ(plan_of("qwen3-0.6b --optim adamw_torch")["optimizer_impl"], "foreach");
   // An explicit --optimizer-impl wins over the implied one.
-  EXPECT_EQ(plan_of("qwen3-0.6b --optim adamw_torch_fused --optimizer-impl for-loop")
-                ["optimizer_impl"],
-            "for-loop");
+  EXPECT_EQ(
+      plan_of("qwen3-0.6b --optim adamw_torch_fused --optimizer-impl for-loop")["optimizer_impl"],
+      "for-loop");
   EXPECT_EQ(plan_of("qwen3-0.6b --optim adamw_bnb_8bit")["optimizer"], "adamw-8bit");
   EXPECT_EQ(plan_of("qwen3-0.6b --optim paged_adamw_32bit")["optimizer"], "paged-adamw");
   EXPECT_EQ(plan_of("qwen3-0.6b --optim lion_8bit")["optimizer"], "lion-8bit");
@@ -141,7 +141,7 @@ TEST(CliEcosystemNames, RepeatedFlagsTakeTheLastValue) {
 TEST(CliEcosystemNames, DefaultsFollowTheHfTrainer) {
   const auto p = plan_of("qwen3-8b");
   EXPECT_EQ(p["precision"], "bf16-mixed");  // bf16=True: fp32 weights under autocast
-  EXPECT_EQ(p["optimizer_impl"], "fused");   // adamw_torch_fused on current torch
+  EXPECT_EQ(p["optimizer_impl"], "fused");  // adamw_torch_fused on current torch
   // Qwen3-8B full fine-tune, batch 1 x 1024: 122.41 GiB (issue 11's figure for fused AdamW).
   const double gib = static_cast<double>(peak_of("qwen3-8b")) / (1 << 30);
   EXPECT_NEAR(gib, 122.41, 0.01);
@@ -149,7 +149,7 @@ TEST(CliEcosystemNames, DefaultsFollowTheHfTrainer) {
 
 TEST(CliEcosystemNames, PrecisionNamesMeanWhatTheEcosystemMeans) {
   const CliRun hf = run_cli("explain qwen3-0.6b --bf16");
-  EXPECT_TRUE(contains(hf, "Weights, fp32")) << hf.out;
+  EXPECT_TRUE(contains(hf, "Weights, f32")) << hf.out;
   const CliRun master = run_cli("estimate qwen3-0.6b --precision bf16-fp32-master");
   EXPECT_TRUE(contains(master, "Master weights")) << master.out;
   EXPECT_EQ(plan_of("qwen3-0.6b --fp16")["precision"], "fp16-mixed");

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {
@@ -69,21 +69,31 @@ TEST(ConfigErrors, HugeDimensionRejectedBeforeOverflow) {
 }
 
 TEST(ConfigErrors, HeadsMustDivideHiddenWithoutHeadDim) {
-  const Error e = config_error(R"({"model_type": "llama", "hidden_size": 100,
+  const Error e =
+      config_error(R"({"num_hidden_layers": 2, "model_type": "llama", "hidden_size": 100,
       "num_attention_heads": 3, "num_key_value_heads": 3})");
   EXPECT_EQ(e.field, "num_attention_heads");
 }
 
 TEST(ConfigErrors, KvHeadsMustDivideHeads) {
-  const Error e = config_error(R"({"model_type": "llama", "num_attention_heads": 32,
+  const Error e =
+      config_error(R"({"num_hidden_layers": 2, "model_type": "llama", "num_attention_heads": 32,
       "num_key_value_heads": 5})");
   EXPECT_EQ(e.field, "num_key_value_heads");
 }
 
 TEST(ConfigErrors, TopKAboveExperts) {
-  const Error e = config_error(R"({"model_type": "mixtral", "num_local_experts": 4,
+  const Error e =
+      config_error(R"({"num_hidden_layers": 2, "model_type": "mixtral", "num_local_experts": 4,
       "num_experts_per_tok": 8})");
   EXPECT_EQ(e.field, "num_experts_per_tok");
+}
+
+TEST(ConfigErrors, MissingLayerCountIsAnErrorNotTheClassDefault) {
+  // LlamaConfig would default to 32 layers; a file without the key prices no model.
+  const Error e = config_error(R"({"model_type": "llama", "hidden_size": 64})");
+  EXPECT_EQ(e.field, "num_hidden_layers");
+  EXPECT_NE(e.reason.find("is missing"), std::string::npos) << e.reason;
 }
 
 TEST(ConfigErrors, FlagWithWrongType) {

@@ -1,6 +1,6 @@
 // The optimizer table, row by row, against hand-computed state and scratch bytes
 // (research/accounting.md section 5).
-#include "trainmem/optimizer.h"
+#include "plan/optimizer.h"
 
 #include <gtest/gtest.h>
 
@@ -68,7 +68,13 @@ TEST(Optimizer, EveryKindHasOneRowWithASource) {
     EXPECT_FALSE(row.source.empty()) << row.name;
     EXPECT_EQ(name_of(row.kind), row.name);
   }
-  EXPECT_EQ(optimizer_table().size(), 10U);
+  EXPECT_EQ(optimizer_table().size(), 11U);
+}
+
+TEST(Optimizer, Lion8bitKeepsOneBlockwiseState) {
+  // 1,000,000 elements: 1,000,000 uint8 + ceil(1e6 / 256) = 3,907 fp32 absmax = 1,015,628 B.
+  const OptimizerRow& lion8 = optimizer_row(OptimizerKind::lion_8bit);
+  EXPECT_EQ(optimizer_state_bytes(lion8, {1000, 1000}, Dtype::bf16, false), 1'015'628);
 }
 
 TEST(Optimizer, OnlyPagedRowsArePaged) {

@@ -1,6 +1,4 @@
 // trainmem advise MODEL [flags] (--gpu|--memory) [--json]: the changes that make a plan fit.
-#include "trainmem/advise.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,8 +9,9 @@
 #include "commands.h"
 #include "fit_json.h"
 #include "flags.h"
-#include "trainmem/json.h"
-#include "trainmem/load.h"
+#include "render/json.h"
+#include "trainmem/model.h"
+#include "trainmem/solve.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -28,8 +27,8 @@ struct AdviseArgs {
 // A shell word: quoted when it holds anything but safe characters.
 std::string shell_word(const std::string& w) {
   const bool safe = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./=:,+@%").find(c) !=
-                                                              std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
   });
   if (safe) return w;
   std::string out = "'";
@@ -85,10 +84,10 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
                       {"changes", o.parts}});
     }
     nlohmann::json j = {{"schema", "trainmem.advice/1"},
-                              {"model", a.model},
-                              {"fits_now", adv.fits_now},
-                              {"now", fit_json(adv.now)},
-                              {"options", opts}};
+                        {"model", a.model},
+                        {"fits_now", adv.fits_now},
+                        {"now", fit_json(adv.now)},
+                        {"options", opts}};
     if (adv.options.empty()) j["why_no_options"] = empty_advice(adv, in->plan, u);
     std::cout << j.dump(2) << "\n";
     return 0;
@@ -114,8 +113,7 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
     }
     std::cout << fmt::format(
         "{:>3}. {}\n     {}\n     peak {} ({}{}) — cost: {}\n", ++i, o.change,
-        command_for(typed, o.flags),
-        format_bytes(o.peak_bytes, u), o.fits ? "fits, " : "over by ",
+        command_for(typed, o.flags), format_bytes(o.peak_bytes, u), o.fits ? "fits, " : "over by ",
         format_bytes(o.fits ? o.margin_bytes : -o.margin_bytes, u) + (o.fits ? " free" : ""),
         o.cost);
   }

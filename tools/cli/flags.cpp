@@ -32,7 +32,10 @@ CLI::Option* setting(CLI::App& cmd, PlanFlags& f, const std::string& names, cons
                      const std::string& help) {
   const std::string flag = names.substr(0, names.find(','));
   return cmd.add_option_function<std::string>(
-      names, [&f, key, flag](const std::string& v) { f.given.push_back({key, v, flag, false}); },
+      names,
+      [&f, key, flag](const std::string& v) {
+        f.given.push_back({key, v, flag, false});
+      },
       help);
 }
 
@@ -59,7 +62,7 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   // A repeated flag takes its last value, as argparse and HfArgumentParser do, so a suggested
   // change can be appended to a command that already sets the same flag.
   cmd.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  const TrainingPlan d;
+  const TrainingPlan d = hf_trainer_defaults();
   cmd.add_option("--from", f.from,
                  "read settings from another tool's config (TRL/HF TrainingArguments JSON or YAML, "
                  "PEFT adapter_config.json, BitsAndBytesConfig, axolotl, LLaMA-Factory, "
@@ -94,7 +97,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
           "seq",
           fmt::format("longest sequence in a batch, tokens: 2048, 4k, 32k [default: {}]", d.seq));
   setting(cmd, f, "--grad-accum,--gradient-accumulation-steps,--gradient_accumulation_steps",
-          "grad_accum", fmt::format("micro-batches per optimizer step [default: {}]", d.grad_accum));
+          "grad_accum",
+          fmt::format("micro-batches per optimizer step [default: {}]", d.grad_accum));
   setting(cmd, f, "--checkpointing", "checkpointing",
           with_default(checkpointing_vocabulary(), name_of(d.checkpointing)))
       ->check(vocabulary_check(checkpointing_vocabulary()));
@@ -130,8 +134,7 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   switch_flag(cmd, f, "--no-double-quant", "double_quant", "false", "keep fp32 absmax per block");
   switch_flag(cmd, f, "--no-prepare-kbit", "prepare_kbit", "false",
               "skip prepare_model_for_kbit_training's fp32 upcast");
-  setting(cmd, f, "--train-modules", "train_modules",
-          "freeze: modules that train, e.g. q,v,norm");
+  setting(cmd, f, "--train-modules", "train_modules", "freeze: modules that train, e.g. q,v,norm");
   setting(cmd, f, "--train-layers", "train_layers",
           "freeze: layers that train; lora/qlora: layers adapted, e.g. 20-27");
   setting(cmd, f, "--learning-rate,--learning_rate,--lr", "learning_rate",
@@ -179,7 +182,8 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
     return s.key == "method" && s.value == "qlora";
   });
   if (qlora) {
-    std::erase_if(patch, [](const PlanSetting& s) { return s.key == "method" && s.value == "lora"; });
+    std::erase_if(patch,
+                  [](const PlanSetting& s) { return s.key == "method" && s.value == "lora"; });
   }
   patch.insert(patch.end(), f.given.begin(), f.given.end());
   auto plan = plan_from(patch);

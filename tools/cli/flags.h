@@ -8,11 +8,11 @@
 #include <string>
 
 #include "trainmem/device.h"
+#include "trainmem/errors.h"
+#include "trainmem/model.h"
+#include "trainmem/plan.h"
 #include "trainmem/plan_settings.h"
-#include "trainmem/load.h"
 #include "trainmem/render.h"
-#include "trainmem/result.h"
-#include "trainmem/training_plan.h"
 
 namespace trainmem::cli {
 

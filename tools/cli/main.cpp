@@ -2,10 +2,12 @@
 #include <iostream>
 
 #include "commands.h"
+#include "trainmem/trainmem.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"trainmem: the memory of training a language model, per GPU, before you run it"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("trainmem ") + std::string(trainmem::kVersion));
   trainmem::cli::Commands commands;
   for (int i = 1; i < argc; ++i) commands.args.emplace_back(argv[i]);
   trainmem::cli::register_estimate(app, commands);

@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "fit_json.h"
 #include "flags.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -21,7 +21,7 @@ struct SolveArgs {
   DeviceFlags device;
   OutputFlags output;
   std::string target;
-  std::int64_t step = 1;
+  std::int64_t step = 0;  // 0: 64 tokens for max-seq (kernel-friendly lengths), 1 for max-batch
 };
 
 int run_solve(const SolveArgs& a) {
@@ -39,7 +39,7 @@ int run_solve(const SolveArgs& a) {
   if (!in) return report(in.error());
 
   SolveOptions so;
-  so.step = a.step;
+  so.step = a.step != 0 ? a.step : (*target == SolveFor::max_seq ? 64 : 1);
   if (!a.device.reserve.empty()) {
     auto bytes = parse_size(a.device.reserve, "--reserve");
     if (!bytes) return report(bytes.error());
@@ -68,7 +68,7 @@ int run_solve(const SolveArgs& a) {
     } else {
       j["answer"] = s.answer;
       j["next"] = s.next;
-      j["step"] = a.step;
+      j["step"] = so.step;
       j["limit_reached"] = s.limit_reached;
       j["device"] = device_json(*s.device);
     }
@@ -108,7 +108,7 @@ int run_solve(const SolveArgs& a) {
       std::cout << fmt::format(
           "Nothing fits {}: even at {} {} the peak is {} against {} usable (answer 0). Try "
           "`trainmem advise`.\n",
-          s.device->id, *target == SolveFor::max_batch ? "batch" : "seq", a.step,
+          s.device->id, *target == SolveFor::max_batch ? "batch" : "seq", so.step,
           format_bytes(s.peak_bytes, u), format_bytes(s.usable_bytes, u));
     }
   }
@@ -130,8 +130,9 @@ void register_solve(CLI::App& app, Commands& commands) {
   add_output_flags(*cmd, args->output);
   cmd->add_option("--for", args->target, "max-batch | max-seq | smallest-gpu | smallest-tier")
       ->required();
-  cmd->add_option("--step", args->step, "max-batch/max-seq: answer in multiples of this")
-      ->capture_default_str();
+  cmd->add_option("--step", args->step,
+                  "max-batch/max-seq: answer in multiples of this [default: 64 for max-seq, 1 "
+                  "for max-batch]");
   commands.on(cmd, [args] { return run_solve(*args); });
 }
 

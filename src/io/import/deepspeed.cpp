@@ -13,9 +13,8 @@ const ImportFormat& deepspeed_format() {
   static const ImportFormat f{
       "DeepSpeed JSON",
       [](const FlatConfig& c) {
-        return has_prefix(c, "zero_optimization") || has(c, "train_micro_batch_size_per_gpu")
-                   ? 8
-                   : 0;
+        return has_prefix(c, "zero_optimization") || has(c, "train_micro_batch_size_per_gpu") ? 8
+                                                                                              : 0;
       },
       {same("train_micro_batch_size_per_gpu", "batch"),
        same("gradient_accumulation_steps", "grad_accum"),

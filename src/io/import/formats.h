@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "trainmem/errors.h"
 #include "trainmem/import.h"
 #include "trainmem/plan_settings.h"
-#include "trainmem/result.h"
 
 namespace trainmem::io {
 

@@ -1,6 +1,4 @@
 // --from FILE: read, flatten, detect the format, apply its rules.
-#include "io/import/formats.h"
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -9,12 +7,15 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "io/import/formats.h"
+
 namespace trainmem::io {
 namespace {
 
 void flatten_json(const nlohmann::json& j, const std::string& prefix, FlatConfig& out) {
   if (j.is_object()) {
-    for (const auto& [k, v] : j.items()) flatten_json(v, prefix.empty() ? k : prefix + "." + k, out);
+    for (const auto& [k, v] : j.items())
+      flatten_json(v, prefix.empty() ? k : prefix + "." + k, out);
   } else if (j.is_array()) {
     std::string joined;
     for (const auto& v : j) {
@@ -78,9 +79,9 @@ Result<FlatConfig> flatten(const std::string& text, const std::string& file) {
 }
 
 std::vector<const ImportFormat*> formats() {
-  return {&trl_format(),          &peft_format(),      &bitsandbytes_format(),
-          &axolotl_format(),      &llama_factory_format(), &torchtune_format(),
-          &deepspeed_format(),    &accelerate_format()};
+  return {&trl_format(),       &peft_format(),          &bitsandbytes_format(),
+          &axolotl_format(),   &llama_factory_format(), &torchtune_format(),
+          &deepspeed_format(), &accelerate_format()};
 }
 
 }  // namespace

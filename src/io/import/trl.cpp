@@ -12,9 +12,9 @@ const ImportFormat& trl_format() {
       "TRL SFTConfig / HF TrainingArguments",
       [](const FlatConfig& c) {
         int score = 0;
-        for (const char* k : {"per_device_train_batch_size", "output_dir", "optim",
-                              "gradient_accumulation_steps", "max_length", "max_seq_length",
-                              "num_train_epochs", "model_name_or_path"}) {
+        for (const char* k :
+             {"per_device_train_batch_size", "output_dir", "optim", "gradient_accumulation_steps",
+              "max_length", "max_seq_length", "num_train_epochs", "model_name_or_path"}) {
           score += has(c, k) ? 1 : 0;
         }
         // LLaMA-Factory shares HF names; its own keys outbid these.

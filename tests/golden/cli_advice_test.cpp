@@ -1,0 +1,97 @@
+// Advice a user can paste, solve's stated headroom and context cap, and --version.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/cli_run.h"
+
+namespace {
+
+using trainmem::test::CliRun;
+using trainmem::test::contains;
+using trainmem::test::run_cli;
+
+TEST(CliAdvice, EveryOptionIsACompleteCommandThatRuns) {
+  const CliRun r = run_cli(
+      "advise qwen3-4b --optimizer-impl foreach --batch 4 --seq 2048 --gpu rtx-4090 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_FALSE(j["options"].empty());
+  bool fused_optimizer = false, liger = false;
+  for (const auto& o : j["options"]) {
+    const std::string command = o["command"];
+    EXPECT_EQ(command.rfind("trainmem estimate qwen3-4b --optimizer-impl foreach", 0), 0u)
+        << command;
+    EXPECT_EQ(command.find("--json"), std::string::npos) << command;
+    fused_optimizer = fused_optimizer || o["flags"] == "--optimizer-impl fused";
+    liger = liger || std::string(o["change"]).find("use_liger_kernel=True") != std::string::npos;
+  }
+  EXPECT_TRUE(fused_optimizer) << r.out;
+  EXPECT_TRUE(liger) << r.out;
+  // The first option's command, run as printed (minus the program name), prices that option.
+  const auto& first = j["options"][0];
+  std::string command = first["command"];
+  command = command.substr(std::string("trainmem ").size());
+  const CliRun again = run_cli(command + " --json");
+  ASSERT_EQ(again.code, 0) << again.out;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["totals"]["peak_bytes"], first["peak_bytes"]);
+}
+
+TEST(CliAdvice, AnEmptyListSaysWhy) {
+  const CliRun r = run_cli(
+      "advise deepseek-v3 --method qlora --checkpointing full --loss fused --optimizer "
+      "paged-adamw-8bit --seq 128 --gpu rtx-4090 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  if (j["options"].empty()) {
+    ASSERT_TRUE(j.contains("why_no_options")) << r.out;
+    EXPECT_NE(std::string(j["why_no_options"]).find("multi-GPU"), std::string::npos);
+  }
+}
+
+TEST(CliSolve, MaxSeqIsAMultipleOf64CappedAtTheContextWithStatedHeadroom) {
+  const CliRun r = run_cli("solve qwen3-0.6b --method lora --gpu h100-sxm --for max-seq --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["step"], 64);
+  EXPECT_EQ(j["answer"].get<std::int64_t>() % 64, 0);
+  EXPECT_LE(j["answer"].get<std::int64_t>(), 40960);  // Qwen3's max_position_embeddings
+  EXPECT_NE(j["notes"].dump().find("headroom"), std::string::npos) << r.out;
+  const CliRun capped = run_cli("solve gpt2 --gpu h100-sxm --for max-seq");
+  EXPECT_TRUE(contains(capped, "capped at the model's context")) << capped.out;
+  EXPECT_TRUE(contains(capped, ": 1024 ")) << capped.out;
+}
+
+TEST(CliVersion, PrintsTheLibraryVersion) {
+  const CliRun r = run_cli("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_TRUE(contains(r, "trainmem 0.")) << r.out;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliDevices, NvidiaSmiNamesAreAccepted) {
+  const trainmem::test::CliRun r =
+      trainmem::test::run_cli("estimate qwen3-0.6b --gpu 'NVIDIA GeForce RTX 4090'");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(trainmem::test::contains(r, "(rtx-4090)")) << r.out;
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliModels, InstructIdsResolveToTheirArchitecturesPreset) {
+  const trainmem::test::CliRun r =
+      trainmem::test::run_cli("estimate Qwen/Qwen2.5-7B-Instruct --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["model"]["name"], "Qwen/Qwen2.5-7B-Instruct");
+  EXPECT_EQ(j["model"]["source_detail"], "qwen2.5-7b");
+  EXPECT_NE(j["notes"].dump().find("priced with the preset qwen2.5-7b"), std::string::npos);
+  EXPECT_EQ(trainmem::test::run_cli("estimate Qwen/Qwen2.5-7B-Turbo").code, 1);
+}
+
+}  // namespace
