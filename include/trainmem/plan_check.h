@@ -17,8 +17,11 @@ namespace trainmem {
 // The linear modules of `model` as PEFT names them ("q_proj", "gate_proj", "lm_head"), in order.
 std::vector<std::string> linear_module_names(const LoadedModel& model);
 
-// Each --lora-targets name (lora/qlora) and --train-modules name (freeze) must reach at least one
-// tensor of the model; the error names the modules that exist.
+// The --lora-targets names (lora/qlora) or --train-modules names (freeze) that reach no tensor.
+std::vector<std::string> unmatched_targets(const LoadedModel& model, const TrainingPlan& plan);
+
+// As PEFT: when none of the names reaches a tensor of the model, an error naming the modules that
+// exist (--lora-targets router on a dense model); some unmatched names are a note (plan_notes).
 std::optional<Error> check_targets(const LoadedModel& model, const TrainingPlan& plan);
 
 // Notes on combinations that price fine but will not run as priced. `device` may be null.

@@ -43,30 +43,50 @@ std::vector<std::string> linear_module_names(const LoadedModel& model) {
   return out;
 }
 
-std::optional<Error> check_targets(const LoadedModel& model, const TrainingPlan& plan) {
+std::vector<std::string> unmatched_targets(const LoadedModel& model, const TrainingPlan& plan) {
   const bool adapters = plan.method == Method::lora || plan.method == Method::qlora;
   const bool freeze = plan.method == Method::freeze;
-  if (!adapters && !freeze) return std::nullopt;
-  const std::vector<std::string>& names = adapters ? plan.lora.targets : plan.freeze.train_modules;
-  for (const std::string& name : names) {
+  std::vector<std::string> out;
+  if (!adapters && !freeze) return out;
+  for (const std::string& name : adapters ? plan.lora.targets : plan.freeze.train_modules) {
     if (name == "lm_head") continue;  // every causal LM has a head (tied or not)
     const std::vector<std::string> one{name};
     const bool reached = std::any_of(
         model.inventory.groups.begin(), model.inventory.groups.end(), [&](const TensorGroup& g) {
           return (freeze || candidate(g)) && !g.mtp && targets_group(one, g);
         });
-    if (!reached) {
-      return Error{ErrorCode::bad_input, "", adapters ? "--lora-targets" : "--train-modules",
-                   fmt::format("'{}' matches no module of {}; its linear modules are: {}", name,
-                               model.spec.name, joined(linear_module_names(model)))};
-    }
+    if (!reached) out.push_back(name);
   }
-  return std::nullopt;
+  return out;
+}
+
+std::optional<Error> check_targets(const LoadedModel& model, const TrainingPlan& plan) {
+  const bool adapters = plan.method == Method::lora || plan.method == Method::qlora;
+  const bool freeze = plan.method == Method::freeze;
+  if (!adapters && !freeze) return std::nullopt;
+  const std::vector<std::string>& names = adapters ? plan.lora.targets : plan.freeze.train_modules;
+  // As PEFT does (tuners_utils.py inject_adapter: "Target modules ... not found in the base
+  // model"): an error when no name matches; names that match nothing beside others that do are
+  // a note (unmatched_targets).
+  if (names.empty() || unmatched_targets(model, plan).size() < names.size()) return std::nullopt;
+  std::string listed;
+  for (const std::string& n : names) listed += (listed.empty() ? "'" : ", '") + n + "'";
+  return Error{ErrorCode::bad_input, "", adapters ? "--lora-targets" : "--train-modules",
+               fmt::format("{} match{} no module of {}; its linear modules are: {}", listed,
+                           names.size() == 1 ? "es" : "", model.spec.name,
+                           joined(linear_module_names(model)))};
 }
 
 std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan& plan,
                                     const Device* device) {
   std::vector<std::string> out;
+  if (const auto unmatched = unmatched_targets(model, plan);
+      !unmatched.empty() && plan.convention == Convention::exact) {
+    out.push_back(fmt::format(
+        "Targets {} match no module of {} (PEFT skips them too); the others are adapted. Its "
+        "linear modules: {}.",
+        joined(unmatched), model.spec.name, joined(linear_module_names(model))));
+  }
   const std::int64_t context = model.spec.max_positions;
   if (context > 0 && plan.seq > context) {
     out.push_back(fmt::format(

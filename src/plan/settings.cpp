@@ -235,6 +235,18 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
     if (!s.from_file) return Error{ErrorCode::usage, "", s.origin, reason};
     r.notes.push_back(fmt::format("{} {}; ignored.", s.origin, reason));
   }
+  // LoRA recipes (PEFT, TRL, axolotl) load the frozen base with torch_dtype=torch.bfloat16; the
+  // HF Trainer's bf16=True then autocasts over a bf16 base with fp32 adapters. Without a stated
+  // precision a LoRA plan prices that, and says so.
+  const bool precision_given = std::any_of(
+      patch.begin(), patch.end(), [](const PlanSetting& s) { return s.key == "precision"; });
+  if (!precision_given && r.plan.method == Method::lora && r.plan.convention == Convention::exact) {
+    r.plan.precision = Precision::bf16;
+    r.notes.push_back(
+        "LoRA without --precision: the base loaded in bf16 (torch_dtype=torch.bfloat16, as PEFT "
+        "and TRL recipes do), adapters in fp32; --precision bf16-mixed prices an fp32-loaded "
+        "base under autocast.");
+  }
   r.plan = under_convention(r.plan);
   if (auto e = validate(r.plan)) return *e;
   return r;

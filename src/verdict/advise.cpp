@@ -65,12 +65,18 @@ std::vector<Change> candidates(const TrainingPlan& plan) {
                    [](TrainingPlan& p) { p.optimizer = OptimizerKind::paged_adamw_8bit; }, false});
   }
   if (full_states) {
-    out.push_back({"LoRA rank 16 on all projections", "--method lora",
+    // Under bf16-mixed the base would stay fp32; LoRA recipes load it in bf16, which is what the
+    // command line prices for a LoRA plan without --precision: say it in the flags.
+    const bool bf16_base = plan.precision == Precision::autocast_bf16;
+    out.push_back({bf16_base ? "LoRA rank 16 on all projections, base loaded in bf16"
+                             : "LoRA rank 16 on all projections",
+                   bf16_base ? "--method lora --precision bf16" : "--method lora",
                    "base frozen: close to full fine-tuning for instruction tuning, weaker at "
                    "teaching new knowledge",
-                   7, [](TrainingPlan& p) {
+                   7, [bf16_base](TrainingPlan& p) {
                      p.method = Method::lora;
                      p.freeze = {};
+                     if (bf16_base) p.precision = Precision::bf16;
                    }});
   }
   if (plan.method != Method::qlora) {

@@ -12,8 +12,8 @@ using trainmem::test::contains;
 using trainmem::test::run_cli;
 
 TEST(CliAdvice, EveryOptionIsACompleteCommandThatRuns) {
-  const CliRun r = run_cli(
-      "advise qwen3-4b --optimizer-impl foreach --batch 4 --seq 2048 --gpu rtx-4090 --json");
+  const CliRun r =
+      run_cli("advise qwen3-4b --optimizer-impl foreach --seq 128 --gpu rtx-4090 --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_FALSE(j["options"].empty());
@@ -27,7 +27,14 @@ TEST(CliAdvice, EveryOptionIsACompleteCommandThatRuns) {
     liger = liger || std::string(o["change"]).find("use_liger_kernel=True") != std::string::npos;
   }
   EXPECT_TRUE(fused_optimizer) << r.out;
-  EXPECT_TRUE(liger) << r.out;
+  // Where the logits matter (long sequences), the fused loss is offered with the HF switch.
+  const CliRun long_seq = run_cli("advise qwen3-4b --batch 4 --seq 2048 --gpu rtx-4090 --json");
+  ASSERT_EQ(long_seq.code, 0) << long_seq.out;
+  const auto long_json = nlohmann::json::parse(long_seq.out);
+  for (const auto& o : long_json["options"]) {
+    liger = liger || std::string(o["change"]).find("use_liger_kernel=True") != std::string::npos;
+  }
+  EXPECT_TRUE(liger) << long_seq.out;
   // The first option's command, run as printed (minus the program name), prices that option.
   const auto& first = j["options"][0];
   std::string command = first["command"];

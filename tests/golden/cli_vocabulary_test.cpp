@@ -67,6 +67,20 @@ TEST(CliNeverSilent, LoraTargetMatchingNothingNamesTheModules) {
   EXPECT_EQ(run_cli("estimate qwen3-30b-a3b --method lora --lora-targets router").code, 0);
 }
 
+TEST(CliNeverSilent, SomeTargetsMatchingNothingIsANoteAsInPeft) {
+  // Qwen3-30B-A3B has routed experts only: gate_proj reaches no dense MLP, q_proj does.
+  const CliRun r = run_cli("estimate qwen3-30b-a3b --method lora --lora-targets q_proj,gate_proj");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r, "Targets gate match no module")) << r.out;
+}
+
+TEST(CliNeverSilent, LoraWithoutPrecisionPricesABf16BaseAndSaysSo) {
+  const auto p = plan_of("qwen3-8b --method lora");
+  EXPECT_EQ(p["precision"], "bf16");
+  EXPECT_EQ(plan_of("qwen3-8b --method lora --bf16")["precision"], "bf16-mixed");
+  EXPECT_TRUE(contains(run_cli("estimate qwen3-8b --method lora"), "LoRA without --precision"));
+}
+
 TEST(CliNeverSilent, MissingLayerCountIsAnErrorAndDefaultsAreListed) {
   const auto dir = std::filesystem::temp_directory_path() / "trainmem_eco_config";
   std::filesystem::create_directories(dir);
