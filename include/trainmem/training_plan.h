@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trainmem/dtype.h"
+#include "trainmem/layout.h"
 #include "trainmem/result.h"
 
 namespace trainmem {
@@ -91,6 +92,9 @@ struct TrainingPlan {
 
   Convention convention = Convention::exact;
   std::int64_t params_override = 0;  // price this published count instead (0: use inventory)
+
+  // How the run is spread over GPUs (docs/distributed.md). The default is one GPU.
+  Layout layout;
 };
 
 // Checks ranges and combinations; the returned Error names the flag (e.g. "--batch").

@@ -6,7 +6,9 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/distributed.h"
 #include "trainmem/fit.h"
+#include "trainmem/render_distributed.h"
 #include "trainmem/svg.h"
 
 namespace trainmem::cli {
@@ -22,10 +24,35 @@ struct EstimateArgs {
   bool timeline = false;  // --timeline: memory through the step, per phase
 };
 
+// A plan over several GPUs (or with offload): per-rank ledgers and the host per node.
+int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain) {
+  const DistributedEstimate d = estimate_distributed(in.model, in.plan);
+  std::optional<Fit> verdict;
+  if (in.device) verdict = fit(d.ranks[d.most_loaded].totals, *in.device);
+  const Fit* f = verdict ? &*verdict : nullptr;
+  if (!a.svg.empty()) {
+    std::ofstream svg_out(a.svg);
+    svg_out << render_svg_budget(d.ranks[d.most_loaded].ledger, f, in.options);
+    if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
+  }
+  if (a.output.json) {
+    std::cout << render_distributed_json(d, f);
+  } else if (explain) {
+    std::cout << render_distributed_explain(d, in.options);
+  } else {
+    std::cout << render_distributed_text(d, f, in.options);
+    if (a.timeline) {
+      std::cout << "\n" << render_timeline(d.ranks[d.most_loaded].ledger, in.options);
+    }
+  }
+  return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
+}
+
 int run_estimate(const EstimateArgs& a, bool explain) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
 
+  if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain);
   const Ledger ledger = estimate(in->model, in->plan);
   std::optional<Fit> verdict;
   if (in->device) verdict = fit(totals(ledger), *in->device);

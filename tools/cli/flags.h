@@ -15,6 +15,20 @@
 
 namespace trainmem::cli {
 
+// Distributed layout (docs/distributed.md). Empty strings / zero mean "not given".
+struct LayoutFlags {
+  std::int64_t gpus = 1, nodes = 1, tp = 1, pp = 1, cp = 1, ep = 1, virtual_stages = 1;
+  int zero = -1;            // -1: not given
+  std::string fsdp;         // full | grad-op | hybrid | none
+  int fsdp_version = 2;
+  std::string engine;       // ddp | deepspeed | fsdp | megatron (implied by --zero/--fsdp)
+  bool sequence_parallel = false, distributed_optimizer = false, gradient_as_bucket_view = false;
+  std::string offload;      // optimizer | params | both
+  std::string offload_to = "cpu";
+  double bucket_cap_mb = 25;
+  std::string reduce_bucket_size;  // elements, e.g. 5e8
+};
+
 struct PlanFlags {
   std::string method = "full", precision = "bf16-mixed", optimizer = "adamw",
               optimizer_impl = "foreach", checkpointing = "none", attention = "sdpa", loss = "full",
@@ -25,6 +39,7 @@ struct PlanFlags {
   bool dora = false, no_double_quant = false, no_prepare_kbit = false;
   std::string train_modules, train_layers;
   std::string params;  // --params 1.54e9
+  LayoutFlags layout;
 };
 
 struct DeviceFlags {
@@ -38,7 +53,9 @@ struct OutputFlags {
   std::string units = "gib";
 };
 
-void add_plan_flags(CLI::App& cmd, PlanFlags& flags);
+void add_plan_flags(CLI::App& cmd, PlanFlags& flags);  // includes the layout flags
+void add_layout_flags(CLI::App& cmd, LayoutFlags& flags);
+Result<Layout> make_layout(const LayoutFlags& flags);
 void add_device_flags(CLI::App& cmd, DeviceFlags& flags);
 void add_output_flags(CLI::App& cmd, OutputFlags& flags);
 
