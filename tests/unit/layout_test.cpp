@@ -222,7 +222,8 @@ TEST(LayoutFsdp, FullShardBelowGradOpBelowNoShard) {
 TEST(LayoutFsdp, FullShardByHand) {
   const LoadedModel m = load_or_fail("llama-3.1-8b");
   TrainingPlan p = plan_on(8, Engine::fsdp);
-  const Ledger& r = estimate_distributed(m, p).ranks[0].ledger;
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const Ledger& r = d.ranks[0].ledger;
   // Sharded fp32 params: 8,030,261,248 / 8 x 4 B.
   const LedgerItem* params = find_line(r, "Sharded parameters, f32");
   ASSERT_NE(params, nullptr);
@@ -241,13 +242,14 @@ TEST(LayoutFsdp, FullShardByHand) {
 TEST(LayoutDdp, BucketsCopyTheGradients) {
   const LoadedModel m = load_or_fail("qwen3-0.6b");
   TrainingPlan p = plan_on(4, Engine::ddp);
-  const Ledger& r = estimate_distributed(m, p).ranks[0].ledger;
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const Ledger& r = d.ranks[0].ledger;
   const LedgerItem* buckets = find_line(r, "DDP gradient buckets");
   ASSERT_NE(buckets, nullptr);
   EXPECT_EQ(buckets->bytes, params_total(m.inventory) * 2);
   p.layout.gradient_as_bucket_view = true;
-  EXPECT_EQ(find_line(estimate_distributed(m, p).ranks[0].ledger, "DDP gradient buckets"),
-            nullptr);
+  const DistributedEstimate view = estimate_distributed(m, p);
+  EXPECT_EQ(find_line(view.ranks[0].ledger, "DDP gradient buckets"), nullptr);
 }
 
 TEST(LayoutPipeline, FirstStageHoldsMostActivationsLastTheLogits) {
@@ -293,7 +295,8 @@ TEST(LayoutMegatron, DistributedOptimizerBytesPerParam) {
   const LoadedModel m = load_or_fail("llama-3.1-8b");
   TrainingPlan p = plan_on(8, Engine::megatron);
   const auto static_of = [&](const TrainingPlan& plan) {
-    const Ledger& r = estimate_distributed(m, plan).ranks[0].ledger;
+    const DistributedEstimate d = estimate_distributed(m, plan);
+    const Ledger& r = d.ranks[0].ledger;
     return tenant_sum(r, Tenant::weights) + tenant_sum(r, Tenant::gradients) +
            tenant_sum(r, Tenant::master_weights) + tenant_sum(r, Tenant::optimizer_states);
   };
