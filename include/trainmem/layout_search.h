@@ -19,6 +19,7 @@ struct SearchSpace {
   std::int64_t max_gpus = 64;
   std::int64_t gpus_per_node = 8;  // a node's size; fewer GPUs than this use one node
   bool allow_offload = true;
+  std::int64_t host_bytes_per_node = 0;  // 0: host memory unlimited
 };
 
 // Communication and pipeline cost of a layout: the throughput proxy, per optimizer step.

@@ -180,11 +180,12 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
   }
 
   // Master + optimizer bytes of one GPU holding all trainable params (for host offload lines).
-  double states_full = 0;
+  double states_full = 0, adam_full = 0;
   for (const LedgerItem& item : b.lines) {
     if (item.tenant == Tenant::master_weights || item.tenant == Tenant::optimizer_states) {
       states_full += static_cast<double>(item.bytes);
     }
+    if (item.tenant == Tenant::optimizer_states) adam_full += static_cast<double>(item.bytes);
   }
   const std::int64_t gb = b.grad_bytes, wb = b.weight_bytes;
 
@@ -420,10 +421,12 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             "torch/distributed/fsdp/api.py CPUOffload: grads offloaded with params");
       }
       if (states_to_host) {
+        // With a master recipe the sharded fp32 parameter is the master: only the states here.
+        const double full = b.master ? adam_full : states_full;
         sink.host(
-            "Optimizer states (CPU offload)", to_bytes(states_full * share_tr * f_o),
+            "Optimizer states (CPU offload)", to_bytes(full * share_tr * f_o),
             ledger::steady_only(),
-            [=] { return fmt::format("{} B x {:.6f} (this rank's shard)", with_commas(to_bytes(states_full)), share_tr * f_o); },
+            [=] { return fmt::format("{} B x {:.6f} (this rank's shard)", with_commas(to_bytes(full)), share_tr * f_o); },
             "torch/distributed/fsdp/api.py CPUOffload: the optimizer step runs on CPU");
       }
       const double root = sp.root;

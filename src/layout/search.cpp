@@ -222,6 +222,7 @@ SearchResult search_layouts(const LoadedModel& model, const TrainingPlan& plan,
     c.price = pricer.price(l);
     c.headroom_bytes = device.usable_bytes() - c.price.peak_bytes;
     if (c.headroom_bytes < 0) continue;
+    if (space.host_bytes_per_node > 0 && c.price.host_bytes > space.host_bytes_per_node) continue;
     c.cost = layout_cost(model, plan, l);
     out.fitting.push_back(c);
   }

@@ -21,6 +21,7 @@ struct PlanArgs {
   OutputFlags output;
   std::int64_t max_gpus = 64, min_gpus = 1, gpus_per_node = 8, top = 10;
   bool no_offload = false;
+  std::string host_memory;  // per node; layouts needing more are left out
 };
 
 // The flags that reproduce a layout with `trainmem estimate`.
@@ -68,6 +69,11 @@ int run_plan(const PlanArgs& a) {
   space.min_gpus = a.min_gpus;
   space.gpus_per_node = a.gpus_per_node;
   space.allow_offload = !a.no_offload;
+  if (!a.host_memory.empty()) {
+    auto bytes = parse_size(a.host_memory, "--host-memory");
+    if (!bytes) return report(bytes.error());
+    space.host_bytes_per_node = bytes.value();
+  }
   const LayoutPricer pricer(in->model, in->plan);
   const SearchResult r = search_layouts(in->model, in->plan, pricer, *in->device, space);
   const Unit u = in->options.unit;
@@ -134,6 +140,8 @@ void register_plan(CLI::App& app, Commands& commands) {
   cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs in a node")->capture_default_str();
   cmd->add_option("--top", args->top, "layouts to show")->capture_default_str();
   cmd->add_flag("--no-offload", args->no_offload, "leave CPU offload out of the search");
+  cmd->add_option("--host-memory", args->host_memory,
+                  "RAM per node, e.g. 2TB: layouts needing more host memory are left out");
   commands.on(cmd, [args] { return run_plan(*args); });
 }
 
