@@ -17,10 +17,10 @@ namespace trainmem {
 
 // One class of identical ranks: all ranks of one pipeline stage are alike under TP/CP/EP/DP.
 struct RankLedger {
-  std::string name;          // "stage 0 (ranks 0-7 of each replica)", "every rank"
-  std::int64_t stage = 0;    // pipeline stage
+  std::string name;             // "stage 0 (ranks 0-7 of each replica)", "every rank"
+  std::int64_t stage = 0;       // pipeline stage
   std::int64_t first_rank = 0;  // global rank of the first rank of this class (stage-major)
-  std::int64_t ranks = 1;    // how many ranks share these figures
+  std::int64_t ranks = 1;       // how many ranks share these figures
   Ledger ledger;
   Totals totals;
 };

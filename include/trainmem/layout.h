@@ -32,16 +32,16 @@ struct DeepSpeedKnobs {
   std::optional<bool> overlap_comm;                  // unset: true only for stage 3, config.py:353
   bool contiguous_gradients = true;                  // config.py:98
   std::int64_t sub_group_size = 1'000'000'000;       // elements, config.py:168
-  std::int64_t stage3_prefetch_bucket_size = 50'000'000;       // config.py:208
-  std::int64_t stage3_param_persistence_threshold = 100'000;   // config.py:214
-  std::int64_t stage3_max_live_parameters = 1'000'000'000;     // config.py:231
+  std::int64_t stage3_prefetch_bucket_size = 50'000'000;      // config.py:208
+  std::int64_t stage3_param_persistence_threshold = 100'000;  // config.py:214
+  std::int64_t stage3_max_live_parameters = 1'000'000'000;    // config.py:231
   bool zero_init = true;  // model built inside deepspeed.zero.Init (stage 3): no full copy per rank
 };
 
 struct FsdpKnobs {
-  bool limit_all_gathers = true;  // FSDP1 default: at most two units unsharded at once
-  bool backward_prefetch = true;  // BACKWARD_PRE (FSDP1); FSDP2 always prefetches
-  bool forward_prefetch = false;  // FSDP1 default
+  bool limit_all_gathers = true;          // FSDP1 default: at most two units unsharded at once
+  bool backward_prefetch = true;          // BACKWARD_PRE (FSDP1); FSDP2 always prefetches
+  bool forward_prefetch = false;          // FSDP1 default
   bool cpu_ram_efficient_loading = true;  // only rank 0 of a node materialises the model on CPU
 };
 
@@ -54,10 +54,10 @@ struct Layout {
   int fsdp_version = 2;
   std::int64_t tp = 1;  // tensor parallel (Megatron column/row split)
   bool sequence_parallel = false;
-  std::int64_t pp = 1;  // pipeline stages (1F1B)
-  std::int64_t virtual_stages = 1;  // interleaved 1F1B chunks per rank
-  std::int64_t cp = 1;              // context parallel
-  std::int64_t ep = 1;              // expert parallel (MoE)
+  std::int64_t pp = 1;                 // pipeline stages (1F1B)
+  std::int64_t virtual_stages = 1;     // interleaved 1F1B chunks per rank
+  std::int64_t cp = 1;                 // context parallel
+  std::int64_t ep = 1;                 // expert parallel (MoE)
   bool distributed_optimizer = false;  // Megatron --use-distributed-optimizer
   bool offload_optimizer = false;
   bool offload_params = false;

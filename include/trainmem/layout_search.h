@@ -24,10 +24,10 @@ struct SearchSpace {
 
 // Communication and pipeline cost of a layout: the throughput proxy, per optimizer step.
 struct LayoutCost {
-  double comm_bytes = 0;       // bytes each GPU sends per step (DP + TP + CP + offload traffic)
-  double comm_seconds = 0;     // comm_bytes over the link each part crosses (NVLink / network / PCIe)
-  double bubble = 0;           // pipeline bubble fraction (p - 1) / (v M + p - 1)
-  double proxy_seconds = 0;    // comm_seconds / (1 - bubble): lower is faster
+  double comm_bytes = 0;     // bytes each GPU sends per step (DP + TP + CP + offload traffic)
+  double comm_seconds = 0;   // comm_bytes over the link each part crosses (NVLink / network / PCIe)
+  double bubble = 0;         // pipeline bubble fraction (p - 1) / (v M + p - 1)
+  double proxy_seconds = 0;  // comm_seconds / (1 - bubble): lower is faster
 };
 
 struct LayoutCandidate {

@@ -66,7 +66,8 @@ Census take_census(const ParameterInventory& inventory, const ModelSpec& spec) {
     c.tensor_sizes.emplace_back(tensor_elements(g), n);
     if (g.role == Role::lm_head) has_head = true;
     if (g.layer_first >= 0 && g.layer_last >= g.layer_first && g.layer_last < spec.layers) {
-      const double per_layer = static_cast<double>(n) / static_cast<double>(g.layer_last - g.layer_first + 1);
+      const double per_layer =
+          static_cast<double>(n) / static_cast<double>(g.layer_last - g.layer_first + 1);
       for (std::int64_t l = g.layer_first; l <= g.layer_last; ++l) {
         add_to(all[static_cast<std::size_t>(l)], g, per_layer);
         if (g.trainable) add_to(trainable[static_cast<std::size_t>(l)], g, per_layer);
@@ -75,7 +76,8 @@ Census take_census(const ParameterInventory& inventory, const ModelSpec& spec) {
     }
     const bool head = g.role == Role::lm_head || g.role == Role::final_norm;
     add_to(head ? c.head_all : c.embedding_all, g, static_cast<double>(n));
-    if (g.trainable) add_to(head ? c.head_trainable : c.embedding_trainable, g, static_cast<double>(n));
+    if (g.trainable)
+      add_to(head ? c.head_trainable : c.embedding_trainable, g, static_cast<double>(n));
   }
   c.tied = !has_head;
   c.all_prefix.assign(static_cast<std::size_t>(spec.layers) + 1, Split{});

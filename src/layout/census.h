@@ -13,9 +13,9 @@ namespace trainmem::layout {
 
 // Parameter counts of one kind, split by how tensor/expert parallelism divides them.
 struct Split {
-  double tp_split = 0;   // column/row-parallel linears and the vocab-parallel embedding: / tp
-  double replicated = 0; // norms, router, biases of replicated modules: whole on every TP rank
-  double experts = 0;    // routed experts: / (ep x etp), etp = tp (Megatron arguments.py:588)
+  double tp_split = 0;    // column/row-parallel linears and the vocab-parallel embedding: / tp
+  double replicated = 0;  // norms, router, biases of replicated modules: whole on every TP rank
+  double experts = 0;     // routed experts: / (ep x etp), etp = tp (Megatron arguments.py:588)
   Split& operator+=(const Split& o) {
     tp_split += o.tp_split;
     replicated += o.replicated;
@@ -24,8 +24,7 @@ struct Split {
   }
   // Parameters on one rank of a (tp, ep) layout.
   double on_rank(std::int64_t tp, std::int64_t ep) const {
-    return tp_split / static_cast<double>(tp) + replicated +
-           experts / static_cast<double>(ep * tp);
+    return tp_split / static_cast<double>(tp) + replicated + experts / static_cast<double>(ep * tp);
   }
 };
 
@@ -51,9 +50,9 @@ std::pair<std::int64_t, std::int64_t> stage_layers(std::int64_t layers, std::int
                                                    std::int64_t r);
 
 struct StageParams {
-  double all = 0;        // parameters on one rank of this stage
+  double all = 0;  // parameters on one rank of this stage
   double trainable = 0;
-  double root = 0;       // outside the decoder layers (embedding, head, final norm) on this rank
+  double root = 0;  // outside the decoder layers (embedding, head, final norm) on this rank
   std::int64_t layers = 0;
 };
 StageParams stage_params(const Census& c, std::int64_t tp, std::int64_t ep, std::int64_t pp,

@@ -45,7 +45,8 @@ struct LedgerSink {
     if (factor <= 0 || base.bytes == 0) return;
     LedgerItem item = base;
     if (factor != 1.0) {
-      item.bytes = static_cast<std::int64_t>(std::llround(static_cast<double>(base.bytes) * factor));
+      item.bytes =
+          static_cast<std::int64_t>(std::llround(static_cast<double>(base.bytes) * factor));
       item.formula = fmt::format("{} x {:.6g} ({})", base.formula, factor, why);
       item.source = fmt::format("{}; per-rank share: docs/distributed.md", base.source);
     }
@@ -105,8 +106,9 @@ LoadShare load_share(const Layout& l) {
               "megatron/core/tensor_parallel/layers.py: weights initialised on the current device"};
     case Engine::fsdp:
       if (l.fsdp_knobs.cpu_ram_efficient_loading) {
-        return {1, "rank 0 loads the checkpoint, the other ranks build on meta "
-                   "(cpu_ram_efficient_loading)",
+        return {1,
+                "rank 0 loads the checkpoint, the other ranks build on meta "
+                "(cpu_ram_efficient_loading)",
                 "accelerate docs/source/usage_guides/fsdp.md fsdp_cpu_ram_efficient_loading"};
       }
       break;
@@ -207,13 +209,12 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
   host_ledger.items = out.host.items;
   out.host.totals = totals(host_ledger);
 
-  out.notes.push_back(fmt::format(
-      "Layout: {}. Data-parallel replicas {}, states sharded over {} ranks.", describe(l), out.dp,
-      out.shard_group));
-  out.notes.push_back(fmt::format("Most-loaded rank: {} (peak {}).",
-                                  out.ranks[out.most_loaded].name,
-                                  format_bytes(out.ranks[out.most_loaded].totals.peak_bytes,
-                                               Unit::gib)));
+  out.notes.push_back(
+      fmt::format("Layout: {}. Data-parallel replicas {}, states sharded over {} ranks.",
+                  describe(l), out.dp, out.shard_group));
+  out.notes.push_back(
+      fmt::format("Most-loaded rank: {} (peak {}).", out.ranks[out.most_loaded].name,
+                  format_bytes(out.ranks[out.most_loaded].totals.peak_bytes, Unit::gib)));
   if (l.pp > 1) {
     out.notes.push_back(fmt::format(
         "Pipeline 1F1B: stage r holds min(pp - r, micro-batches) = min({} - r, {}) micro-batches "
@@ -221,9 +222,9 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
         l.pp, plan.grad_accum));
   }
   if (l.pp > 1 && plan.grad_accum < l.pp) {
-    out.notes.push_back(fmt::format(
-        "Only {} micro-batches for {} stages: the pipeline bubble is large.", plan.grad_accum,
-        l.pp));
+    out.notes.push_back(
+        fmt::format("Only {} micro-batches for {} stages: the pipeline bubble is large.",
+                    plan.grad_accum, l.pp));
   }
   return out;
 }
@@ -239,7 +240,9 @@ LayoutPricer::LayoutPricer(const LoadedModel& model, const TrainingPlan& plan)
   impl_->weight_bytes = layout::weights_bytes(impl_->basis);
 }
 
-LayoutPricer::~LayoutPricer() { delete impl_; }
+LayoutPricer::~LayoutPricer() {
+  delete impl_;
+}
 
 LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
   TrainingPlan& plan = impl_->plan;
@@ -260,9 +263,9 @@ LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
     if (l.pp == 1) break;
   }
   const layout::LoadShare load = layout::load_share(l);
-  out.host_bytes = std::max(
-      host * l.gpus_per_node,
-      static_cast<std::int64_t>(std::llround(static_cast<double>(impl_->weight_bytes) * load.processes)));
+  out.host_bytes = std::max(host * l.gpus_per_node,
+                            static_cast<std::int64_t>(std::llround(
+                                static_cast<double>(impl_->weight_bytes) * load.processes)));
   return out;
 }
 

@@ -13,10 +13,11 @@
 namespace trainmem {
 namespace {
 
-constexpr std::array<std::pair<Engine, std::string_view>, 4> kEngines{{{Engine::ddp, "ddp"},
-                                                                        {Engine::deepspeed, "deepspeed"},
-                                                                        {Engine::fsdp, "fsdp"},
-                                                                        {Engine::megatron, "megatron"}}};
+constexpr std::array<std::pair<Engine, std::string_view>, 4> kEngines{
+    {{Engine::ddp, "ddp"},
+     {Engine::deepspeed, "deepspeed"},
+     {Engine::fsdp, "fsdp"},
+     {Engine::megatron, "megatron"}}};
 constexpr std::array<std::pair<FsdpMode, std::string_view>, 4> kFsdpModes{
     {{FsdpMode::full, "full"},
      {FsdpMode::grad_op, "grad-op"},
@@ -58,16 +59,28 @@ std::optional<Error> check_degree(std::string_view flag, std::int64_t v) {
 
 }  // namespace
 
-std::string_view name_of(Engine v) { return find_name(kEngines, v); }
-std::string_view name_of(FsdpMode v) { return find_name(kFsdpModes, v); }
-std::string_view name_of(OffloadTarget v) { return find_name(kTargets, v); }
-std::optional<Engine> parse_engine(std::string_view s) { return find_value(kEngines, s); }
-std::optional<FsdpMode> parse_fsdp_mode(std::string_view s) { return find_value(kFsdpModes, s); }
+std::string_view name_of(Engine v) {
+  return find_name(kEngines, v);
+}
+std::string_view name_of(FsdpMode v) {
+  return find_name(kFsdpModes, v);
+}
+std::string_view name_of(OffloadTarget v) {
+  return find_name(kTargets, v);
+}
+std::optional<Engine> parse_engine(std::string_view s) {
+  return find_value(kEngines, s);
+}
+std::optional<FsdpMode> parse_fsdp_mode(std::string_view s) {
+  return find_value(kFsdpModes, s);
+}
 std::optional<OffloadTarget> parse_offload_target(std::string_view s) {
   return find_value(kTargets, s);
 }
 
-std::int64_t world_size(const Layout& l) { return l.gpus_per_node * l.nodes; }
+std::int64_t world_size(const Layout& l) {
+  return l.gpus_per_node * l.nodes;
+}
 
 std::int64_t data_parallel_size(const Layout& l) {
   const std::int64_t model_parallel = l.tp * l.pp * l.cp;
@@ -115,16 +128,17 @@ std::optional<Error> validate_layout(const Layout& l) {
   const std::int64_t world = world_size(l);
   const std::int64_t model_parallel = l.tp * l.pp * l.cp;
   if (world % model_parallel != 0) {
-    return flag_error("--tp", fmt::format("tp x pp x cp = {} x {} x {} = {} does not divide the {} "
-                                          "GPUs ({} per node x {} nodes)",
-                                          l.tp, l.pp, l.cp, model_parallel, world, l.gpus_per_node,
-                                          l.nodes));
+    return flag_error(
+        "--tp", fmt::format("tp x pp x cp = {} x {} x {} = {} does not divide the {} "
+                            "GPUs ({} per node x {} nodes)",
+                            l.tp, l.pp, l.cp, model_parallel, world, l.gpus_per_node, l.nodes));
   }
   const std::int64_t dp = world / model_parallel;
   if (l.ep > 1 && dp % l.ep != 0) {
-    return flag_error("--ep", fmt::format("expert parallel {} must divide the data-parallel size {} "
-                                          "(GPUs / (tp x pp x cp))",
-                                          l.ep, dp));
+    return flag_error("--ep",
+                      fmt::format("expert parallel {} must divide the data-parallel size {} "
+                                  "(GPUs / (tp x pp x cp))",
+                                  l.ep, dp));
   }
   if (l.sequence_parallel && l.tp == 1) {
     return flag_error("--sequence-parallel", "needs --tp greater than 1");
@@ -133,8 +147,9 @@ std::optional<Error> validate_layout(const Layout& l) {
     return flag_error("--virtual-stages", "an interleaved schedule needs --pp greater than 1");
   }
   if (l.engine == Engine::fsdp && l.fsdp == FsdpMode::hybrid && l.nodes == 1) {
-    return flag_error("--fsdp", "hybrid shards inside a node and replicates across nodes: it needs "
-                                "--nodes greater than 1");
+    return flag_error("--fsdp",
+                      "hybrid shards inside a node and replicates across nodes: it needs "
+                      "--nodes greater than 1");
   }
   if (l.engine == Engine::fsdp && l.fsdp == FsdpMode::hybrid &&
       l.gpus_per_node % model_parallel != 0) {
@@ -142,26 +157,30 @@ std::optional<Error> validate_layout(const Layout& l) {
                                             "{} GPUs of a node",
                                             model_parallel, l.gpus_per_node));
   }
-  if (l.offload_params && !(l.engine == Engine::fsdp ||
-                            (l.engine == Engine::deepspeed && l.zero_stage == 3))) {
-    return flag_error("--offload", "parameter offload needs --zero 3 or --fsdp (DeepSpeed "
-                                   "offload_param is stage 3 only: zero/offload_config.py)");
+  if (l.offload_params &&
+      !(l.engine == Engine::fsdp || (l.engine == Engine::deepspeed && l.zero_stage == 3))) {
+    return flag_error("--offload",
+                      "parameter offload needs --zero 3 or --fsdp (DeepSpeed "
+                      "offload_param is stage 3 only: zero/offload_config.py)");
   }
   if (l.offload_optimizer && l.engine == Engine::ddp) {
-    return flag_error("--offload", "optimizer offload needs --zero 1..3, --fsdp or Megatron's "
-                                   "distributed optimizer");
+    return flag_error("--offload",
+                      "optimizer offload needs --zero 1..3, --fsdp or Megatron's "
+                      "distributed optimizer");
   }
   if (l.engine == Engine::fsdp && l.offload_to == OffloadTarget::nvme &&
       (l.offload_optimizer || l.offload_params)) {
     return flag_error("--offload-to", "FSDP offloads to CPU only (CPUOffload / CPUOffloadPolicy)");
   }
   if (l.engine == Engine::fsdp && l.offload_optimizer != l.offload_params) {
-    return flag_error("--offload", "FSDP offload is all-or-nothing: use --offload both "
-                                   "(torch/distributed/fsdp/api.py CPUOffload)");
+    return flag_error("--offload",
+                      "FSDP offload is all-or-nothing: use --offload both "
+                      "(torch/distributed/fsdp/api.py CPUOffload)");
   }
   if (l.engine == Engine::megatron && (l.offload_params)) {
-    return flag_error("--offload", "Megatron offloads the optimizer only "
-                                   "(--optimizer-cpu-offload)");
+    return flag_error("--offload",
+                      "Megatron offloads the optimizer only "
+                      "(--optimizer-cpu-offload)");
   }
   if (l.distributed_optimizer && l.engine != Engine::megatron) {
     return flag_error("--distributed-optimizer", "is Megatron's; with DeepSpeed use --zero 1");
@@ -173,14 +192,13 @@ std::optional<Error> validate_layout(const Layout& l) {
     return flag_error("--bucket-cap-mb", "must be positive and below 1e6");
   }
   const DeepSpeedKnobs& d = l.deepspeed;
-  for (const auto& [v, flag] : {std::pair{d.reduce_bucket_size, "reduce_bucket_size"},
-                                std::pair{d.allgather_bucket_size, "allgather_bucket_size"},
-                                std::pair{d.sub_group_size, "sub_group_size"},
-                                std::pair{d.stage3_prefetch_bucket_size, "stage3_prefetch_bucket_size"},
-                                std::pair{d.stage3_param_persistence_threshold,
-                                          "stage3_param_persistence_threshold"},
-                                std::pair{d.stage3_max_live_parameters,
-                                          "stage3_max_live_parameters"}}) {
+  for (const auto& [v, flag] :
+       {std::pair{d.reduce_bucket_size, "reduce_bucket_size"},
+        std::pair{d.allgather_bucket_size, "allgather_bucket_size"},
+        std::pair{d.sub_group_size, "sub_group_size"},
+        std::pair{d.stage3_prefetch_bucket_size, "stage3_prefetch_bucket_size"},
+        std::pair{d.stage3_param_persistence_threshold, "stage3_param_persistence_threshold"},
+        std::pair{d.stage3_max_live_parameters, "stage3_max_live_parameters"}}) {
     if (v < 0 || v > (std::int64_t{1} << 40)) {
       return flag_error(flag, fmt::format("must be between 0 and 2^40 elements, got {}", v));
     }
@@ -250,9 +268,9 @@ std::string describe(const Layout& l) {
   std::string out = engine;
   if (l.tp > 1) out += fmt::format(", TP {}{}", l.tp, l.sequence_parallel ? "+SP" : "");
   if (l.pp > 1) {
-    out += fmt::format(", PP {}{}", l.pp,
-                       l.virtual_stages > 1 ? fmt::format(" (x{} interleaved)", l.virtual_stages)
-                                            : std::string());
+    out += fmt::format(
+        ", PP {}{}", l.pp,
+        l.virtual_stages > 1 ? fmt::format(" (x{} interleaved)", l.virtual_stages) : std::string());
   }
   if (l.cp > 1) out += fmt::format(", CP {}", l.cp);
   if (l.ep > 1) out += fmt::format(", EP {}", l.ep);

@@ -26,11 +26,11 @@ namespace trainmem::layout {
 // Everything the per-rank arithmetic reads, computed once per (model, plan without layout).
 struct Basis {
   Census census;
-  std::vector<LedgerItem> lines;  // the single-device ledger
-  std::int64_t weight_bytes = 2;  // bytes of the compute/storage weight dtype (bf16: 2)
-  std::int64_t grad_bytes = 2;    // bytes of the gradient dtype
-  bool master = false;            // the recipe keeps a separate fp32 master copy
-  std::int64_t micro_batches = 1; // micro-batches per optimizer step (grad_accum)
+  std::vector<LedgerItem> lines;      // the single-device ledger
+  std::int64_t weight_bytes = 2;      // bytes of the compute/storage weight dtype (bf16: 2)
+  std::int64_t grad_bytes = 2;        // bytes of the gradient dtype
+  bool master = false;                // the recipe keeps a separate fp32 master copy
+  std::int64_t micro_batches = 1;     // micro-batches per optimizer step (grad_accum)
   PhaseMask grad_live = kAllPhases;   // when gradients exist (from the gradients tenant)
   PhaseMask state_live = kAllPhases;  // when optimizer states exist
 };
@@ -39,14 +39,20 @@ Basis make_basis(const LoadedModel& model, const TrainingPlan& plan);
 
 namespace detail {
 
-inline double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
-inline std::int64_t to_bytes(double v) { return static_cast<std::int64_t>(std::llround(v)); }
+inline double ratio(double a, double b) {
+  return b > 0 ? a / b : 0.0;
+}
+inline std::int64_t to_bytes(double v) {
+  return static_cast<std::int64_t>(std::llround(v));
+}
 
 // Masks of the moments a buffer lives in (both the first and the steady step).
 inline PhaseMask both(Phase first, Phase last) {
   return ledger::between(0, first, last) | ledger::between(1, first, last);
 }
-inline PhaseMask from_load() { return kAllPhases; }
+inline PhaseMask from_load() {
+  return kAllPhases;
+}
 
 // Korthikanti et al. 2022 (arXiv 2205.05198) Table 2, per layer: without SP tensor parallelism
 // splits 24 of the 34 sbh bytes (10 stay replicated); with SP everything is split by t.
@@ -138,17 +144,16 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         sink.scaled(item, grads_to_host ? 0.0 : share_tr * f_g, "gradients on this rank");
         break;
       case Tenant::master_weights:
-        sink.scaled(item,
-                    (states_to_host || (l.engine == Engine::fsdp && b.master)) ? 0.0
-                                                                                : share_tr * f_o,
-                    "master copy on this rank");
+        sink.scaled(
+            item, (states_to_host || (l.engine == Engine::fsdp && b.master)) ? 0.0 : share_tr * f_o,
+            "master copy on this rank");
         break;
       case Tenant::optimizer_states:
         sink.scaled(item, states_to_host ? 0.0 : share_tr * f_o, "optimizer states on this rank");
         break;
       case Tenant::activations: {
-        const double layers = detail::ratio(static_cast<double>(sp.layers),
-                                            static_cast<double>(c.layers));
+        const double layers =
+            detail::ratio(static_cast<double>(sp.layers), static_cast<double>(c.layers));
         sink.scaled(item,
                     layers * detail::in_flight(l, stage, b.micro_batches) *
                         detail::tp_activation_share(l) / static_cast<double>(l.cp),
@@ -201,9 +206,10 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             Tenant::gradients, "DDP gradient buckets (a second copy of the gradients)", bytes,
             detail::from_load(),
             [=] {
-              return fmt::format("{} params x {} B in {} buckets (first 1 MiB, then {:g} MiB); "
-                                 "gradient_as_bucket_view=False",
-                                 with_commas(to_bytes(Tr)), gb, buckets, l.ddp_bucket_cap_mb);
+              return fmt::format(
+                  "{} params x {} B in {} buckets (first 1 MiB, then {:g} MiB); "
+                  "gradient_as_bucket_view=False",
+                  with_commas(to_bytes(Tr)), gb, buckets, l.ddp_bucket_cap_mb);
             },
             "torch/csrc/distributed/c10d/reducer.cpp Reducer::initialize_buckets (bucket "
             "contents allocated at construction); torch/nn/parallel/distributed.py bucket_cap_mb "
@@ -215,8 +221,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
     case Engine::megatron: {
       if (b.master) {
         sink.add(
-            Tenant::gradients, "Main-grad buffer, f32 (contiguous, not sharded)",
-            to_bytes(Tr * 4), detail::from_load(),
+            Tenant::gradients, "Main-grad buffer, f32 (contiguous, not sharded)", to_bytes(Tr * 4),
+            detail::from_load(),
             [=] { return fmt::format("{} params x 4 B", with_commas(to_bytes(Tr))); },
             "megatron/training/theoretical_memory_usage.py:296 (18 or 6 + 12/DP B/param); "
             "docs/user-guide/features/dist_optimizer.md",
@@ -226,7 +232,9 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         sink.host(
             "Optimizer states and master copy (--optimizer-cpu-offload)",
             to_bytes(states_full * share_tr * f_o), ledger::steady_only(),
-            [=] { return fmt::format("{:.0f} B x {:.4f} on this rank", states_full, share_tr * f_o); },
+            [=] {
+              return fmt::format("{:.0f} B x {:.4f} on this rank", states_full, share_tr * f_o);
+            },
             "megatron/training/arguments.py --optimizer-cpu-offload");
       }
       break;
@@ -239,7 +247,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         const double elems = std::min(Tr, 500'000'000.0);
         sink.add(
             Tenant::temporaries, "All-reduce bucket (flattened gradients)",
-            to_bytes(elems * static_cast<double>(gb)), detail::both(Phase::end_of_backward, Phase::end_of_backward),
+            to_bytes(elems * static_cast<double>(gb)),
+            detail::both(Phase::end_of_backward, Phase::end_of_backward),
             [=] { return fmt::format("min({} grads, 5e8) x {} B", with_commas(to_bytes(Tr)), gb); },
             "deepspeed/runtime/engine.py:111 MEMORY_OPT_ALLREDUCE_SIZE, :2611 "
             "buffered_allreduce_fallback",
@@ -249,10 +258,12 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         const int copies = overlap ? 2 : 1;
         sink.add(
             Tenant::gradients, "ZeRO IPG buckets (reduce_bucket_size)",
-            d.reduce_bucket_size * gb * copies, detail::both(Phase::backward_start, Phase::end_of_backward),
+            d.reduce_bucket_size * gb * copies,
+            detail::both(Phase::backward_start, Phase::end_of_backward),
             [=] {
               return fmt::format("{} elements x {} B x {} ({})", with_commas(d.reduce_bucket_size),
-                                 gb, copies, overlap ? "overlap_comm: double buffer" : "one buffer");
+                                 gb, copies,
+                                 overlap ? "overlap_comm: double buffer" : "one buffer");
             },
             "deepspeed/runtime/zero/stage_1_and_2.py:2050-2057 (buf_0, buf_1 with overlap_comm); "
             "zero/config.py:109 reduce_bucket_size 5e8",
@@ -308,10 +319,12 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
                                      unit + static_cast<double>(d.stage3_prefetch_bucket_size));
         sink.add(
             Tenant::weights, "ZeRO-3 gathered parameters (module + prefetch)",
-            to_bytes(live * static_cast<double>(wb)), detail::both(Phase::forward, Phase::end_of_backward),
+            to_bytes(live * static_cast<double>(wb)),
+            detail::both(Phase::forward, Phase::end_of_backward),
             [=] {
               return fmt::format("min(max_live {}, largest layer {} + prefetch {}) x {} B",
-                                 with_commas(d.stage3_max_live_parameters), with_commas(to_bytes(unit)),
+                                 with_commas(d.stage3_max_live_parameters),
+                                 with_commas(to_bytes(unit)),
                                  with_commas(d.stage3_prefetch_bucket_size), wb);
             },
             "deepspeed/runtime/zero/partitioned_param_coordinator.py:380-382; zero/config.py:208, "
@@ -319,16 +332,21 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             true);
         sink.add(
             Tenant::gradients, "ZeRO-3 full gradients of the module in backward",
-            to_bytes(unit * static_cast<double>(gb)), detail::both(Phase::backward, Phase::backward),
-            [=] { return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), gb); },
+            to_bytes(unit * static_cast<double>(gb)),
+            detail::both(Phase::backward, Phase::backward),
+            [=] {
+              return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), gb);
+            },
             "deepspeed/runtime/zero/stage3.py:3019 largest_layer_memory (4 B = bf16 param + grad)",
             true);
         const double sub = std::min(static_cast<double>(d.sub_group_size), Tr / n);
         if (l.offload_optimizer) {
           sink.host(
-              "bf16 gradient partitions (grad_partitions_flat_buffer, pinned)", to_bytes(Tr / n * static_cast<double>(gb)),
-              detail::from_load(),
-              [=] { return fmt::format("{} params / {} x {} B", with_commas(to_bytes(Tr)), N, gb); },
+              "bf16 gradient partitions (grad_partitions_flat_buffer, pinned)",
+              to_bytes(Tr / n * static_cast<double>(gb)), detail::from_load(),
+              [=] {
+                return fmt::format("{} params / {} x {} B", with_commas(to_bytes(Tr)), N, gb);
+              },
               "deepspeed/runtime/zero/stage3.py:546-551 grad_partitions_flat_buffer on the "
               "offload device, pinned");
         } else {
@@ -358,16 +376,21 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
           sink.host(
               "NVMe swap buffers for optimizer states (4 buffers of a sub-group)",
               to_bytes(4.0 * sub * 4.0), detail::from_load(),
-              [=] { return fmt::format("4 x min(sub_group_size, {} / {}) x 4 B", with_commas(to_bytes(Tr)), N); },
+              [=] {
+                return fmt::format("4 x min(sub_group_size, {} / {}) x 4 B",
+                                   with_commas(to_bytes(Tr)), N);
+              },
               "deepspeed/runtime/zero/offload_config.py:64 buffer_count 4");
         }
       }
       if (params_to_host) {
         if (l.offload_to == OffloadTarget::cpu) {
           sink.host(
-              "bf16 parameter partition (offload_param: cpu)", to_bytes(Pr / n * static_cast<double>(wb)),
-              detail::from_load(),
-              [=] { return fmt::format("{} params / {} x {} B", with_commas(to_bytes(Pr)), N, wb); },
+              "bf16 parameter partition (offload_param: cpu)",
+              to_bytes(Pr / n * static_cast<double>(wb)), detail::from_load(),
+              [=] {
+                return fmt::format("{} params / {} x {} B", with_commas(to_bytes(Pr)), N, wb);
+              },
               "deepspeed/runtime/zero/stage3.py:764 fp16_partitioned_groups_flat on CPU");
         } else {
           sink.host(
@@ -384,8 +407,14 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         const double sharded = l.fsdp == FsdpMode::none ? 1.0 : 1.0 / n;
         const auto param_bytes = to_bytes(Pr * 4 * sharded);
         const auto grad_bytes = to_bytes(Tr * 4 * sharded);
-        auto pf = [=] { return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Pr)), l.fsdp == FsdpMode::none ? 1 : N); };
-        auto gf = [=] { return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Tr)), l.fsdp == FsdpMode::none ? 1 : N); };
+        auto pf = [=] {
+          return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Pr)),
+                             l.fsdp == FsdpMode::none ? 1 : N);
+        };
+        auto gf = [=] {
+          return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Tr)),
+                             l.fsdp == FsdpMode::none ? 1 : N);
+        };
         if (params_to_host) {
           sink.host("Sharded parameters, f32 (CPU offload)", param_bytes, detail::from_load(), pf,
                     "torch/distributed/fsdp/api.py CPUOffload; _fully_shard/_fsdp_api.py "
@@ -413,11 +442,17 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         sink.host(
             "Sharded parameters (CPU offload)", to_bytes(weights_full * share_all * f_w),
             detail::from_load(),
-            [=] { return fmt::format("{} B x {:.6f} (this rank's shard)", with_commas(to_bytes(weights_full)), share_all * f_w); },
+            [=] {
+              return fmt::format("{} B x {:.6f} (this rank's shard)",
+                                 with_commas(to_bytes(weights_full)), share_all * f_w);
+            },
             "torch/distributed/fsdp/api.py CPUOffload");
         sink.host(
             "Sharded gradients (CPU offload)", to_bytes(grads_full * share_tr * f_g), b.grad_live,
-            [=] { return fmt::format("{} B x {:.6f} (this rank's shard)", with_commas(to_bytes(grads_full)), share_tr * f_g); },
+            [=] {
+              return fmt::format("{} B x {:.6f} (this rank's shard)",
+                                 with_commas(to_bytes(grads_full)), share_tr * f_g);
+            },
             "torch/distributed/fsdp/api.py CPUOffload: grads offloaded with params");
       }
       if (states_to_host) {
@@ -426,7 +461,10 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         sink.host(
             "Optimizer states (CPU offload)", to_bytes(full * share_tr * f_o),
             ledger::steady_only(),
-            [=] { return fmt::format("{} B x {:.6f} (this rank's shard)", with_commas(to_bytes(full)), share_tr * f_o); },
+            [=] {
+              return fmt::format("{} B x {:.6f} (this rank's shard)", with_commas(to_bytes(full)),
+                                 share_tr * f_o);
+            },
             "torch/distributed/fsdp/api.py CPUOffload: the optimizer step runs on CPU");
       }
       const double root = sp.root;
@@ -435,7 +473,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         if (root > 0) {
           sink.add(
               Tenant::weights, "Unsharded root (embedding, final norm, head)",
-              to_bytes(root * static_cast<double>(wb)), detail::both(Phase::forward, Phase::end_of_backward),
+              to_bytes(root * static_cast<double>(wb)),
+              detail::both(Phase::forward, Phase::end_of_backward),
               [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(root)), wb); },
               l.fsdp_version == 2
                   ? "torch/distributed/fsdp/_fully_shard/_fully_shard.py: reshard_after_forward "
@@ -464,9 +503,11 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
       } else {
         sink.add(
             Tenant::weights,
-            l.fsdp == FsdpMode::none ? "Compute copy of every parameter (NO_SHARD _mp_shard)"
-                                     : "Every unit unsharded from forward to backward (SHARD_GRAD_OP)",
-            to_bytes(Pr * static_cast<double>(wb)), detail::both(Phase::forward, Phase::end_of_backward),
+            l.fsdp == FsdpMode::none
+                ? "Compute copy of every parameter (NO_SHARD _mp_shard)"
+                : "Every unit unsharded from forward to backward (SHARD_GRAD_OP)",
+            to_bytes(Pr * static_cast<double>(wb)),
+            detail::both(Phase::forward, Phase::end_of_backward),
             [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(Pr)), wb); },
             "torch/distributed/fsdp/api.py ShardingStrategy (SHARD_GRAD_OP keeps parameters "
             "unsharded until after backward); _flat_param.py FlatParameter _mp_shard",
@@ -475,8 +516,11 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
       if (l.fsdp != FsdpMode::none) {
         sink.add(
             Tenant::gradients, "Unsharded gradients of one unit before reduce-scatter",
-            to_bytes(unit * static_cast<double>(gb)), detail::both(Phase::backward, Phase::backward),
-            [=] { return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), gb); },
+            to_bytes(unit * static_cast<double>(gb)),
+            detail::both(Phase::backward, Phase::backward),
+            [=] {
+              return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), gb);
+            },
             "torch/distributed/fsdp/api.py BackwardPrefetch docstring (current unit's gradients)",
             true);
       }

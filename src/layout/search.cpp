@@ -1,11 +1,10 @@
 // Layout search: enumerate, validate against the model, price with LayoutPricer, rank by the
 // communication/bubble proxy. No text is built per layout, so a core searches >= 10^5 layouts/s
 // (bench/layout_search_bench.cpp).
-#include "trainmem/layout_search.h"
-
 #include <algorithm>
 #include <array>
 
+#include "trainmem/layout_search.h"
 #include "trainmem/precision.h"
 
 namespace trainmem {
@@ -97,8 +96,8 @@ LayoutCost layout_cost(const LoadedModel& model, const TrainingPlan& plan, const
   }
   // Tensor parallel: 4 all-reduces (or reduce-scatter + all-gather with SP) of s b h activations
   // per layer per micro-batch (Megatron-LM paper, Shoeybi et al. 2019, section 3).
-  const double sbh = static_cast<double>(plan.seq * plan.batch * s.hidden) * wb /
-                     static_cast<double>(l.cp);
+  const double sbh =
+      static_cast<double>(plan.seq * plan.batch * s.hidden) * wb / static_cast<double>(l.cp);
   const double layers_here = static_cast<double>(s.layers) / static_cast<double>(l.pp);
   const double tp_bytes = 4 * 2 * ring(l.tp) * sbh * layers_here * M;
   // Context parallel: K and V gathered in forward and again in backward, their gradients

@@ -1,7 +1,5 @@
 // Reports of a distributed estimate: per-rank ledgers (the most-loaded first), the host per node,
 // as text, explain and the trainmem.distributed/1 JSON document (docs/formats.md).
-#include "trainmem/render_distributed.h"
-
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +7,7 @@
 #include "trainmem/fit.h"
 #include "trainmem/json.h"
 #include "trainmem/render.h"
+#include "trainmem/render_distributed.h"
 
 namespace trainmem {
 namespace {
@@ -111,11 +110,12 @@ std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit
                           {"formula", item.formula},
                           {"source", item.source}});
   }
-  json doc = {{"format", "trainmem.distributed/1"},
+  json doc = {{"schema", "trainmem.distributed/1"},
               {"layout", layout},
-              {"most_loaded", {{"index", d.most_loaded},
-                               {"name", d.ranks[d.most_loaded].name},
-                               {"peak_bytes", d.ranks[d.most_loaded].totals.peak_bytes}}},
+              {"most_loaded",
+               {{"index", d.most_loaded},
+                {"name", d.ranks[d.most_loaded].name},
+                {"peak_bytes", d.ranks[d.most_loaded].totals.peak_bytes}}},
               {"ranks", ranks},
               {"host_per_node", {{"items", host_items}, {"peak_bytes", d.host.totals.peak_bytes}}},
               {"notes", d.notes}};

@@ -36,8 +36,9 @@ nlohmann::json run_json(const std::string& args) {
 TEST(CliDistributed, ZeroStagesPerRankJson) {
   std::int64_t previous = INT64_MAX;
   for (int z = 0; z <= 3; ++z) {
-    const auto j = run_json("estimate llama-3.1-8b --seq 2048 --gpus 8 --zero " + std::to_string(z));
-    EXPECT_EQ(j["format"], "trainmem.distributed/1");
+    const auto j =
+        run_json("estimate llama-3.1-8b --seq 2048 --gpus 8 --zero " + std::to_string(z));
+    EXPECT_EQ(j["schema"], "trainmem.distributed/1");
     EXPECT_EQ(j["layout"]["engine"], "deepspeed");
     EXPECT_EQ(j["layout"]["world_size"], 8);
     ASSERT_EQ(j["ranks"].size(), 1u);
@@ -54,9 +55,9 @@ TEST(CliDistributed, PipelineNamesTheMostLoadedStage) {
   EXPECT_EQ(j["ranks"].size(), 4u);
   EXPECT_EQ(j["layout"]["data_parallel"], 1);
   EXPECT_EQ(j["most_loaded"]["name"], "stage 0 (ranks 0-1)");
-  const CliRun text = run(
-      "estimate llama-3.1-8b --seq 2048 --gpus 8 --tp 2 --pp 4 --distributed-optimizer "
-      "--grad-accum 8");
+  const CliRun text =
+      run("estimate llama-3.1-8b --seq 2048 --gpus 8 --tp 2 --pp 4 --distributed-optimizer "
+          "--grad-accum 8");
   EXPECT_NE(text.out.find("Most-loaded rank: stage 0"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("Peak per pipeline stage"), std::string::npos);
 }
@@ -97,8 +98,9 @@ TEST(CliDistributed, ImpossibleLayoutsAreUsageErrors) {
 }
 
 TEST(CliDistributed, PlanRanksFittingLayouts) {
-  const auto j = run_json("plan llama-3.1-8b --gpu h100 --seq 4096 --checkpointing full "
-                          "--max-gpus 16 --top 5");
+  const auto j = run_json(
+      "plan llama-3.1-8b --gpu h100 --seq 4096 --checkpointing full "
+      "--max-gpus 16 --top 5");
   EXPECT_EQ(j["schema"], "trainmem.plan/1");
   EXPECT_GT(j["searched"].get<std::int64_t>(), 100);
   ASSERT_GE(j["layouts"].size(), 1u);
@@ -116,8 +118,9 @@ TEST(CliDistributed, PlanRanksFittingLayouts) {
 }
 
 TEST(CliDistributed, MinGpusAndAdvise) {
-  const auto j = run_json("solve llama-3.1-70b --gpu h100 --seq 4096 --checkpointing full "
-                          "--for min-gpus");
+  const auto j = run_json(
+      "solve llama-3.1-70b --gpu h100 --seq 4096 --checkpointing full "
+      "--for min-gpus");
   EXPECT_EQ(j["for"], "min-gpus");
   EXPECT_TRUE(j["fits"]);
   const std::int64_t n = j["answer"];
@@ -127,6 +130,26 @@ TEST(CliDistributed, MinGpusAndAdvise) {
   EXPECT_NE(a.out.find("more GPUs: FSDP2 FULL_SHARD"), std::string::npos) << a.out;
   // The single-device solvers refuse a layout rather than ignore it.
   EXPECT_EQ(run("solve llama-3.1-8b --gpu h100 --gpus 8 --zero 3 --for max-batch").code, 2);
+}
+
+TEST(CliDistributed, EmitThenFromPricesTheSamePlan) {
+  const std::string file = "/tmp/trainmem_cli_emit_megatron.sh";
+  const std::string flags =
+      "llama-3.1-8b --seq 2048 --gpus 8 --nodes 2 --tp 4 --sequence-parallel --pp 2 "
+      "--distributed-optimizer --grad-accum 8";
+  ASSERT_EQ(run("emit megatron " + flags + " -o " + file).code, 0);
+  const auto direct = run_json("estimate " + flags);
+  const auto from = run_json("estimate llama-3.1-8b --from " + file);
+  EXPECT_EQ(from["most_loaded"]["peak_bytes"], direct["most_loaded"]["peak_bytes"]);
+  EXPECT_EQ(from["layout"]["describe"], direct["layout"]["describe"]);
+  const CliRun wrong = run("emit deepspeed " + flags);
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.out.find("deepspeed writes DeepSpeed ZeRO"), std::string::npos) << wrong.out;
+  const CliRun missing = run("estimate llama-3.1-8b --from /nonexistent/ds.json");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.out.find("/nonexistent/ds.json: --from: cannot read the file"),
+            std::string::npos)
+      << missing.out;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Distributed layouts: validation, per-rank shares by hand, ZeRO/FSDP ordering, pipeline stages,
 // host memory, and the fast pricer against the full per-rank ledgers.
+#include "trainmem/layout.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,7 +11,6 @@
 #include "support/models.h"
 #include "trainmem/distributed.h"
 #include "trainmem/estimate.h"
-#include "trainmem/layout.h"
 
 namespace trainmem {
 namespace {
@@ -280,12 +281,12 @@ TEST(LayoutTensorParallel, SequenceParallelSplitsAllActivations) {
   p.layout.tp = 4;
   const double acts = static_cast<double>(tenant_sum(base, Tenant::activations));
   // Without SP: (10 + 24/4) / 34 of the activations (Korthikanti Table 2).
-  EXPECT_NEAR(static_cast<double>(tenant_sum(estimate_distributed(m, p).ranks[0].ledger,
-                                             Tenant::activations)),
+  EXPECT_NEAR(static_cast<double>(
+                  tenant_sum(estimate_distributed(m, p).ranks[0].ledger, Tenant::activations)),
               acts * 16.0 / 34.0, acts * 1e-6);
   p.layout.sequence_parallel = true;
-  EXPECT_NEAR(static_cast<double>(tenant_sum(estimate_distributed(m, p).ranks[0].ledger,
-                                             Tenant::activations)),
+  EXPECT_NEAR(static_cast<double>(
+                  tenant_sum(estimate_distributed(m, p).ranks[0].ledger, Tenant::activations)),
               acts / 4, acts * 1e-6);
 }
 

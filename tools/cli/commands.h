@@ -32,5 +32,6 @@ void register_advise(CLI::App& app, Commands& commands);
 void register_sweep(CLI::App& app, Commands& commands);
 void register_validate(CLI::App& app, Commands& commands);
 void register_plan(CLI::App& app, Commands& commands);
+void register_emit(CLI::App& app, Commands& commands);
 
 }  // namespace trainmem::cli

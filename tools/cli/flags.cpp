@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
+#include "trainmem/emit.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -88,6 +90,9 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   cmd.add_option("--train-layers", f.train_layers,
                  "freeze: layers that train; lora/qlora: layers adapted, e.g. 20-27");
   add_layout_flags(cmd, f.layout);
+  cmd.add_option("--from", f.from,
+                 "read the layout, batch and accumulation from a config: ds_config.json, "
+                 "accelerate FSDP YAML, torchtitan TOML, torchrun/Megatron launch script");
 }
 
 void add_layout_flags(CLI::App& cmd, LayoutFlags& f) {
@@ -286,6 +291,16 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
                                           const DeviceFlags& device, const OutputFlags& output) {
   auto p = make_plan(plan);
   if (!p) return p.error();
+  if (!plan.from.empty()) {
+    std::ifstream in(plan.from);
+    if (!in) return bad_input(plan.from, "--from", "cannot read the file");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto imported = import_config(plan.from, text.str(), p.value(),
+                                  plan.layout.gpus > 1 ? plan.layout.gpus : 0);
+    if (!imported) return imported.error();
+    p = std::move(imported).value();
+  }
   auto d = make_device(device);
   if (!d) return d.error();
   auto o = make_render_options(output);

@@ -18,12 +18,12 @@ namespace trainmem::cli {
 // Distributed layout (docs/distributed.md). Empty strings / zero mean "not given".
 struct LayoutFlags {
   std::int64_t gpus = 1, nodes = 1, tp = 1, pp = 1, cp = 1, ep = 1, virtual_stages = 1;
-  int zero = -1;            // -1: not given
-  std::string fsdp;         // full | grad-op | hybrid | none
+  int zero = -1;     // -1: not given
+  std::string fsdp;  // full | grad-op | hybrid | none
   int fsdp_version = 2;
-  std::string engine;       // ddp | deepspeed | fsdp | megatron (implied by --zero/--fsdp)
+  std::string engine;  // ddp | deepspeed | fsdp | megatron (implied by --zero/--fsdp)
   bool sequence_parallel = false, distributed_optimizer = false, gradient_as_bucket_view = false;
-  std::string offload;      // optimizer | params | both
+  std::string offload;  // optimizer | params | both
   std::string offload_to = "cpu";
   double bucket_cap_mb = 25;
   std::string reduce_bucket_size;  // elements, e.g. 5e8
@@ -40,6 +40,7 @@ struct PlanFlags {
   std::string train_modules, train_layers;
   std::string params;  // --params 1.54e9
   LayoutFlags layout;
+  std::string from;  // --from FILE: a DeepSpeed/accelerate/torchtitan/launch config (emit.h)
 };
 
 struct DeviceFlags {

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   trainmem::cli::register_sweep(app, commands);
   trainmem::cli::register_validate(app, commands);
   trainmem::cli::register_plan(app, commands);
+  trainmem::cli::register_emit(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

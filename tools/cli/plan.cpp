@@ -41,7 +41,8 @@ std::string layout_flags(const Layout& l) {
       out += l.distributed_optimizer ? " --distributed-optimizer" : " --engine megatron";
       break;
   }
-  if (l.tp > 1) out += fmt::format(" --tp {}{}", l.tp, l.sequence_parallel ? " --sequence-parallel" : "");
+  if (l.tp > 1)
+    out += fmt::format(" --tp {}{}", l.tp, l.sequence_parallel ? " --sequence-parallel" : "");
   if (l.pp > 1) out += fmt::format(" --pp {}", l.pp);
   if (l.cp > 1) out += fmt::format(" --cp {}", l.cp);
   if (l.ep > 1) out += fmt::format(" --ep {}", l.ep);
@@ -56,10 +57,11 @@ std::string layout_flags(const Layout& l) {
 int run_plan(const PlanArgs& a) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
-  if (!in->device) return report(Error{ErrorCode::usage, "", "--gpu", "plan needs --gpu or --memory"});
+  if (!in->device)
+    return report(Error{ErrorCode::usage, "", "--gpu", "plan needs --gpu or --memory"});
   if (a.max_gpus < 1 || a.max_gpus > 65536 || a.min_gpus < 1 || a.min_gpus > a.max_gpus) {
-    return report(Error{ErrorCode::usage, "", "--max-gpus",
-                        "needs 1 <= --min-gpus <= --max-gpus <= 65536"});
+    return report(
+        Error{ErrorCode::usage, "", "--max-gpus", "needs 1 <= --min-gpus <= --max-gpus <= 65536"});
   }
   if (a.gpus_per_node < 1 || a.gpus_per_node > 1024) {
     return report(Error{ErrorCode::usage, "", "--gpus-per-node", "must be between 1 and 1024"});
@@ -77,7 +79,8 @@ int run_plan(const PlanArgs& a) {
   const LayoutPricer pricer(in->model, in->plan);
   const SearchResult r = search_layouts(in->model, in->plan, pricer, *in->device, space);
   const Unit u = in->options.unit;
-  const auto shown = std::min<std::size_t>(r.fitting.size(), static_cast<std::size_t>(std::max<std::int64_t>(a.top, 0)));
+  const auto shown = std::min<std::size_t>(
+      r.fitting.size(), static_cast<std::size_t>(std::max<std::int64_t>(a.top, 0)));
   if (a.output.json) {
     nlohmann::json rows = nlohmann::json::array();
     for (std::size_t i = 0; i < shown; ++i) {
@@ -94,18 +97,16 @@ int run_plan(const PlanArgs& a) {
                       {"bubble", c.cost.bubble},
                       {"proxy_seconds", c.cost.proxy_seconds}});
     }
-    const nlohmann::json j = {{"schema", "trainmem.plan/1"},
-                              {"model", a.model},
-                              {"device", in->device->id},
-                              {"searched", r.searched},
-                              {"fitting", r.fitting.size()},
-                              {"layouts", rows}};
+    const nlohmann::json j = {{"schema", "trainmem.plan/1"}, {"model", a.model},
+                              {"device", in->device->id},    {"searched", r.searched},
+                              {"fitting", r.fitting.size()}, {"layouts", rows}};
     std::cout << j.dump(2) << "\n";
     return r.fitting.empty() ? 3 : 0;
   }
-  std::cout << fmt::format("{} on {} ({} usable per GPU): {} layouts searched on {}-{} GPUs, {} fit\n",
-                           a.model, in->device->name, format_bytes(in->device->usable_bytes(), u),
-                           r.searched, a.min_gpus, a.max_gpus, r.fitting.size());
+  std::cout << fmt::format(
+      "{} on {} ({} usable per GPU): {} layouts searched on {}-{} GPUs, {} fit\n", a.model,
+      in->device->name, format_bytes(in->device->usable_bytes(), u), r.searched, a.min_gpus,
+      a.max_gpus, r.fitting.size());
   if (r.fitting.empty()) {
     std::cout << "No layout fits: raise --max-gpus, or see `trainmem advise`.\n";
     return 3;

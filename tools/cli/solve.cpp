@@ -32,7 +32,8 @@ struct SolveArgs {
 int run_min_gpus(const SolveArgs& a) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
-  if (!in->device) return report(Error{ErrorCode::usage, "", "--gpu", "min-gpus needs --gpu or --memory"});
+  if (!in->device)
+    return report(Error{ErrorCode::usage, "", "--gpu", "min-gpus needs --gpu or --memory"});
   if (a.max_gpus < 1 || a.max_gpus > 65536 || a.gpus_per_node < 1 || a.gpus_per_node > 1024) {
     return report(Error{ErrorCode::usage, "", "--max-gpus",
                         "needs 1 <= --max-gpus <= 65536 and 1 <= --gpus-per-node <= 1024"});
@@ -77,13 +78,12 @@ int run_min_gpus(const SolveArgs& a) {
                              a.max_gpus, in->device->id);
     return 3;
   }
-  std::cout << fmt::format("Fewest GPUs: {} x {} — {}\n  peak {} per GPU of {} usable, {} free; "
-                           "host {} per node\n",
-                           world_size(best->layout), in->device->id, describe(best->layout),
-                           format_bytes(best->price.peak_bytes, u),
-                           format_bytes(in->device->usable_bytes(), u),
-                           format_bytes(best->headroom_bytes, u),
-                           format_bytes(best->price.host_bytes, u));
+  std::cout << fmt::format(
+      "Fewest GPUs: {} x {} — {}\n  peak {} per GPU of {} usable, {} free; "
+      "host {} per node\n",
+      world_size(best->layout), in->device->id, describe(best->layout),
+      format_bytes(best->price.peak_bytes, u), format_bytes(in->device->usable_bytes(), u),
+      format_bytes(best->headroom_bytes, u), format_bytes(best->price.host_bytes, u));
   return 0;
 }
 
