@@ -5,7 +5,7 @@
 
 #include "trainmem/device.h"
 #include "trainmem/layout_search.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <string_view>
 
 #include "trainmem/model.h"
-#include "trainmem/result.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/errors.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 

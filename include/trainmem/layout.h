@@ -7,7 +7,7 @@
 #include <optional>
 #include <string_view>
 
-#include "trainmem/result.h"
+#include "trainmem/errors.h"
 
 namespace trainmem {
 

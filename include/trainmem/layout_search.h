@@ -10,7 +10,7 @@
 #include "trainmem/device.h"
 #include "trainmem/distributed.h"
 #include "trainmem/model.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 

@@ -10,7 +10,7 @@
 
 #include "layout/rank.h"
 #include "ledger/format.h"
-#include "trainmem/precision.h"
+#include "plan/precision.h"
 #include "trainmem/units.h"
 
 namespace trainmem {

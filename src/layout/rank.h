@@ -18,7 +18,7 @@
 #include "layout/census.h"
 #include "ledger/format.h"
 #include "trainmem/ledger.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/plan.h"
 #include "trainmem/units.h"
 
 namespace trainmem::layout {

@@ -5,7 +5,7 @@
 #include <array>
 
 #include "trainmem/layout_search.h"
-#include "trainmem/precision.h"
+#include "plan/precision.h"
 
 namespace trainmem {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trainmem/fit.h"
-#include "trainmem/json.h"
+#include "trainmem/device.h"
+#include "render/json.h"
 #include "trainmem/render.h"
 #include "trainmem/render_distributed.h"
 

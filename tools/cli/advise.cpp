@@ -1,6 +1,4 @@
 // trainmem advise MODEL [flags] (--gpu|--memory) [--json]: the changes that make a plan fit.
-#include "trainmem/advise.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,9 +7,10 @@
 #include "commands.h"
 #include "fit_json.h"
 #include "flags.h"
-#include "trainmem/json.h"
+#include "render/json.h"
 #include "trainmem/layout_search.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
+#include "trainmem/solve.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {

@@ -6,10 +6,10 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/device.h"
 #include "trainmem/distributed.h"
-#include "trainmem/fit.h"
+#include "trainmem/render.h"
 #include "trainmem/render_distributed.h"
-#include "trainmem/svg.h"
 
 namespace trainmem::cli {
 namespace {

@@ -10,7 +10,7 @@
 #include "fit_json.h"
 #include "flags.h"
 #include "trainmem/layout_search.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {

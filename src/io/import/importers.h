@@ -4,7 +4,7 @@
 #include <string>
 
 #include "io/import/text_formats.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/plan.h"
 
 namespace trainmem::import {
 

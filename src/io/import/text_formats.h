@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "trainmem/result.h"
+#include "trainmem/errors.h"
 
 namespace trainmem::import {
 
