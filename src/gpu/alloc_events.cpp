@@ -454,11 +454,12 @@ std::vector<std::int64_t> requested_high_water(const EventStream& stream) {
   std::vector<std::int64_t> out(kPhaseSlots, 0);
   std::map<std::int32_t, std::int64_t> bytes;
   std::int64_t now = 0;
-  int phase = -1;
+  int phase = 0;
   for (const AllocEvent& e : stream.events) {
-    if (e.phase != phase) {
-      phase = e.phase;
+    while (phase < e.phase) {
       out[static_cast<std::size_t>(phase)] = std::max(out[static_cast<std::size_t>(phase)], now);
+      ++phase;
+      out[static_cast<std::size_t>(phase)] = now;
     }
     if (e.op == Op::alloc) {
       bytes[e.id] = e.bytes * e.count;
@@ -469,6 +470,7 @@ std::vector<std::int64_t> requested_high_water(const EventStream& stream) {
     }
     out[static_cast<std::size_t>(phase)] = std::max(out[static_cast<std::size_t>(phase)], now);
   }
+  for (++phase; phase < kPhaseSlots; ++phase) out[static_cast<std::size_t>(phase)] = now;
   return out;
 }
 

@@ -475,7 +475,7 @@ class Model {
 }  // namespace
 
 ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig& config,
-                    const ReplayLimits& limits) {
+                    const ReplayLimits& limits, int phase_count) {
   ReplayResult r;
   int max_phase = 0;
   std::int32_t max_id = 0;
@@ -483,7 +483,7 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
     max_phase = std::max(max_phase, static_cast<int>(e.phase));
     max_id = std::max(max_id, e.id);
   }
-  r.phases.resize(static_cast<std::size_t>(max_phase) + 1);
+  r.phases.resize(static_cast<std::size_t>(std::max(max_phase + 1, phase_count)));
   Model m(config, limits);
   std::vector<std::vector<int>> live(static_cast<std::size_t>(max_id) + 1);
   int phase = events.empty() ? 0 : events.front().phase;
@@ -508,10 +508,12 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
   for (std::size_t k = 0; k < events.size(); ++k) {
     const AllocEvent& e = events[k];
     PhaseStats& s = r.phases[static_cast<std::size_t>(e.phase)];
-    if (e.phase != phase) {
+    while (phase < e.phase) {
+      // What a phase inherits is live in it (reset_peak_memory_stats semantics), also in a
+      // phase with no events of its own.
       close(phase);
-      phase = e.phase;
-      note(s);  // what the phase inherits is live in it (reset_peak_memory_stats semantics)
+      ++phase;
+      note(r.phases[static_cast<std::size_t>(phase)]);
     }
     std::vector<int>& blocks = live[static_cast<std::size_t>(e.id)];
     if (e.op == Op::free) {
@@ -535,7 +537,12 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
       note(s);
     }
   }
-  if (!events.empty()) close(phase);
+  if (events.empty()) return r;
+  close(phase);
+  for (++phase; phase < static_cast<int>(r.phases.size()); ++phase) {
+    note(r.phases[static_cast<std::size_t>(phase)]);
+    close(phase);
+  }
   return r;
 }
 

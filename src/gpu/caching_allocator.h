@@ -91,8 +91,9 @@ struct ReplayResult {
   int oom_phase = -1;
 };
 
-// Replays `events` in order. Frees must name a live id. Pure: same input, same result.
+// Replays `events` in order; their phases must not decrease. Frees must name a live id. Phases
+// without events (up to `phase_count`) report what they inherit. Pure.
 ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig& config,
-                    const ReplayLimits& limits = {});
+                    const ReplayLimits& limits = {}, int phase_count = 0);
 
 }  // namespace trainmem::gpu
