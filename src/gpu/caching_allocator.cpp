@@ -6,6 +6,7 @@
 #include "gpu/caching_allocator.h"
 
 #include <algorithm>
+#include <memory_resource>
 #include <set>
 #include <tuple>
 
@@ -16,8 +17,10 @@ std::int64_t round_size(std::int64_t bytes, const AllocatorConfig& config) {
   // power-of-two interval, up to the next of `divisions` equal steps of that interval
   // (roundup_power2_next_division); otherwise up to a multiple of 512 B.
   if (bytes < kMinBlockSize) return kMinBlockSize;
-  int log_size = 0;
-  for (std::int64_t v = bytes; v > 1; v >>= 1) ++log_size;
+  if (!config.any_roundup_divisions) {
+    return kMinBlockSize * ((bytes + kMinBlockSize - 1) / kMinBlockSize);
+  }
+  const int log_size = 63 - __builtin_clzll(static_cast<unsigned long long>(bytes));
   const int index = std::clamp(log_size - 20, 0, kRoundUpPowerOfTwoIntervals - 1);
   const std::int64_t divisions =
       config.roundup_power2_divisions.empty()
@@ -65,15 +68,17 @@ using SizeKey = std::tuple<int, std::int64_t, std::int64_t, int>;  // stream, si
 using AddrKey = std::tuple<int, std::int64_t, int>;                // stream, addr, index
 
 struct Pool {
+  explicit Pool(std::pmr::memory_resource* mem) : blocks(mem), unmapped(mem) {}
   bool small = false;
-  std::set<SizeKey> blocks;    // cached free (mapped) blocks
-  std::set<AddrKey> unmapped;  // expandable segments' unmapped ranges
-  std::int64_t gc_calls = 0;   // get_free_blocks_call_count
+  std::pmr::set<SizeKey> blocks;    // cached free (mapped) blocks
+  std::pmr::set<AddrKey> unmapped;  // expandable segments' unmapped ranges
+  std::int64_t gc_calls = 0;        // get_free_blocks_call_count
 };
 
 class Model {
  public:
-  Model(const AllocatorConfig& c, const ReplayLimits& l) : cfg_(c), lim_(l) {
+  Model(const AllocatorConfig& c, const ReplayLimits& l)
+      : cfg_(c), lim_(l), small_(&mem_), large_(&mem_) {
     small_.small = true;
     allowed_ = l.allowed_bytes;
     if (allowed_ == 0 && c.per_process_memory_fraction > 0 && l.device_bytes != kUnlimited) {
@@ -461,6 +466,7 @@ class Model {
 
   AllocatorConfig cfg_;
   ReplayLimits lim_;
+  std::pmr::unsynchronized_pool_resource mem_;  // set nodes: allocated and freed constantly
   std::int64_t allowed_ = 0;
   std::vector<Block> b_;
   std::vector<int> dead_;
@@ -485,7 +491,11 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
   }
   r.phases.resize(static_cast<std::size_t>(std::max(max_phase + 1, phase_count)));
   Model m(config, limits);
-  std::vector<std::vector<int>> live(static_cast<std::size_t>(max_id) + 1);
+  // Blocks of each live id: a run in `blocks` from first[id], count[id] long.
+  std::vector<std::int64_t> first(static_cast<std::size_t>(max_id) + 1, -1);
+  std::vector<std::int32_t> count(static_cast<std::size_t>(max_id) + 1, 0);
+  std::vector<int> blocks;
+  blocks.reserve(events.size());
   int phase = events.empty() ? 0 : events.front().phase;
   auto note = [&](PhaseStats& s) {
     s.seen = true;
@@ -515,13 +525,16 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
       ++phase;
       note(r.phases[static_cast<std::size_t>(phase)]);
     }
-    std::vector<int>& blocks = live[static_cast<std::size_t>(e.id)];
+    const auto id = static_cast<std::size_t>(e.id);
     if (e.op == Op::free) {
-      for (int i : blocks) m.free(i);
-      blocks.clear();
+      for (std::int32_t n = 0; n < count[id]; ++n) {
+        m.free(blocks[static_cast<std::size_t>(first[id] + n)]);
+      }
+      count[id] = 0;
       note(s);
       continue;
     }
+    first[id] = static_cast<std::int64_t>(blocks.size());
     for (std::int32_t n = 0; n < e.count; ++n) {
       const int i = m.malloc(e.bytes, e.stream, r);
       if (i < 0) {
@@ -534,6 +547,7 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
         return r;
       }
       blocks.push_back(i);
+      ++count[id];
       note(s);
     }
   }

@@ -40,6 +40,7 @@ struct AllocatorConfig {
   // roundup_power2_divisions per interval [1 MiB x 2^i, 1 MiB x 2^(i+1)); 0 or 1: plain 512 B.
   std::vector<std::int64_t> roundup_power2_divisions =
       std::vector<std::int64_t>(kRoundUpPowerOfTwoIntervals, 0);
+  bool any_roundup_divisions = false;  // some interval has divisions > 1
   bool async_backend = false;  // backend:cudaMallocAsync (not modelled: reported as a note)
   double per_process_memory_fraction = 0.0;  // 0: not set (then GC never runs)
   std::string text;                          // the string parsed, for reports
