@@ -41,7 +41,7 @@ struct AllocatorConfig {
   std::vector<std::int64_t> roundup_power2_divisions =
       std::vector<std::int64_t>(kRoundUpPowerOfTwoIntervals, 0);
   bool any_roundup_divisions = false;  // some interval has divisions > 1
-  bool async_backend = false;  // backend:cudaMallocAsync (not modelled: reported as a note)
+  bool async_backend = false;          // backend:cudaMallocAsync (not modelled: reported as a note)
   double per_process_memory_fraction = 0.0;  // 0: not set (then GC never runs)
   std::string text;                          // the string parsed, for reports
 };
