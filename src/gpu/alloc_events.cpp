@@ -327,9 +327,16 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
 
 // Pieces at `layer` (or outside the layers, before / after them) of a split.
 void alloc_pieces(Builder& b, Split& s, int slot, std::int64_t layer, bool after) {
-  for (const Piece& pc : s.pieces) {
-    if (pc.layer != layer || (layer < 0 && pc.after_layers != after)) continue;
-    s.ids.push_back(b.alloc(pc.bytes, pc.count, slot, s.label));
+  // Pieces are in parameter order (parameter_order), so one layer's are contiguous.
+  auto key = [](const Piece& q) {
+    return std::pair{q.layer >= 0 ? 1 : (q.after_layers ? 2 : 0),
+                     std::max<std::int64_t>(q.layer, 0)};
+  };
+  const std::pair want{layer >= 0 ? 1 : (after ? 2 : 0), std::max<std::int64_t>(layer, 0)};
+  auto it = std::lower_bound(s.pieces.begin(), s.pieces.end(), want,
+                             [&](const Piece& q, const auto& w) { return key(q) < w; });
+  for (; it != s.pieces.end() && key(*it) == want; ++it) {
+    s.ids.push_back(b.alloc(it->bytes, it->count, slot, s.label));
   }
 }
 
@@ -350,6 +357,9 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   ledger::Context ctx{model, plan, apply_method(model, plan)};
   std::vector<bool> claimed(ledger.items.size(), false);
   Plan p;
+  b.out.events.reserve(4 * ctx.inventory.groups.size() *
+                           static_cast<std::size_t>(std::max<std::int64_t>(1, model.spec.layers)) +
+                       1024);
   parameter_splits(ctx, ledger, claimed, p, b);
   activation_splits(ctx, ledger, claimed, p, b);
 

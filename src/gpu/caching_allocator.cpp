@@ -129,8 +129,15 @@ class Model {
 
   std::int64_t largest_free() const {
     std::int64_t best = 0;
+    // The set is ordered by (stream, size): each stream's largest is its last entry.
     for (const Pool* p : {&small_, &large_}) {
-      for (const SizeKey& k : p->blocks) best = std::max(best, std::get<1>(k));
+      for (auto it = p->blocks.begin(); it != p->blocks.end();) {
+        const int stream = std::get<0>(*it);
+        const auto end =
+            p->blocks.lower_bound({stream + 1, std::int64_t{-1}, std::int64_t{-1}, -1});
+        best = std::max(best, std::get<1>(*std::prev(end)));
+        it = end;
+      }
     }
     return best;
   }
