@@ -110,6 +110,82 @@ class Model {
     return alloc_found_block(pool, found, size, orig, should_split(pool, found, size));
   }
 
+  // `n` requests of `orig` bytes at once, when no cached block of the pool and stream could serve
+  // one: then malloc() would cut new segments one after another, each split while its rest
+  // still fits a request (alloc_found_block); the blocks are laid out directly, with only each
+  // segment's final remainder cached. Returns false (nothing done) when that precondition or a
+  // simple device check does not hold, or with GC, fractions or expandable segments; the caller
+  // then replays one malloc at a time. Results are identical (tests compare both paths).
+  bool bulk_malloc(std::int64_t orig, std::int32_t n, int stream, std::vector<int>& out,
+                   ReplayResult& r) {
+    if (n < 2 || cfg_.expandable_segments || gc_enabled() || allowed_ > 0) return false;
+    const std::int64_t size = round_size(orig, cfg_);
+    Pool& pool = size <= kSmallSize ? small_ : large_;
+    const std::int64_t alloc = allocation_size(size);
+    auto it = pool.blocks.lower_bound({stream, size, std::int64_t{-1}, -1});
+    if (it != pool.blocks.end() && std::get<0>(*it) == stream) return false;
+    // One segment: blocks of `size` split off the front while should_split holds and the rest
+    // still fits a request; the last block takes the rest when it may not be split.
+    auto split_ok = [&](std::int64_t rest) {
+      const std::int64_t remaining = rest - size;
+      if (pool.small) return remaining >= kMinBlockSize;
+      return size < cfg_.max_split_size_bytes && remaining > kSmallSize;
+    };
+    std::vector<std::int64_t> per_segment;
+    std::int64_t rest = alloc;
+    while (rest >= size) {
+      if (split_ok(rest)) {
+        per_segment.push_back(size);
+        rest -= size;
+      } else {
+        per_segment.push_back(rest);
+        rest = 0;
+      }
+    }
+    const auto k = static_cast<std::int64_t>(per_segment.size());
+    const std::int64_t segments = (n + k - 1) / k;
+    if (device_limit() != kUnlimited && reserved_ + segments * alloc > device_limit()) return false;
+    std::int64_t left = n;
+    for (std::int64_t s = 0; s < segments; ++s) {
+      std::int64_t addr = next_addr_;
+      next_addr_ += alloc;
+      int prev = -1;
+      std::int64_t used = 0;
+      for (std::int64_t j = 0; j < k && left > 0; ++j, --left) {
+        Block blk;
+        blk.addr = addr;
+        blk.size = per_segment[static_cast<std::size_t>(j)];
+        blk.stream = stream;
+        blk.small = pool.small;
+        blk.allocated = true;
+        blk.requested = orig;
+        blk.prev = prev;
+        const int i = new_block(blk);
+        if (prev >= 0) b_[prev].next = i;
+        prev = i;
+        addr += blk.size;
+        used += blk.size;
+        allocated_ += blk.size;
+        requested_ += orig;
+        out.push_back(i);
+      }
+      if (used < alloc) {
+        Block rem;
+        rem.addr = addr;
+        rem.size = alloc - used;
+        rem.stream = stream;
+        rem.small = pool.small;
+        rem.prev = prev;
+        const int i = new_block(rem);
+        b_[prev].next = i;
+        insert_free(pool, i);
+      }
+      reserved_ += alloc;
+      ++r.segments_allocated;
+    }
+    return true;
+  }
+
   // free() then free_block(): merge with free neighbours and cache.
   void free(int i) {
     Block& blk = b_[i];
@@ -123,6 +199,7 @@ class Model {
     insert_free(pool, i);
   }
 
+  void reserve(std::size_t events) { b_.reserve(2 * events); }
   std::int64_t allocated() const { return allocated_; }
   std::int64_t reserved() const { return reserved_; }
   std::int64_t requested() const { return requested_; }
@@ -488,7 +565,7 @@ class Model {
 }  // namespace
 
 ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig& config,
-                    const ReplayLimits& limits, int phase_count) {
+                    const ReplayLimits& limits, int phase_count, bool fast) {
   ReplayResult r;
   int max_phase = 0;
   std::int32_t max_id = 0;
@@ -498,6 +575,7 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
   }
   r.phases.resize(static_cast<std::size_t>(std::max(max_phase + 1, phase_count)));
   Model m(config, limits);
+  m.reserve(events.size());
   // Blocks of each live id: a run in `blocks` from first[id], count[id] long.
   std::vector<std::int64_t> first(static_cast<std::size_t>(max_id) + 1, -1);
   std::vector<std::int32_t> count(static_cast<std::size_t>(max_id) + 1, 0);
@@ -542,6 +620,11 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
       continue;
     }
     first[id] = static_cast<std::int64_t>(blocks.size());
+    if (fast && m.bulk_malloc(e.bytes, e.count, e.stream, blocks, r)) {
+      count[id] = e.count;
+      note(s);
+      continue;
+    }
     for (std::int32_t n = 0; n < e.count; ++n) {
       const int i = m.malloc(e.bytes, e.stream, r);
       if (i < 0) {

@@ -93,8 +93,10 @@ struct ReplayResult {
 };
 
 // Replays `events` in order; their phases must not decrease. Frees must name a live id. Phases
-// without events (up to `phase_count`) report what they inherit. Pure.
+// without events (up to `phase_count`) report what they inherit. `fast`: counted allocations
+// that the cache cannot serve are laid out in bulk (same result; false replays one by one).
+// Pure.
 ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig& config,
-                    const ReplayLimits& limits = {}, int phase_count = 0);
+                    const ReplayLimits& limits = {}, int phase_count = 0, bool fast = true);
 
 }  // namespace trainmem::gpu
