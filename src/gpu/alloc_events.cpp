@@ -25,12 +25,12 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
+#include "plan/method.h"
+#include "plan/optimizer.h"
+#include "plan/precision.h"
+#include "plan/quantisation.h"
 #include "trainmem/estimate.h"
 #include "trainmem/inventory.h"
-#include "trainmem/method.h"
-#include "trainmem/optimizer.h"
-#include "trainmem/precision.h"
-#include "trainmem/quantisation.h"
 
 namespace trainmem::gpu {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "gpu/alloc_event.h"
-#include "trainmem/result.h"
+#include "trainmem/errors.h"
 
 namespace trainmem::gpu {
 

@@ -7,9 +7,9 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "trainmem/fit.h"
+#include "trainmem/device.h"
 #include "trainmem/gpu.h"
-#include "trainmem/svg.h"
+#include "trainmem/render.h"
 
 namespace trainmem::cli {
 namespace {
