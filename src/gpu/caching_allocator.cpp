@@ -199,7 +199,7 @@ class Model {
     insert_free(pool, i);
   }
 
-  void reserve(std::size_t events) { b_.reserve(2 * events); }
+  void reserve(std::size_t tensors) { b_.reserve(2 * tensors + 64); }
   std::int64_t allocated() const { return allocated_; }
   std::int64_t reserved() const { return reserved_; }
   std::int64_t requested() const { return requested_; }
@@ -575,12 +575,15 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
   }
   r.phases.resize(static_cast<std::size_t>(std::max(max_phase + 1, phase_count)));
   Model m(config, limits);
-  m.reserve(events.size());
+  std::size_t tensors = 0;
+  for (const AllocEvent& e : events)
+    tensors += e.op == Op::alloc ? static_cast<std::size_t>(e.count) : 0;
+  m.reserve(tensors);
   // Blocks of each live id: a run in `blocks` from first[id], count[id] long.
   std::vector<std::int64_t> first(static_cast<std::size_t>(max_id) + 1, -1);
   std::vector<std::int32_t> count(static_cast<std::size_t>(max_id) + 1, 0);
   std::vector<int> blocks;
-  blocks.reserve(events.size());
+  blocks.reserve(tensors);
   int phase = events.empty() ? 0 : events.front().phase;
   auto note = [&](PhaseStats& s) {
     s.seen = true;
