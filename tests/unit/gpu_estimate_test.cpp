@@ -183,3 +183,19 @@ TEST(GpuCli, TextReportAndEventTimeline) {
 
 }  // namespace
 }  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+TEST(GpuCli, AppleUnifiedMemoryHasNoCudaFigures) {
+  const CliRun r = cli("estimate qwen3-0.6b --gpu m2-max-32gb");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("On the GPU"), std::string::npos);
+  EXPECT_NE(r.out.find("  Peak "), std::string::npos);  // the verdict on live bytes
+  const auto j = nlohmann::json::parse(cli("estimate qwen3-0.6b --gpu m2-max-32gb --json").out);
+  EXPECT_FALSE(j.contains("gpu"));
+  EXPECT_EQ(j["fit"]["figure"], "peak");
+}
+
+}  // namespace
+}  // namespace trainmem
