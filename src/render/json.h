@@ -14,5 +14,7 @@ struct GpuEstimate;  // gpu.h
 nlohmann::json ledger_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu = nullptr);
 nlohmann::json gpu_json(const GpuEstimate& gpu);
 nlohmann::json fit_json(const Fit& fit);
+nlohmann::json plan_json(const TrainingPlan& plan);
+nlohmann::json device_json(const Device& device);
 
 }  // namespace trainmem
