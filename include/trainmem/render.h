@@ -14,7 +14,8 @@
 
 namespace trainmem {
 
-struct Fit;  // fit.h
+struct Fit;          // fit.h
+struct GpuEstimate;  // gpu.h
 
 struct RenderOptions {
   Unit unit = Unit::gib;
@@ -30,8 +31,8 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
 std::string render_explain(const Ledger& ledger, const RenderOptions& options);
 // Memory through one step: one row per phase slot with a bar and its tenants (--timeline).
 std::string render_timeline(const Ledger& ledger, const RenderOptions& options);
-// The trainmem.ledger/1 JSON document (docs/formats.md).
-std::string render_json(const Ledger& ledger, const Fit* fit);
+// The trainmem.ledger/1 JSON document (docs/formats.md); with `gpu`, its "gpu" object too.
+std::string render_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu = nullptr);
 
 // The other JSON documents (docs/formats.md): trainmem.devices/1, trainmem.models/1,
 // trainmem.solve/1 (`step`: the solve step, for max-batch/max-seq), trainmem.advice/1 and
