@@ -214,7 +214,26 @@ def families():
     rows += [_row("gpt2-nodrop-tiny"), _row("gpt2-nodrop-tiny", LONG), _row("gpt2-nodrop-tiny", AUTOCAST)]
     for model, moe, attn in NEW_FAMILIES:
         rows += _new_family_grid(model, moe, attn)
-    return rows
+    return rows + _families_full_size()
+
+
+def _families_full_size():
+    """Published configs of supported families (shared/models.json), fake tensors, after each
+    family's fake-vs-real cross-check (families_crosscheck). GPT-2 124M is small enough to run
+    for real; families_crosscheck measures the same plan with fake tensors."""
+    f = dict(mode="fake")
+    fp32 = dict(precision="fp32")
+    return [
+        _row("gpt2-124m", f, fp32, EAGER, batch=2, seq=512),
+        _row("mistral-7b", f, lora(), CKPT, batch=1, seq=8192),  # past the 4096 window
+        _row("mistral-7b", f, batch=1, seq=1024),
+        _row("mixtral-8x7b", f, lora(targets="q,k,v,o"), CKPT, batch=1, seq=1024),
+        _row("gemma2-9b", f, lora(), CKPT, EAGER, batch=1, seq=2048),
+        _row("gemma2-9b", f, lora(targets=SUBSET_TARGETS), EAGER, lora_dropout=0.1, batch=1, seq=1024),
+        _row("phi3-mini", f, batch=1, seq=1024),
+        _row("phi3-mini", f, lora(targets=SUBSET_TARGETS), CKPT, lora_dropout=0.05, batch=2, seq=1024),
+        _row("gpt2-124m", fp32, batch=2, seq=512),   # the issue's GPT-2 case, real tensors (~3 GB)
+    ]
 
 
 def families_subset():
@@ -232,7 +251,7 @@ def families_crosscheck():
     for model, moe, attn in SUPPORTED_FAMILIES + NEW_FAMILIES:
         a = dict(attention=attn[0], mode="fake")
         rows += [_row(model, a), _row(model, a, lora(targets=SUBSET_TARGETS))]
-    return rows
+    return rows + [_row("gpt2-124m", mode="fake", precision="fp32", batch=2, seq=512)]
 
 
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,

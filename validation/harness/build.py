@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from transformers import AutoConfig, AutoModelForCausalLM
 
-DTYPE_OF_PRECISION = {"bf16": torch.bfloat16, "autocast-bf16": torch.float32}
+DTYPE_OF_PRECISION = {"bf16": torch.bfloat16, "autocast-bf16": torch.float32, "fp32": torch.float32}
 
 
 def hf_config(cfg_dict):

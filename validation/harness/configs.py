@@ -52,6 +52,11 @@ FULL = {
     "llama-3.1-8b": "Llama-3.1-8B",
     "qwen2.5-1.5b": "Qwen2.5-1.5B",
     "qwen3-30b-a3b": "Qwen3-30B-A3B",
+    "mistral-7b": "Mistral-7B-v0.1",
+    "mixtral-8x7b": "Mixtral-8x7B-v0.1",
+    "gemma2-9b": "Gemma-2-9B",
+    "phi3-mini": "Phi-3-mini-4k-instruct",
+    "gpt2-124m": "GPT-2 (124M)",
 }
 
 
