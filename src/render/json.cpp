@@ -19,25 +19,6 @@ json phases_of(PhaseMask mask) {
   return out;
 }
 
-json plan_json(const TrainingPlan& p) {
-  json lora_targets = json::array();
-  for (const std::string& t : p.lora.targets) lora_targets.push_back(t);
-  return {{"method", name_of(p.method)},
-          {"precision", name_of(p.precision)},
-          {"optimizer", name_of(p.optimizer)},
-          {"optimizer_impl", name_of(p.optimizer_impl)},
-          {"batch", p.batch},
-          {"seq", p.seq},
-          {"grad_accum", p.grad_accum},
-          {"checkpointing", name_of(p.checkpointing)},
-          {"attention", name_of(p.attention)},
-          {"loss", name_of(p.loss)},
-          {"framework", p.framework},
-          {"convention", name_of(p.convention)},
-          {"lora", {{"rank", p.lora.rank}, {"targets", lora_targets}, {"dora", p.lora.dora}}},
-          {"quant", {{"kind", name_of(p.quant.kind)}, {"double_quant", p.quant.double_quant}}}};
-}
-
 }  // namespace
 
 json fit_json(const Fit& f) {

@@ -10,5 +10,7 @@ namespace trainmem {
 
 nlohmann::json ledger_json(const Ledger& ledger, const Fit* fit);
 nlohmann::json fit_json(const Fit& fit);
+nlohmann::json plan_json(const TrainingPlan& plan);
+nlohmann::json device_json(const Device& device);
 
 }  // namespace trainmem
