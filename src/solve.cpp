@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "trainmem/estimate.h"
+#include "trainmem/limits.h"
 #include "trainmem/units.h"
+#include "util/checked.h"
 
 namespace trainmem {
 namespace {
@@ -107,7 +109,10 @@ std::optional<SolveFor> parse_solve_for(std::string_view s) {
 }
 
 std::int64_t peak_of(const LoadedModel& model, const TrainingPlan& plan) {
-  return totals(estimate(model, plan)).peak_bytes;
+  // A candidate past what 64-bit byte counts hold (limits.h) is over every device.
+  if (!plan_size_ok(model, plan)) return kSaturated;
+  const Totals t = totals(estimate(model, plan));
+  return t.overflow ? kSaturated : t.peak_bytes;
 }
 
 Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "trainmem/estimate.h"
+#include "trainmem/limits.h"
 
 namespace trainmem {
 
@@ -46,7 +47,7 @@ Sweep sweep(const LoadedModel& model, const TrainingPlan& plan, SweepAxis axis,
   for (std::int64_t v : values) {
     TrainingPlan p = plan;
     (axis == SweepAxis::batch ? p.batch : p.seq) = v;
-    if (validate(p)) continue;
+    if (validate(p) || !plan_size_ok(model, p)) continue;
     const Ledger ledger = estimate(model, p);
     if (s.model.empty()) s.model = ledger.model.name;
     const Totals t = totals(ledger);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/json_text.h"
+
 namespace trainmem::adapters {
 
 using nlohmann::json;
@@ -28,7 +30,7 @@ std::int64_t ConfigReader::count_any(const std::vector<std::string>& keys,
     if (!has(key)) continue;
     const json& v = config_[key];
     if (!v.is_number_integer()) {
-      fail(key, fmt::format("must be a positive integer, got {}", v.dump()));
+      fail(key, fmt::format("must be a positive integer, got {}", json_excerpt(v)));
       return 0;
     }
     const auto n = v.get<std::int64_t>();
@@ -49,7 +51,7 @@ std::int64_t ConfigReader::optional_count(const std::string& key, std::int64_t f
   const json& v = config_[key];
   if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
       v.get<std::int64_t>() > (std::int64_t{1} << 40)) {
-    fail(key, fmt::format("must be a non-negative integer, got {}", v.dump()));
+    fail(key, fmt::format("must be a non-negative integer, got {}", json_excerpt(v)));
     return fallback;
   }
   return v.get<std::int64_t>();
@@ -58,7 +60,7 @@ std::int64_t ConfigReader::optional_count(const std::string& key, std::int64_t f
 bool ConfigReader::flag(const std::string& key, bool fallback) {
   if (!has(key)) return fallback;
   if (!config_[key].is_boolean()) {
-    fail(key, fmt::format("must be true or false, got {}", config_[key].dump()));
+    fail(key, fmt::format("must be true or false, got {}", json_excerpt(config_[key])));
     return fallback;
   }
   return config_[key].get<bool>();
@@ -67,7 +69,7 @@ bool ConfigReader::flag(const std::string& key, bool fallback) {
 double ConfigReader::number(const std::string& key, double fallback) {
   if (!has(key)) return fallback;
   if (!config_[key].is_number()) {
-    fail(key, fmt::format("must be a number, got {}", config_[key].dump()));
+    fail(key, fmt::format("must be a number, got {}", json_excerpt(config_[key])));
     return fallback;
   }
   return config_[key].get<double>();

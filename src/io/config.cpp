@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "adapters/adapters.h"
+#include "io/json_parse.h"
 #include "trainmem/load.h"
 
 namespace trainmem {
@@ -48,12 +49,9 @@ Dtype read_dtype(const json& config) {
 }  // namespace
 
 Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::string& file) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    return bad_input(file, "", fmt::format("not valid JSON (near byte {})", e.byte));
-  }
+  auto parsed = io::parse_json(json_text, file);
+  if (!parsed) return parsed.error();
+  const json& root = parsed.value();
   if (!root.is_object()) return bad_input(file, "", "must be a JSON object");
   if (!root.contains("model_type") || !root["model_type"].is_string()) {
     return bad_input(file, "model_type", "is missing: cannot tell the architecture");

@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 
+#include "io/read_file.h"
 #include "io/safetensors.h"
 #include "trainmem/load.h"
 
@@ -317,14 +318,14 @@ ParameterInventory inventory_from_tensors(const std::vector<SafetensorsTensor>& 
 
 Result<LoadedModel> load_safetensors_model(const std::filesystem::path& dir, SourceKind kind) {
   const std::filesystem::path config = dir / "config.json";
-  std::ifstream in(config, std::ios::binary);
-  if (!in) {
+  std::error_code ec;
+  if (!std::filesystem::exists(config, ec) && !describe_non_file(config)) {
     return Error{ErrorCode::not_found, config.string(), "",
                  "no config.json beside the safetensors files (trainmem needs the architecture)"};
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto spec = spec_from_config_text(text.str(), config.string());
+  auto text = read_regular_file(config, kMaxConfigBytes, "a config.json");
+  if (!text) return text.error();
+  auto spec = spec_from_config_text(text.value(), config.string());
   if (!spec) return spec.error();
   auto tensors = read_safetensors_folder(dir);
   if (!tensors) return tensors.error();

@@ -27,6 +27,12 @@ int run_estimate(const EstimateArgs& a, bool explain) {
   if (!in) return report(in.error());
 
   const Ledger ledger = estimate(in->model, in->plan);
+  // Second guard behind check_plan_size(): a figure that saturated is refused, never printed.
+  if (totals(ledger).overflow) {
+    return report(bad_input("", "",
+                            "this plan needs more than 8 EiB: a byte count does not fit "
+                            "64 bits, so no figure would be exact"));
+  }
   std::optional<Fit> verdict;
   if (in->device) verdict = fit(totals(ledger), *in->device);
   const Fit* f = verdict ? &*verdict : nullptr;

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "trainmem/limits.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -191,6 +192,7 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
   if (!o) return o.error();
   auto m = load_model(model);
   if (!m) return m.error();
+  if (auto e = check_plan_size(m.value(), p.value())) return *e;
   return PricingInputs{std::move(p).value(), std::move(d).value(), o.value(), std::move(m).value()};
 }
 
