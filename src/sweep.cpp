@@ -21,7 +21,13 @@ std::vector<std::int64_t> default_sweep_values(SweepAxis axis, const TrainingPla
   std::vector<std::int64_t> out;
   if (axis == SweepAxis::batch) {
     const std::int64_t top = std::max<std::int64_t>(16, plan.batch * 2);
-    for (std::int64_t b = 1; b <= top; ++b) out.push_back(b);
+    // Every batch up to 64; past that powers of two, so a large --batch gives a few dozen points.
+    if (top <= 64) {
+      for (std::int64_t b = 1; b <= top; ++b) out.push_back(b);
+    } else {
+      for (std::int64_t b = 1; b < top; b *= 2) out.push_back(b);
+      out.push_back(top);
+    }
     return out;
   }
   const std::int64_t top = std::max<std::int64_t>(8192, plan.seq * 2);

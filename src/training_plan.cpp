@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <utility>
 
+#include "trainmem/limits.h"
 #include "trainmem/method.h"
 
 namespace trainmem {
@@ -186,8 +188,31 @@ std::optional<Error> validate(const TrainingPlan& plan) {
       plan.freeze.train_layers.empty()) {
     return flag_error("--train-modules", "freeze needs --train-modules or --train-layers");
   }
-  if (plan.lora.dropout < 0 || plan.lora.dropout >= 1) {
-    return flag_error("--lora-dropout", "must be in [0, 1)");
+  // Written so that NaN fails too: every comparison with NaN is false.
+  if (!(plan.lora.dropout >= 0 && plan.lora.dropout < 1)) {
+    return flag_error("--lora-dropout",
+                      fmt::format("must be in [0, 1), got {}", plan.lora.dropout));
+  }
+  if (!std::isfinite(plan.lora.alpha)) {
+    return flag_error("--lora-alpha",
+                      fmt::format("must be a finite number, got {}", plan.lora.alpha));
+  }
+  // Adapter flags on a method without adapters would be silently ignored.
+  if (!adapters && plan.lora.dora) {
+    return flag_error("--dora", fmt::format("applies only to --method lora or qlora, not {}",
+                                            name_of(plan.method)));
+  }
+  if (plan.method != Method::qlora && !plan.quant.double_quant) {
+    return flag_error("--no-double-quant", "applies only to --method qlora");
+  }
+  if (plan.method != Method::qlora && !plan.quant.prepare_kbit) {
+    return flag_error("--no-prepare-kbit", "applies only to --method qlora");
+  }
+  for (std::int64_t layer : plan.freeze.train_layers) {
+    if (layer < 0 || layer >= kMaxLayers) {
+      return flag_error("--train-layers", fmt::format("layer {} is past any model (limit {})",
+                                                      layer, kMaxLayers - 1));
+    }
   }
   if (plan.params_override < 0) return flag_error("--params", "must be positive");
   return std::nullopt;

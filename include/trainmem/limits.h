@@ -28,6 +28,9 @@ inline constexpr std::int64_t kMaxExperts = 65536;
 // figure, its size, and the limit.
 std::optional<Error> check_plan_size(const LoadedModel& model, const TrainingPlan& plan);
 
+// nullopt when the plan's choices exist in the model: --train-layers names layers it has.
+std::optional<Error> check_plan_matches_model(const LoadedModel& model, const TrainingPlan& plan);
+
 // True when the plan's figures are inside the rule (solve and sweep skip candidates that are not).
 bool plan_size_ok(const LoadedModel& model, const TrainingPlan& plan);
 

@@ -96,6 +96,17 @@ std::optional<Error> check_plan_size(const LoadedModel& model, const TrainingPla
   return std::nullopt;
 }
 
+std::optional<Error> check_plan_matches_model(const LoadedModel& model, const TrainingPlan& plan) {
+  for (std::int64_t layer : plan.freeze.train_layers) {
+    if (layer >= model.spec.layers) {
+      return bad_input("", "--train-layers",
+                       fmt::format("layer {} is past the last layer of {} ({} layers: 0-{})", layer,
+                                   model.spec.name, model.spec.layers, model.spec.layers - 1));
+    }
+  }
+  return std::nullopt;
+}
+
 bool plan_size_ok(const LoadedModel& model, const TrainingPlan& plan) {
   return !check_plan_size(model, plan);
 }

@@ -1,7 +1,8 @@
 // The trainmem.ledger/1 document (docs/formats.md). Integer bytes only; snake_case keys.
+#include "trainmem/json.h"
+
 #include <nlohmann/json.hpp>
 
-#include "trainmem/json.h"
 #include "trainmem/fit.h"
 #include "trainmem/render.h"
 
@@ -104,7 +105,8 @@ json ledger_json(const Ledger& ledger, const Fit* fit) {
 }
 
 std::string render_json(const Ledger& ledger, const Fit* fit) {
-  return ledger_json(ledger, fit).dump(2) + "\n";
+  return ledger_json(ledger, fit).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace trainmem

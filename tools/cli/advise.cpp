@@ -48,7 +48,7 @@ int run_advise(const AdviseArgs& a) {
                               {"fits_now", adv.fits_now},
                               {"now", fit_json(adv.now)},
                               {"options", opts}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   const Fit& n = adv.now;

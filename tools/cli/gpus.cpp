@@ -37,7 +37,8 @@ void register_gpus(CLI::App& app, Commands& commands) {
                           format_bytes(d.usable_bytes(), Unit::gib), d.bf16 ? "yes" : "no", d.name);
     }
     if (a->json) {
-      std::cout << nlohmann::json{{"schema", "trainmem.devices/1"}, {"devices", rows}}.dump(2)
+      std::cout << nlohmann::json{{"schema", "trainmem.devices/1"}, {"devices", rows}}.dump(
+                       2, ' ', false, nlohmann::json::error_handler_t::replace)
                 << "\n";
     } else {
       std::cout << text

@@ -35,7 +35,8 @@ void register_models(CLI::App& app, Commands& commands) {
                           short_count(active), p.published);
     }
     if (*json) {
-      std::cout << nlohmann::json{{"schema", "trainmem.models/1"}, {"models", rows}}.dump(2)
+      std::cout << nlohmann::json{{"schema", "trainmem.models/1"}, {"models", rows}}.dump(
+                       2, ' ', false, nlohmann::json::error_handler_t::replace)
                 << "\n";
     } else {
       std::cout << text;

@@ -72,7 +72,7 @@ int run_solve(const SolveArgs& a) {
       j["limit_reached"] = s.limit_reached;
       j["device"] = device_json(*s.device);
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return s.found ? 0 : 3;
   }
 

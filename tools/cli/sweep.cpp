@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "fit_json.h"
 #include "flags.h"
+#include "trainmem/limits.h"
 #include "trainmem/load.h"
 #include "trainmem/svg.h"
 #include "trainmem/units.h"
@@ -50,11 +51,18 @@ std::string points_text(const Sweep& s, Unit u) {
   return out;
 }
 
+constexpr std::size_t kMaxSweepValues = 1000;
+
 Result<std::vector<std::int64_t>> parse_values(const std::string& text) {
   std::vector<std::int64_t> values;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
+    if (values.size() >= kMaxSweepValues) {
+      return Error{
+          ErrorCode::usage, "", "--values",
+          fmt::format("more than {} values; a sweep is a curve, not a table", kMaxSweepValues)};
+    }
     auto n = parse_count(item, "--values");
     if (!n) return n.error();
     values.push_back(n.value());
@@ -80,6 +88,19 @@ int run_sweep(const SweepArgs& a) {
     auto v = parse_values(a.values);
     if (!v) return report(v.error());
     values = v.value();
+    // Each value is a plan: refuse one that validate() or the 64-bit rule would refuse, rather
+    // than dropping it from the table.
+    for (std::int64_t x : values) {
+      TrainingPlan p = in->plan;
+      (*axis == SweepAxis::batch ? p.batch : p.seq) = x;
+      auto e = validate(p);
+      if (!e) e = check_plan_size(in->model, p);
+      if (e) {
+        return report(Error{
+            ErrorCode::bad_input, "", "--values",
+            fmt::format("{}: {}", x, e->field.empty() ? e->reason : e->field + ": " + e->reason)});
+      }
+    }
   }
 
   std::vector<Sweep> sweeps;
@@ -105,7 +126,7 @@ int run_sweep(const SweepArgs& a) {
       j["points"] = points_json(sweeps[0]);
     }
     if (in->device) j["device"] = device_json(*in->device);
-    std::cout << j.dump(2) << "\n";
+    std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return 0;
   }
   for (std::size_t i = 0; i < sweeps.size(); ++i) {

@@ -160,7 +160,7 @@ int run_validate(const ValidateArgs& a) {
                           {"mean_signed_pct_error", rep.peak.mean_signed_pct},
                           {"by_category", by_category},
                           {"per_row", per_row}};
-    std::cout << doc.dump(2) << "\n";
+    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     fmt::print("{:<64} {:>14} {:>14} {:>8}\n", "configuration", "measured MiB", "predicted MiB",
                "error");
