@@ -1,5 +1,5 @@
 # The two commands a new user runs: `make run` and `make test`. Both install what is missing.
-.PHONY: deps build run test asan format bench clean
+.PHONY: deps build run test asan fuzz format bench clean
 
 # The PyTorch measurement harness: make measure | measure-subset | measure-test (validation/).
 include validation/measure.mk
@@ -25,6 +25,13 @@ test: build
 asan: deps
 	@cmake --workflow --preset asan
 
+# Every libFuzzer target (tests/fuzz) for FUZZ_SECONDS each, from the committed seed corpora.
+# Needs clang with libFuzzer (installed by scripts/install-deps.sh --fuzz). docs/reliability.md.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
 # Google Benchmark of the estimate call, then whole-process timings of the command line.
 bench: build
 	@$(BUILD)/bin/trainmem_bench
@@ -34,4 +41,4 @@ format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	@rm -rf build build-asan
+	@rm -rf build build-asan build-fuzz

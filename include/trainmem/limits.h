@@ -10,8 +10,8 @@
 #include <optional>
 
 #include "trainmem/model.h"
-#include "trainmem/result.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/errors.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 

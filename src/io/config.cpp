@@ -5,9 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "adapters/adapters.h"
 #include "io/json_parse.h"
-#include "trainmem/load.h"
+#include "model/adapters/adapters.h"
+#include "trainmem/model.h"
 #include "util/json_text.h"
 
 namespace trainmem {

@@ -1,6 +1,4 @@
 // load_model(): resolves what the user named, in order: a path, a cached HF id, a preset.
-#include "trainmem/load.h"
-
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -10,6 +8,7 @@
 #include "io/hf_cache.h"
 #include "io/read_file.h"
 #include "io/safetensors.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

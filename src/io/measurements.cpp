@@ -1,5 +1,3 @@
-#include "trainmem/measurements.h"
-
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -7,7 +5,7 @@
 
 #include "io/json_parse.h"
 #include "io/read_file.h"
-#include "trainmem/accuracy.h"
+#include "trainmem/validate.h"
 #include "util/json_text.h"
 
 namespace trainmem {

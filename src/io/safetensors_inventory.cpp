@@ -12,7 +12,7 @@
 
 #include "io/read_file.h"
 #include "io/safetensors.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 #include "util/json_text.h"
 
 namespace trainmem::io {

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "commands.h"
-#include "edit_distance.h"
+#include "util/edit_distance.h"
 
 namespace {
 
