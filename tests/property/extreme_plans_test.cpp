@@ -4,6 +4,9 @@
 // refused up front (check_plan_size) and never "fits" any device. Seeded, so a failure repeats.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <cmath>
 #include <random>
 
 #include "trainmem/device.h"

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
