@@ -1,5 +1,5 @@
 # The two commands a new user runs: `make run` and `make test`. Both install what is missing.
-.PHONY: deps build build-all run test test-cpp test-python python asan format bench clean
+.PHONY: deps build build-all run test test-cpp test-python python asan fuzz format bench clean
 
 # The PyTorch measurement harness: make measure | measure-subset | measure-test (validation/).
 include validation/measure.mk
@@ -43,6 +43,13 @@ test-python: python build
 asan: deps
 	@cmake --workflow --preset asan
 
+# Every libFuzzer target (tests/fuzz) for FUZZ_SECONDS each, from the committed seed corpora.
+# Needs clang with libFuzzer (installed by scripts/install-deps.sh --fuzz). docs/reliability.md.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
 # Google Benchmark of the estimate call, then whole-process timings of the command line.
 bench: build-all
 	@$(BUILD)/bin/trainmem_bench
@@ -52,4 +59,4 @@ format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	@rm -rf build build-asan
+	@rm -rf build build-asan build-fuzz

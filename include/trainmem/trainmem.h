@@ -23,6 +23,7 @@
 #include "trainmem/estimate.h"
 #include "trainmem/gpu.h"
 #include "trainmem/ledger.h"
+#include "trainmem/limits.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
 #include "trainmem/render.h"

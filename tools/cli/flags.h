@@ -18,7 +18,8 @@ namespace trainmem::cli {
 struct PlanFlags {
   std::string method = "full", precision = "bf16-mixed", optimizer = "adamw",
               optimizer_impl = "foreach", checkpointing = "none", attention = "sdpa", loss = "full",
-              convention = "exact", quant = "nf4", framework = "hf";
+              convention = "exact", framework = "hf";
+  std::string quant;  // empty: nf4; given with a method other than qlora: refused
   std::int64_t batch = 1, seq = 1024, grad_accum = 1, lora_rank = 16;
   double lora_alpha = 32, lora_dropout = 0;
   std::string lora_targets = "q,k,v,o,gate,up,down";
