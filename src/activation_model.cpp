@@ -79,6 +79,14 @@ void linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_
       shared_saved = true;
     }
   }
+  if (cfg.bnb_saves_input && !shared_saved) {
+    // bitsandbytes < 0.44 MatMul4Bit.forward keeps its input A in ctx.tensors whenever the input
+    // requires grad, though the 4-bit weight gets no gradient; the linears reading one tensor
+    // share it (Linear4bit's cast to the compute dtype is a no-op in bf16).
+    s.token(what + ": input kept by bitsandbytes MatMul4Bit (< 0.44)", in_bytes * width,
+            "bitsandbytes v0.43 autograd/_functions.py MatMul4Bit.forward ctx.tensors = (A, B)");
+    shared_saved = true;
+  }
   if (adapted == 0 || cfg.lora_rank == 0) return;
   const std::int64_t r = cfg.lora_rank;
   const bool dropout = cfg.lora_dropout > 0;
@@ -269,8 +277,12 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   if (lora) {
     cfg.lora_rank = plan.lora.rank;
     cfg.lora_dropout = plan.lora.dropout;
-    cfg.adapter_bytes = 4;  // peft autocast_adapter_dtype=True: adapters in fp32
+    // PEFT autocast_adapter_dtype=True keeps adapters in fp32; litgpt, torchtune and mlx build
+    // them in the model dtype (FrameworkBehaviour::adapters_fp32).
+    cfg.adapter_bytes = plan.behaviour.adapters_fp32 ? 4 : cfg.compute_bytes;
   }
+  cfg.padding_mask = plan.behaviour.padding_mask;
+  cfg.bnb_saves_input = plan.method == Method::qlora && plan.behaviour.bnb_saves_4bit_input;
   return cfg;
 }
 
@@ -472,8 +484,10 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bo
   std::vector<ActivationTerm> out;
   Sink s{out};
   norm_terms(s, spec, "final norm", spec.hidden, input_rg, norm_trainable, cfg);
+  ActivationSettings head = cfg;
+  head.bnb_saves_input = false;  // the lm_head stays 16-bit under QLoRA
   linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes, lm_head_trainable ? 1 : 0, 0,
-                false, cfg);
+                false, head);
   return out;
 }
 
