@@ -9,7 +9,8 @@
 
 namespace trainmem {
 
-struct Fit;  // fit.h
+struct Fit;          // fit.h
+struct GpuEstimate;  // gpu.h
 
 struct RenderOptions {
   Unit unit = Unit::gib;
@@ -25,7 +26,7 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
 std::string render_explain(const Ledger& ledger, const RenderOptions& options);
 // Memory through one step: one row per phase slot with a bar and its tenants (--timeline).
 std::string render_timeline(const Ledger& ledger, const RenderOptions& options);
-// The trainmem.ledger/1 JSON document (docs/formats.md).
-std::string render_json(const Ledger& ledger, const Fit* fit);
+// The trainmem.ledger/1 JSON document (docs/formats.md); with `gpu`, its "gpu" object too.
+std::string render_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu = nullptr);
 
 }  // namespace trainmem
