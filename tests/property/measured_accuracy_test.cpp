@@ -14,6 +14,9 @@ TEST(MeasuredAccuracy, WithinThreePercentMedianEightWorst) {
   if (!std::filesystem::exists(data)) GTEST_SKIP() << "no measurements";
   for (const auto& entry : std::filesystem::directory_iterator(data)) {
     if (entry.path().extension() != ".jsonl") continue;
+    // Published GPU figures are measured by the benchmark (bench/gpu_accuracy.sh, docs/accuracy.md
+    // "GPU"), not held to the CPU trace bounds here.
+    if (entry.path().filename().string().rfind("gpu-published", 0) == 0) continue;
     const std::string cmd = std::string(TRAINMEM_CLI) + " validate " + entry.path().string() +
                             " --max-median-error 3 --max-error 8 > /dev/null";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << entry.path();
