@@ -1,5 +1,5 @@
 # The two commands a new user runs: `make run` and `make test`. Both install what is missing.
-.PHONY: deps build run test asan format bench clean
+.PHONY: deps build run test asan format bench gpu-accuracy clean
 
 # The PyTorch measurement harness: make measure | measure-subset | measure-test (validation/).
 include validation/measure.mk
@@ -26,9 +26,14 @@ asan: deps
 	@cmake --workflow --preset asan
 
 # Google Benchmark of the estimate call, then whole-process timings of the command line.
+# The estimator against published GPU runs (docs/accuracy.md, "GPU"): a benchmark, not a test.
+gpu-accuracy: build
+	@bench/gpu_accuracy.sh $(BUILD)/bin/trainmem
+
 bench: build
 	@$(BUILD)/bin/trainmem_bench
 	@bench/cli_time.sh
+	@bench/gpu_accuracy.sh $(BUILD)/bin/trainmem
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -190,8 +190,10 @@ bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in
   const bool fused = spec.fused_qkv;
   const int t_in =
       fused ? count(l.trainable, {Role::qkv}) : count(l.trainable, {Role::q, Role::k, Role::v});
-  const int ad_in =
+  int ad_in =
       fused ? count(l.adapted, {Role::qkv}) : count(l.adapted, {Role::q, Role::k, Role::v});
+  // litgpt's LoRAQKVLinear adapts q, k and v through one lora_A on one (dropped) input.
+  if (cfg.fused_qkv_attention) ad_in = std::min(ad_in, 1);
   linear_inputs(s, "q/k/v input (norm output)", spec.hidden, cfg.stream_bytes, t_in, ad_in, false,
                 cfg);
   const bool q_rg = in_rg || (l.trainable & qkv_roles) || (l.adapted & qkv_roles) ||
@@ -211,6 +213,20 @@ bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in
                           : "transformers integrations/sdpa_attention.py; flash backward "
                             "signature (q, k, v, out, logsumexp)";
   s.token("attention: q after rotary", e * a * d, src);
+  if (cfg.fused_qkv_attention && cfg.attention != Attention::eager) {
+    // litgpt CausalSelfAttention: k, v expanded to every head when kv < heads (SDPA saves the
+    // contiguous copies); otherwise v is a view of the fused qkv output, which stays whole.
+    const char* lit = "litgpt model.py CausalSelfAttention.forward (qkv split, expand, SDPA)";
+    s.token("attention: k after rotary, every head (litgpt)", e * a * d, lit);
+    if (kv < a) {
+      s.token("attention: v expanded to every head (litgpt)", e * a * d, lit);
+    } else {
+      s.token("attention: fused qkv output kept by the v view (litgpt)", e * (a + 2 * kv) * d,
+              lit);
+    }
+    attention_output(s, spec, l, a * d, src, cfg);
+    return true;
+  }
   s.token(repeat ? "attention: k repeated to all heads (repeat_kv)" : "attention: k (GQA heads)",
           e * kv_saved * d, src);
   s.token(repeat ? "attention: v repeated to all heads (repeat_kv)" : "attention: v (GQA heads)",
@@ -283,6 +299,7 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   }
   cfg.padding_mask = plan.behaviour.padding_mask;
   cfg.bnb_saves_input = plan.method == Method::qlora && plan.behaviour.bnb_saves_4bit_input;
+  cfg.fused_qkv_attention = plan.behaviour.fused_qkv_attention;
   return cfg;
 }
 

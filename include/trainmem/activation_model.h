@@ -52,6 +52,7 @@ struct ActivationSettings {
   double lora_dropout = 0.0;     // > 0: a bool mask and a dropped copy per adapted input
   int adapter_bytes = 4;         // PEFT autocast_adapter_dtype: fp32 adapters on a bf16 base
   bool bnb_saves_input = false;  // bitsandbytes < 0.44: every 4-bit linear keeps its input
+  bool fused_qkv_attention = false;  // litgpt CausalSelfAttention (FrameworkBehaviour)
 };
 
 // The settings a plan implies (precision, method, attention, LoRA).

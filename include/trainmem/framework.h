@@ -33,6 +33,7 @@ enum class Knob {
   bnb_saves_4bit_input,
   padding_mask,
   metrics_logits_copy,
+  fused_qkv_attention,
   cublas_workspaces,
   unified_memory,
   lora_last_layers,

@@ -109,6 +109,11 @@ struct FrameworkBehaviour {
   bool bnb_saves_4bit_input = false;
   // The batch carries a padding mask: SDPA repeats K/V to every head and saves a float mask.
   bool padding_mask = false;
+  // Attention as litgpt writes it (CausalSelfAttention): one fused qkv projection; with as many
+  // key/value heads as query heads SDPA saves v as a view of that output, keeping all of it; with
+  // fewer, k and v are expanded to every head before SDPA. LoRA on q/k/v is one LoRAQKVLinear:
+  // one dropout and one adapter input for the three.
+  bool fused_qkv_attention = false;
   // TRL SFTTrainer logs mean_token_accuracy from `outputs.logits[..., :-1, :].contiguous()`: one
   // more copy of the logits at the end of forward.
   bool metrics_logits_copy = false;

@@ -29,7 +29,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 19> kDifferences{{
+constexpr std::array<Difference, 20> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -52,6 +52,10 @@ constexpr std::array<Difference, 19> kDifferences{{
      "lm_head and the loss run per chunk of 128 positions",
      "litgpt finetune/lora.py model(input_ids, lm_head_chunk_size=128); utils.py "
      "chunked_cross_entropy(chunk_size=128)"},
+    {"litgpt", "", "", "", "", Knob::fused_qkv_attention, 1,
+     "one fused qkv projection: SDPA's v view keeps all of it (MHA), or k and v are expanded to "
+     "every head (GQA); LoRA on q/k/v shares one dropout",
+     "litgpt model.py CausalSelfAttention.forward; lora.py LoRAQKVLinear"},
     {"litgpt", "", "", "", "", Knob::adapters_fp32, 0,
      "LoRA weights are created in the model dtype (bf16-true)",
      "litgpt lora.py LoRALinear (nn.Parameter under fabric.init_module)"},
@@ -98,9 +102,10 @@ constexpr std::array<Difference, 19> kDifferences{{
 }};
 
 // framework, method, flag, value, source
-constexpr std::array<ProfileDefault, 14> kDefaults{{
+constexpr std::array<ProfileDefault, 15> kDefaults{{
     {"litgpt", "", "precision", "bf16",
      "litgpt finetune/lora.py: precision defaults to bf16-true where supported"},
+    {"litgpt", "", "lora_dropout", "0.05", "litgpt finetune/lora.py setup(lora_dropout=0.05)"},
     {"litgpt", "qlora", "optimizer", "paged-adamw",
      "litgpt finetune/lora.py: AdamW becomes bnb PagedAdamW when quantizing"},
     {"torchtune", "", "precision", "bf16", "torchtune recipe configs: dtype: bf16"},
@@ -202,6 +207,9 @@ void set_knob(FrameworkBehaviour& b, Knob k, std::int64_t v) {
     case Knob::metrics_logits_copy:
       b.metrics_logits_copy = v != 0;
       return;
+    case Knob::fused_qkv_attention:
+      b.fused_qkv_attention = v != 0;
+      return;
     case Knob::cublas_workspaces:
       b.cublas_workspaces = v != 0;
       return;
@@ -255,6 +263,8 @@ std::string_view knob_name(Knob k) {
       return "padding_mask";
     case Knob::metrics_logits_copy:
       return "metrics_logits_copy";
+    case Knob::fused_qkv_attention:
+      return "fused_qkv_attention";
     case Knob::cublas_workspaces:
       return "cublas_workspaces";
     case Knob::unified_memory:

@@ -88,7 +88,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   cmd.add_option("--params", f.params, "price this published parameter count, e.g. 1.54e9");
   cmd.add_option("--lora-rank", f.lora_rank, "LoRA rank r")->capture_default_str();
   cmd.add_option("--lora-alpha", f.lora_alpha, "LoRA alpha (no memory effect)");
-  cmd.add_option("--lora-dropout", f.lora_dropout, "LoRA dropout (saves masks when > 0)");
+  cmd.add_option("--lora-dropout", f.lora_dropout,
+                 "LoRA dropout, saves masks when > 0 (default: the framework's, else 0)");
   cmd.add_option("--lora-targets", f.lora_targets,
                  "q,k,v,o,gate,up,down,lm_head,embed | all-linear | attention | mlp; MoE: "
                  "experts,shared_experts,router")
@@ -157,7 +158,12 @@ Result<TrainingPlan> make_plan(const PlanFlags& f) {
   p.grad_accum = f.grad_accum;
   p.lora.rank = f.lora_rank;
   p.lora.alpha = f.lora_alpha;
-  p.lora.dropout = f.lora_dropout;
+  if (f.lora_dropout >= 0) {
+    p.lora.dropout = f.lora_dropout;
+  } else {
+    const std::string_view d = profile_default(p.framework, name_of(p.method), "lora_dropout");
+    p.lora.dropout = d.empty() ? 0.0 : std::stod(std::string(d));
+  }
   p.lora.targets = split_list(f.lora_targets);
   p.lora.dora = f.dora;
   p.quant.double_quant = !f.no_double_quant;

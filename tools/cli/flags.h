@@ -24,7 +24,8 @@ struct PlanFlags {
   bool padding_mask = false, offload_activations = false, optimizer_in_backward = false,
        keep_outputs = false;
   std::int64_t batch = 1, seq = 1024, grad_accum = 1, lora_rank = 16;
-  double lora_alpha = 32, lora_dropout = 0;
+  double lora_alpha = 32;
+  double lora_dropout = -1;  // < 0: the framework's default (litgpt 0.05), else 0
   std::string lora_targets = "q,k,v,o,gate,up,down";
   bool dora = false, no_double_quant = false, no_prepare_kbit = false;
   std::string train_modules, train_layers;

@@ -133,10 +133,14 @@ struct RowGroup {
 // The device a GPU row ran on, for the allocator replay: its compute capability and what a
 // process may hold on it. Unknown devices replay without a limit (a note in the docs).
 GpuOptions row_gpu_options(const MeasurementRecord& r) {
+  std::string conf;  // the row's PYTORCH_CUDA_ALLOC_CONF (harness rows with expandable segments)
+  if (auto it = r.plan.find("alloc_conf"); it != r.plan.end()) conf = it->second;
   if (!r.device_id.empty()) {
-    if (auto d = find_device(r.device_id)) return gpu_options_for(d.value(), "");
+    if (auto d = find_device(r.device_id)) return gpu_options_for(d.value(), conf);
   }
-  return GpuOptions{};
+  GpuOptions o;
+  o.alloc_conf = conf;
+  return o;
 }
 
 // The figure a GPU row's metric names, and the slot where it peaks.

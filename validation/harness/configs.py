@@ -61,6 +61,9 @@ def load(name):
     if name in FULL and os.path.exists(MODELS_JSON):
         with open(MODELS_JSON) as f:
             return dict(json.load(f)[FULL[name]]["config"])
+    published = os.path.join(REPO_ROOT, CONFIG_DIR, "published", name + ".json")
+    if not os.path.exists(path) and os.path.exists(published):
+        path = published  # the published config.json fields (validation/configs/published/)
     if os.path.exists(path):  # committed copy: the harness still runs without shared/
         with open(path) as f:
             return json.load(f)

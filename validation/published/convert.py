@@ -154,6 +154,9 @@ def plan_of(r):
         cfg["lora_targets"] = targets
         if "dora" in method:
             cfg["dora"] = True
+        drop = re.search(r"dropout[ =]?(0?\.\d+)", method)
+        if drop and float(drop.group(1)) > 0:
+            cfg["lora_dropout"] = float(drop.group(1))
     # Framework and its versions.
     versions = []
     if src.startswith("peft_mmqa"):
