@@ -13,12 +13,11 @@
 #include <vector>
 
 #include "trainmem/device.h"
-#include "trainmem/fit.h"
+#include "trainmem/errors.h"
 #include "trainmem/ledger.h"
 #include "trainmem/model.h"
+#include "trainmem/plan.h"
 #include "trainmem/render.h"
-#include "trainmem/result.h"
-#include "trainmem/training_plan.h"
 
 namespace trainmem {
 

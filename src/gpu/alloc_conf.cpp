@@ -180,6 +180,7 @@ Result<AllocatorConfig> parse_alloc_conf(std::string_view text, std::string_view
                   "per_process_memory_fraction, release_lock_on_cudamalloc, pinned_*)");
     }
   }
+  for (std::int64_t d : c.roundup_power2_divisions) c.any_roundup_divisions |= d > 1;
   return c;
 }
 

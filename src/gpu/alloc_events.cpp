@@ -25,12 +25,12 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
+#include "plan/method.h"
+#include "plan/optimizer.h"
+#include "plan/precision.h"
+#include "plan/quantisation.h"
 #include "trainmem/estimate.h"
 #include "trainmem/inventory.h"
-#include "trainmem/method.h"
-#include "trainmem/optimizer.h"
-#include "trainmem/precision.h"
-#include "trainmem/quantisation.h"
 
 namespace trainmem::gpu {
 namespace {
@@ -325,11 +325,31 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
   }
 }
 
+// The loss's backward line (logits.cpp full_chain) is two fp32 tensors of rows x vocab: the
+// gradient nll_loss returns and the one log_softmax's backward makes. 1 for any other line.
+std::int32_t loss_grad_tensors(const LedgerItem& i, const LoadedModel& model,
+                               const TrainingPlan& plan) {
+  if (i.tenant != Tenant::logits || i.live != ledger::in_phase(Phase::backward_start)) return 1;
+  const std::int64_t v = model.spec.vocab;
+  const std::int64_t tokens = plan.batch * plan.seq;
+  for (const std::int64_t rows : {tokens, std::min<std::int64_t>(tokens, 1024)}) {
+    if (v > 0 && i.bytes == 8 * rows * v) return 2;
+  }
+  return 1;
+}
+
 // Pieces at `layer` (or outside the layers, before / after them) of a split.
 void alloc_pieces(Builder& b, Split& s, int slot, std::int64_t layer, bool after) {
-  for (const Piece& pc : s.pieces) {
-    if (pc.layer != layer || (layer < 0 && pc.after_layers != after)) continue;
-    s.ids.push_back(b.alloc(pc.bytes, pc.count, slot, s.label));
+  // Pieces are in parameter order (parameter_order), so one layer's are contiguous.
+  auto key = [](const Piece& q) {
+    return std::pair{q.layer >= 0 ? 1 : (q.after_layers ? 2 : 0),
+                     std::max<std::int64_t>(q.layer, 0)};
+  };
+  const std::pair want{layer >= 0 ? 1 : (after ? 2 : 0), std::max<std::int64_t>(layer, 0)};
+  auto it = std::lower_bound(s.pieces.begin(), s.pieces.end(), want,
+                             [&](const Piece& q, const auto& w) { return key(q) < w; });
+  for (; it != s.pieces.end() && key(*it) == want; ++it) {
+    s.ids.push_back(b.alloc(it->bytes, it->count, slot, s.label));
   }
 }
 
@@ -350,6 +370,9 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   ledger::Context ctx{model, plan, apply_method(model, plan)};
   std::vector<bool> claimed(ledger.items.size(), false);
   Plan p;
+  b.out.events.reserve(4 * ctx.inventory.groups.size() *
+                           static_cast<std::size_t>(std::max<std::int64_t>(1, model.spec.layers)) +
+                       1024);
   parameter_splits(ctx, ledger, claimed, p, b);
   activation_splits(ctx, ledger, claimed, p, b);
 
@@ -357,13 +380,14 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   struct Whole {
     const LedgerItem* item;
     std::int32_t label;
+    std::int32_t count = 1;  // equal tensors the line is made of
     std::int32_t id = -1;
   };
   std::vector<Whole> whole;
   for (std::size_t k = 0; k < ledger.items.size(); ++k) {
     if (claimed[k]) continue;
     const LedgerItem& i = ledger.items[k];
-    whole.push_back({&i, b.label(i.label, i.tenant)});
+    whole.push_back({&i, b.label(i.label, i.tenant), loss_grad_tensors(i, model, plan)});
   }
   // Lines made by the lm_head and loss come after the layers in forward.
   auto late_in_forward = [](const LedgerItem& i) {
@@ -380,7 +404,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     // Whole lines that start here (the head's and loss's after the layers, in forward).
     for (Whole& w : whole) {
       if (run_starts(w.item->live, slot) && !(ph == Phase::forward && late_in_forward(*w.item))) {
-        w.id = b.alloc(w.item->bytes, 1, slot, w.label);
+        w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
       }
     }
     // Parameter-shaped splits that start here, except gradients made during backward.
@@ -402,7 +426,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     if (ph == Phase::forward) {
       for (Whole& w : whole) {
         if (run_starts(w.item->live, slot) && late_in_forward(*w.item)) {
-          w.id = b.alloc(w.item->bytes, 1, slot, w.label);
+          w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
         }
       }
     }

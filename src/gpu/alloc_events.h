@@ -15,7 +15,7 @@
 #include "gpu/alloc_event.h"
 #include "trainmem/ledger.h"
 #include "trainmem/model.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/plan.h"
 
 namespace trainmem::gpu {
 

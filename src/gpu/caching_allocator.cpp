@@ -6,6 +6,7 @@
 #include "gpu/caching_allocator.h"
 
 #include <algorithm>
+#include <memory_resource>
 #include <set>
 #include <tuple>
 
@@ -16,8 +17,10 @@ std::int64_t round_size(std::int64_t bytes, const AllocatorConfig& config) {
   // power-of-two interval, up to the next of `divisions` equal steps of that interval
   // (roundup_power2_next_division); otherwise up to a multiple of 512 B.
   if (bytes < kMinBlockSize) return kMinBlockSize;
-  int log_size = 0;
-  for (std::int64_t v = bytes; v > 1; v >>= 1) ++log_size;
+  if (!config.any_roundup_divisions) {
+    return kMinBlockSize * ((bytes + kMinBlockSize - 1) / kMinBlockSize);
+  }
+  const int log_size = 63 - __builtin_clzll(static_cast<unsigned long long>(bytes));
   const int index = std::clamp(log_size - 20, 0, kRoundUpPowerOfTwoIntervals - 1);
   const std::int64_t divisions =
       config.roundup_power2_divisions.empty()
@@ -65,15 +68,17 @@ using SizeKey = std::tuple<int, std::int64_t, std::int64_t, int>;  // stream, si
 using AddrKey = std::tuple<int, std::int64_t, int>;                // stream, addr, index
 
 struct Pool {
+  explicit Pool(std::pmr::memory_resource* mem) : blocks(mem), unmapped(mem) {}
   bool small = false;
-  std::set<SizeKey> blocks;    // cached free (mapped) blocks
-  std::set<AddrKey> unmapped;  // expandable segments' unmapped ranges
-  std::int64_t gc_calls = 0;   // get_free_blocks_call_count
+  std::pmr::set<SizeKey> blocks;    // cached free (mapped) blocks
+  std::pmr::set<AddrKey> unmapped;  // expandable segments' unmapped ranges
+  std::int64_t gc_calls = 0;        // get_free_blocks_call_count
 };
 
 class Model {
  public:
-  Model(const AllocatorConfig& c, const ReplayLimits& l) : cfg_(c), lim_(l) {
+  Model(const AllocatorConfig& c, const ReplayLimits& l)
+      : cfg_(c), lim_(l), small_(&mem_), large_(&mem_) {
     small_.small = true;
     allowed_ = l.allowed_bytes;
     if (allowed_ == 0 && c.per_process_memory_fraction > 0 && l.device_bytes != kUnlimited) {
@@ -105,6 +110,82 @@ class Model {
     return alloc_found_block(pool, found, size, orig, should_split(pool, found, size));
   }
 
+  // `n` requests of `orig` bytes at once, when no cached block of the pool and stream could serve
+  // one: then malloc() would cut new segments one after another, each split while its rest
+  // still fits a request (alloc_found_block); the blocks are laid out directly, with only each
+  // segment's final remainder cached. Returns false (nothing done) when that precondition or a
+  // simple device check does not hold, or with GC, fractions or expandable segments; the caller
+  // then replays one malloc at a time. Results are identical (tests compare both paths).
+  bool bulk_malloc(std::int64_t orig, std::int32_t n, int stream, std::vector<int>& out,
+                   ReplayResult& r) {
+    if (n < 2 || cfg_.expandable_segments || gc_enabled() || allowed_ > 0) return false;
+    const std::int64_t size = round_size(orig, cfg_);
+    Pool& pool = size <= kSmallSize ? small_ : large_;
+    const std::int64_t alloc = allocation_size(size);
+    auto it = pool.blocks.lower_bound({stream, size, std::int64_t{-1}, -1});
+    if (it != pool.blocks.end() && std::get<0>(*it) == stream) return false;
+    // One segment: blocks of `size` split off the front while should_split holds and the rest
+    // still fits a request; the last block takes the rest when it may not be split.
+    auto split_ok = [&](std::int64_t rest) {
+      const std::int64_t remaining = rest - size;
+      if (pool.small) return remaining >= kMinBlockSize;
+      return size < cfg_.max_split_size_bytes && remaining > kSmallSize;
+    };
+    std::vector<std::int64_t> per_segment;
+    std::int64_t rest = alloc;
+    while (rest >= size) {
+      if (split_ok(rest)) {
+        per_segment.push_back(size);
+        rest -= size;
+      } else {
+        per_segment.push_back(rest);
+        rest = 0;
+      }
+    }
+    const auto k = static_cast<std::int64_t>(per_segment.size());
+    const std::int64_t segments = (n + k - 1) / k;
+    if (device_limit() != kUnlimited && reserved_ + segments * alloc > device_limit()) return false;
+    std::int64_t left = n;
+    for (std::int64_t s = 0; s < segments; ++s) {
+      std::int64_t addr = next_addr_;
+      next_addr_ += alloc;
+      int prev = -1;
+      std::int64_t used = 0;
+      for (std::int64_t j = 0; j < k && left > 0; ++j, --left) {
+        Block blk;
+        blk.addr = addr;
+        blk.size = per_segment[static_cast<std::size_t>(j)];
+        blk.stream = stream;
+        blk.small = pool.small;
+        blk.allocated = true;
+        blk.requested = orig;
+        blk.prev = prev;
+        const int i = new_block(blk);
+        if (prev >= 0) b_[prev].next = i;
+        prev = i;
+        addr += blk.size;
+        used += blk.size;
+        allocated_ += blk.size;
+        requested_ += orig;
+        out.push_back(i);
+      }
+      if (used < alloc) {
+        Block rem;
+        rem.addr = addr;
+        rem.size = alloc - used;
+        rem.stream = stream;
+        rem.small = pool.small;
+        rem.prev = prev;
+        const int i = new_block(rem);
+        b_[prev].next = i;
+        insert_free(pool, i);
+      }
+      reserved_ += alloc;
+      ++r.segments_allocated;
+    }
+    return true;
+  }
+
   // free() then free_block(): merge with free neighbours and cache.
   void free(int i) {
     Block& blk = b_[i];
@@ -118,14 +199,22 @@ class Model {
     insert_free(pool, i);
   }
 
+  void reserve(std::size_t tensors) { b_.reserve(2 * tensors + 64); }
   std::int64_t allocated() const { return allocated_; }
   std::int64_t reserved() const { return reserved_; }
   std::int64_t requested() const { return requested_; }
 
   std::int64_t largest_free() const {
     std::int64_t best = 0;
+    // The set is ordered by (stream, size): each stream's largest is its last entry.
     for (const Pool* p : {&small_, &large_}) {
-      for (const SizeKey& k : p->blocks) best = std::max(best, std::get<1>(k));
+      for (auto it = p->blocks.begin(); it != p->blocks.end();) {
+        const int stream = std::get<0>(*it);
+        const auto end =
+            p->blocks.lower_bound({stream + 1, std::int64_t{-1}, std::int64_t{-1}, -1});
+        best = std::max(best, std::get<1>(*std::prev(end)));
+        it = end;
+      }
     }
     return best;
   }
@@ -461,6 +550,7 @@ class Model {
 
   AllocatorConfig cfg_;
   ReplayLimits lim_;
+  std::pmr::unsynchronized_pool_resource mem_;  // set nodes: allocated and freed constantly
   std::int64_t allowed_ = 0;
   std::vector<Block> b_;
   std::vector<int> dead_;
@@ -475,7 +565,7 @@ class Model {
 }  // namespace
 
 ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig& config,
-                    const ReplayLimits& limits, int phase_count) {
+                    const ReplayLimits& limits, int phase_count, bool fast) {
   ReplayResult r;
   int max_phase = 0;
   std::int32_t max_id = 0;
@@ -485,7 +575,15 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
   }
   r.phases.resize(static_cast<std::size_t>(std::max(max_phase + 1, phase_count)));
   Model m(config, limits);
-  std::vector<std::vector<int>> live(static_cast<std::size_t>(max_id) + 1);
+  std::size_t tensors = 0;
+  for (const AllocEvent& e : events)
+    tensors += e.op == Op::alloc ? static_cast<std::size_t>(e.count) : 0;
+  m.reserve(tensors);
+  // Blocks of each live id: a run in `blocks` from first[id], count[id] long.
+  std::vector<std::int64_t> first(static_cast<std::size_t>(max_id) + 1, -1);
+  std::vector<std::int32_t> count(static_cast<std::size_t>(max_id) + 1, 0);
+  std::vector<int> blocks;
+  blocks.reserve(tensors);
   int phase = events.empty() ? 0 : events.front().phase;
   auto note = [&](PhaseStats& s) {
     s.seen = true;
@@ -515,10 +613,18 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
       ++phase;
       note(r.phases[static_cast<std::size_t>(phase)]);
     }
-    std::vector<int>& blocks = live[static_cast<std::size_t>(e.id)];
+    const auto id = static_cast<std::size_t>(e.id);
     if (e.op == Op::free) {
-      for (int i : blocks) m.free(i);
-      blocks.clear();
+      for (std::int32_t n = 0; n < count[id]; ++n) {
+        m.free(blocks[static_cast<std::size_t>(first[id] + n)]);
+      }
+      count[id] = 0;
+      note(s);
+      continue;
+    }
+    first[id] = static_cast<std::int64_t>(blocks.size());
+    if (fast && m.bulk_malloc(e.bytes, e.count, e.stream, blocks, r)) {
+      count[id] = e.count;
       note(s);
       continue;
     }
@@ -534,6 +640,7 @@ ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig
         return r;
       }
       blocks.push_back(i);
+      ++count[id];
       note(s);
     }
   }

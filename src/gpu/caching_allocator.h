@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "gpu/alloc_event.h"
-#include "trainmem/result.h"
+#include "trainmem/errors.h"
 
 namespace trainmem::gpu {
 
@@ -40,7 +40,8 @@ struct AllocatorConfig {
   // roundup_power2_divisions per interval [1 MiB x 2^i, 1 MiB x 2^(i+1)); 0 or 1: plain 512 B.
   std::vector<std::int64_t> roundup_power2_divisions =
       std::vector<std::int64_t>(kRoundUpPowerOfTwoIntervals, 0);
-  bool async_backend = false;  // backend:cudaMallocAsync (not modelled: reported as a note)
+  bool any_roundup_divisions = false;  // some interval has divisions > 1
+  bool async_backend = false;          // backend:cudaMallocAsync (not modelled: reported as a note)
   double per_process_memory_fraction = 0.0;  // 0: not set (then GC never runs)
   std::string text;                          // the string parsed, for reports
 };
@@ -92,8 +93,10 @@ struct ReplayResult {
 };
 
 // Replays `events` in order; their phases must not decrease. Frees must name a live id. Phases
-// without events (up to `phase_count`) report what they inherit. Pure.
+// without events (up to `phase_count`) report what they inherit. `fast`: counted allocations
+// that the cache cannot serve are laid out in bulk (same result; false replays one by one).
+// Pure.
 ReplayResult replay(const std::vector<AllocEvent>& events, const AllocatorConfig& config,
-                    const ReplayLimits& limits = {}, int phase_count = 0);
+                    const ReplayLimits& limits = {}, int phase_count = 0, bool fast = true);
 
 }  // namespace trainmem::gpu

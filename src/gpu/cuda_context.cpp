@@ -71,7 +71,8 @@ ContextFigure cuda_context(std::string_view cc, const CudaRuntime& rt) {
   if (cc.empty() || !known_family(cc)) {
     out.note = fmt::format(
         "CUDA context: no figure for {}; assumed {} MiB (CUDA {}.{}, {} module loading).",
-        cc.empty() ? std::string("this device") : fmt::format("compute capability {}", cc),
+        cc.empty() ? std::string("a device without a known compute capability (no --gpu)")
+                   : fmt::format("compute capability {}", cc),
         out.bytes / kMiB, rt.cuda_major, rt.cuda_minor, lazy ? "lazy" : "eager");
   }
   return out;

@@ -9,7 +9,7 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
-#include "trainmem/precision.h"
+#include "plan/precision.h"
 
 namespace trainmem::ledger {
 namespace {

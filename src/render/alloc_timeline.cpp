@@ -37,7 +37,12 @@ std::string render_alloc_timeline(const LoadedModel& model, const TrainingPlan& 
       "Allocation events through two steps, in {} (PyTorch's order; the caching allocator "
       "replayed with PYTORCH_CUDA_ALLOC_CONF={})\n",
       unit_name(u), conf->text.empty() ? "(unset)" : conf->text);
-  std::map<std::int32_t, std::pair<std::int32_t, std::int64_t>> by_id;  // id -> label, bytes
+  struct Live {
+    std::int32_t label = -1;
+    std::int64_t tensors = 0;
+    std::int64_t bytes = 0;
+  };
+  std::map<std::int32_t, Live> by_id;
   std::size_t k = 0;
   for (int slot = 0; slot < kPhaseSlots; ++slot) {
     if (slot % kPhaseCount == 0) {
@@ -58,11 +63,11 @@ std::string render_alloc_timeline(const LoadedModel& model, const TrainingPlan& 
     for (; k < stream.events.size() && stream.events[k].phase == slot; ++k) {
       const gpu::AllocEvent& e = stream.events[k];
       if (e.op == gpu::Op::alloc) {
-        by_id[e.id] = {e.label, e.bytes * e.count};
+        by_id[e.id] = {e.label, e.count, e.bytes * e.count};
         add(e.label, true, e.count, e.bytes * e.count);
       } else {
-        const auto [label, bytes] = by_id[e.id];
-        add(label, false, 1, bytes);
+        const Live& l = by_id[e.id];
+        add(l.label, false, l.tensors, l.bytes);
       }
     }
     const gpu::PhaseStats& p = r.phases[static_cast<std::size_t>(slot)];

@@ -27,7 +27,7 @@ std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
   if (g.outside_pool_bytes > 0) {
     extra += fmt::format(" + paged optimizer state {}", format_bytes(g.outside_pool_bytes, u));
   }
-  out += fmt::format("  {:<16} {:>10}  nvidia-smi: {}, at {}\n", "Device total",
+  out += fmt::format("  {:<16} {:>10}  nvidia-smi: {}; reached by {}\n", "Device total",
                      format_bytes(g.device_total_bytes, u), extra, slot_name(g.peak_slot));
   for (const std::string& n : g.notes) out += "  Note: " + n + "\n";
   return out;

@@ -1,9 +1,9 @@
 // The trainmem.ledger/1 document (docs/formats.md). Integer bytes only; snake_case keys.
-#include "trainmem/json.h"
+#include "render/json.h"
 
 #include <nlohmann/json.hpp>
 
-#include "trainmem/fit.h"
+#include "trainmem/device.h"
 #include "trainmem/gpu.h"
 #include "trainmem/render.h"
 
@@ -18,25 +18,6 @@ json phases_of(PhaseMask mask) {
     if (mask & (PhaseMask{1} << slot)) out.push_back(slot_name(slot));
   }
   return out;
-}
-
-json plan_json(const TrainingPlan& p) {
-  json lora_targets = json::array();
-  for (const std::string& t : p.lora.targets) lora_targets.push_back(t);
-  return {{"method", name_of(p.method)},
-          {"precision", name_of(p.precision)},
-          {"optimizer", name_of(p.optimizer)},
-          {"optimizer_impl", name_of(p.optimizer_impl)},
-          {"batch", p.batch},
-          {"seq", p.seq},
-          {"grad_accum", p.grad_accum},
-          {"checkpointing", name_of(p.checkpointing)},
-          {"attention", name_of(p.attention)},
-          {"loss", name_of(p.loss)},
-          {"framework", p.framework},
-          {"convention", name_of(p.convention)},
-          {"lora", {{"rank", p.lora.rank}, {"targets", lora_targets}, {"dora", p.lora.dora}}},
-          {"quant", {{"kind", name_of(p.quant.kind)}, {"double_quant", p.quant.double_quant}}}};
 }
 
 }  // namespace

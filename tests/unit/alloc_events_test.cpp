@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "gpu/caching_allocator.h"
 #include "support/models.h"
 #include "trainmem/estimate.h"
 
@@ -155,6 +156,32 @@ TEST(AllocEvents, TextbookHasNoStream) {
   TrainingPlan p;
   p.convention = Convention::textbook;
   EXPECT_TRUE(alloc_events(m, p, estimate(m, p)).events.empty());
+}
+
+}  // namespace
+}  // namespace trainmem::gpu
+
+namespace trainmem::gpu {
+namespace {
+
+TEST(AllocEvents, BulkReplayMatchesOneByOneOnRealStreams) {
+  for (const char* name : {"qwen3-tiny", "qwen3moe-tiny", "llama-tiny"}) {
+    SCOPED_TRACE(name);
+    const LoadedModel m = validation_model(name);
+    TrainingPlan p;
+    p.batch = 2;
+    p.seq = 128;
+    const EventStream s = alloc_events(m, p, estimate(m, p));
+    const ReplayResult a = replay(s.events, {}, {}, kPhaseSlots, true);
+    const ReplayResult b = replay(s.events, {}, {}, kPhaseSlots, false);
+    EXPECT_EQ(a.peak_allocated_bytes, b.peak_allocated_bytes);
+    EXPECT_EQ(a.peak_reserved_bytes, b.peak_reserved_bytes);
+    for (int slot = 0; slot < kPhaseSlots; ++slot) {
+      const auto k = static_cast<std::size_t>(slot);
+      EXPECT_EQ(a.phases[k].reserved_bytes, b.phases[k].reserved_bytes) << slot;
+      EXPECT_EQ(a.phases[k].largest_free_bytes, b.phases[k].largest_free_bytes) << slot;
+    }
+  }
 }
 
 }  // namespace

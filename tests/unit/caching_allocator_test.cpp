@@ -257,3 +257,50 @@ TEST(AllocConf, BadKeysAndValuesNameTheKey) {
 
 }  // namespace
 }  // namespace trainmem::gpu
+
+namespace trainmem::gpu {
+namespace {
+
+void expect_same(const ReplayResult& a, const ReplayResult& b) {
+  EXPECT_EQ(a.peak_allocated_bytes, b.peak_allocated_bytes);
+  EXPECT_EQ(a.peak_reserved_bytes, b.peak_reserved_bytes);
+  EXPECT_EQ(a.peak_requested_bytes, b.peak_requested_bytes);
+  EXPECT_EQ(a.segments_allocated, b.segments_allocated);
+  EXPECT_EQ(a.oom, b.oom);
+  ASSERT_EQ(a.phases.size(), b.phases.size());
+  for (std::size_t p = 0; p < a.phases.size(); ++p) {
+    EXPECT_EQ(a.phases[p].allocated_bytes, b.phases[p].allocated_bytes) << p;
+    EXPECT_EQ(a.phases[p].reserved_bytes, b.phases[p].reserved_bytes) << p;
+    EXPECT_EQ(a.phases[p].largest_free_bytes, b.phases[p].largest_free_bytes) << p;
+    EXPECT_EQ(a.phases[p].end_allocated_bytes, b.phases[p].end_allocated_bytes) << p;
+  }
+}
+
+TEST(CachingAllocator, BulkLayoutEqualsOneByOne) {
+  constexpr std::int64_t KiB = 1024;
+  const std::int64_t sizes[] = {700 * KiB, 3 * MiB,      12 * MiB + 1, 1 * MiB + 512,
+                                9 * MiB,   19 * MiB + 7, 256,          6 * MiB + 100};
+  std::vector<AllocEvent> ev;
+  std::int32_t id = 0;
+  std::int16_t phase = 0;
+  for (const std::int64_t bytes : sizes) {
+    ev.push_back({Op::alloc, id, 13, bytes, 0, phase, -1});
+    ev.push_back({Op::alloc, id + 1, 1, bytes / 3 + 1, 0, phase, -1});
+    ev.push_back({Op::free, id + 1, 1, 0, 0, phase, -1});  // leaves a cached block behind
+    ev.push_back({Op::alloc, id + 2, 7, bytes, 0, phase, -1});
+    if (phase % 2 == 1) ev.push_back({Op::free, id, 1, 0, 0, phase, -1});
+    id += 3;
+    ++phase;
+  }
+  for (const char* c : {"", "max_split_size_mb:64", "roundup_power2_divisions:4"}) {
+    SCOPED_TRACE(c);
+    const AllocatorConfig cfg = conf(c);
+    expect_same(replay(ev, cfg, {}, 0, true), replay(ev, cfg, {}, 0, false));
+    ReplayLimits lim;
+    lim.device_bytes = 300 * MiB;
+    expect_same(replay(ev, cfg, lim, 0, true), replay(ev, cfg, lim, 0, false));
+  }
+}
+
+}  // namespace
+}  // namespace trainmem::gpu

@@ -7,9 +7,9 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "trainmem/fit.h"
+#include "trainmem/device.h"
 #include "trainmem/gpu.h"
-#include "trainmem/svg.h"
+#include "trainmem/render.h"
 
 namespace trainmem::cli {
 namespace {
@@ -81,18 +81,20 @@ int run_estimate(const EstimateArgs& a, bool explain) {
     }
   }
   const Fit* f = verdict ? &*verdict : nullptr;
+  // Apple unified memory has no CUDA allocator or context: no GPU figures there.
+  const bool cuda = !in->device || in->device->kind != DeviceKind::unified;
   if (!a.svg.empty()) {
     std::ofstream svg_out(a.svg);
     svg_out << render_svg_budget(ledger, f, in->options);
     if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
-    std::cout << render_json(ledger, f, &*gpu);
+    std::cout << render_json(ledger, f, cuda ? &*gpu : nullptr);
   } else if (explain) {
     std::cout << render_explain(ledger, in->options);
   } else {
     std::cout << render_text(ledger, f, in->options);
-    if (gpu->available) std::cout << "\n" << render_gpu_text(*gpu, in->options);
+    if (cuda && gpu->available) std::cout << "\n" << render_gpu_text(*gpu, in->options);
     if (a.timeline == "phases") std::cout << "\n" << render_timeline(ledger, in->options);
     if (a.timeline == "events") {
       std::cout << "\n" << render_alloc_timeline(in->model, in->plan, ledger, gopt, in->options);

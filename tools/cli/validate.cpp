@@ -1,5 +1,7 @@
 // trainmem validate FILE [--json]: the estimator against measured peaks, row by row, with the
 // median, p95 and worst absolute percentage error overall and per category.
+#include "trainmem/validate.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,11 +11,9 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "trainmem/accuracy.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
 #include "trainmem/gpu.h"
-#include "trainmem/measurements.h"
 
 namespace trainmem::cli {
 namespace {

@@ -1,0 +1,189 @@
+// TrainingPlan: everything about a run except the model. Every field has a default and says what
+// it trades; flags, plan files and the Python/web facade all fill this one struct.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "trainmem/dtype.h"
+#include "trainmem/errors.h"
+
+namespace trainmem {
+
+// full: every parameter trains. lora: base frozen, low-rank adapters train. qlora: lora with the
+// frozen base block-quantised. freeze: only chosen modules/layers train.
+enum class Method { full, lora, qlora, freeze };
+
+// bf16_mixed: bf16 weights and grads, fp32 master copy and states (DeepSpeed/Megatron; 16 B/param
+// with Adam). bf16: model loaded in bf16, states in bf16, no master (PyTorch default when the
+// model is bf16). fp16_mixed: as bf16_mixed with fp16. fp32: everything fp32. autocast_bf16:
+// fp32 parameters (which are the master), fp32 grads, bf16 compute under torch.autocast (HF
+// Trainer with bf16=True on an fp32-loaded model).
+enum class Precision { bf16_mixed, bf16, fp16_mixed, fp32, autocast_bf16 };
+
+enum class OptimizerKind {
+  adamw,
+  adamw_8bit,
+  paged_adamw,
+  paged_adamw_8bit,
+  adafactor,
+  sgd,
+  sgd_momentum,
+  lion,
+  adam_mini,
+  muon,
+};
+
+// PyTorch's implementation choice changes only the step's scratch memory.
+enum class OptimizerImpl { foreach, fused, for_loop };
+
+enum class Checkpointing { none, full, selective };
+enum class Attention { eager, sdpa, flash };
+// full: HF's logits + fp32 upcast. chunked: TRL chunked NLL. fused: Liger fused linear CE.
+enum class Loss { full, chunked, fused };
+// exact: what the framework allocates. textbook: the seeds' uniform arithmetic.
+enum class Convention { exact, textbook };
+enum class QuantKind { nf4, fp4, int8 };
+
+struct LoraPlan {
+  std::int64_t rank = 16;  // r: adapter params per linear are r x (in + out)
+  double alpha = 32;       // scaling only; no memory effect
+  double dropout = 0.0;    // > 0 saves a dropout mask and a dropped copy of each adapted input
+  // Module names: q,k,v,o,gate,up,down,lm_head,embed, or all-linear / attention / mlp; MoE
+  // targets: experts, shared_experts, router.
+  std::vector<std::string> targets = {"q", "k", "v", "o", "gate", "up", "down"};
+  bool dora = false;  // DoRA adds one magnitude vector (out elements) per adapted linear
+};
+
+struct QuantPlan {
+  QuantKind kind = QuantKind::nf4;
+  bool double_quant = true;      // absmax quantised to 8 bits plus one fp32 per 256 blocks
+  std::int64_t block_size = 64;  // weights per absmax (bitsandbytes 4-bit default)
+  bool prepare_kbit = true;      // peft prepare_model_for_kbit_training: non-quantised -> fp32
+};
+
+struct FreezePlan {
+  std::vector<std::string> train_modules;  // module names as in LoraPlan::targets, plus "norm"
+  // Layer indices that train; empty = all layers. With LoRA/QLoRA: the layers adapted (PEFT
+  // layers_to_transform).
+  std::vector<std::int64_t> train_layers;
+};
+
+// How the framework that runs the step allocates, as knobs the ledger reads. The defaults are the
+// Hugging Face behaviour (transformers >= 4.49 Trainer, PEFT, bitsandbytes >= 0.44); a framework
+// profile (src/plan/framework.h, docs/frameworks.md) changes some of them when the plan is built.
+struct FrameworkBehaviour {
+  // The model output (logits) stays referenced through backward and into the next forward: a
+  // plain `out = model(...); out.loss.backward()` loop, or litgpt's `logits = model(...)`.
+  bool outputs_kept = false;
+  // transformers < 4.46: LlamaForCausalLM.forward did `logits = logits.float()`, so the output
+  // holds fp32 logits.
+  bool fp32_logits_in_model = false;
+  // transformers < 4.49: the loss made `logits[..., :-1, :].contiguous()`, a second fp32 copy.
+  bool loss_shift_copy = false;
+  // The loss upcasts logits to fp32 before log_softmax (HF ForCausalLMLoss, torchtune); litgpt's
+  // chunked_cross_entropy runs on the compute dtype.
+  bool loss_upcast = true;
+  // The lm_head and the loss run per chunk: a fixed number of chunks (torchtune
+  // num_output_chunks), or chunks of this many positions per sequence (litgpt
+  // lm_head_chunk_size). 0: one piece.
+  std::int64_t loss_chunks = 0;
+  std::int64_t loss_chunk_positions = 0;
+  // The recipe deletes the logits right after the loss (torchtune `del logits`).
+  bool logits_freed_after_loss = false;
+  // PEFT autocast_adapter_dtype=True keeps adapters in fp32; litgpt/torchtune/mlx build them in
+  // the model dtype.
+  bool adapters_fp32 = true;
+  // The optimizer steps each parameter inside backward and frees its gradient (torchtune
+  // optimizer_in_bwd): at most one gradient is live.
+  bool optimizer_in_backward = false;
+  // Checkpointed layer inputs are copied to host memory (torchtune enable_activation_offloading,
+  // unsloth's offloaded gradient checkpointing): two layers' inputs stay on the device.
+  bool offload_checkpoints = false;
+  // bitsandbytes < 0.44: MatMul4Bit keeps its input for backward even though the 4-bit weight
+  // gets no gradient.
+  bool bnb_saves_4bit_input = false;
+  // The batch carries a padding mask: SDPA repeats K/V to every head and saves a float mask.
+  bool padding_mask = false;
+  // Attention as litgpt writes it (CausalSelfAttention): one fused qkv projection; with as many
+  // key/value heads as query heads SDPA saves v as a view of that output, keeping all of it; with
+  // fewer, k and v are expanded to every head before SDPA. LoRA on q/k/v is one LoRAQKVLinear:
+  // one dropout and one adapter input for the three.
+  bool fused_qkv_attention = false;
+  // TRL SFTTrainer logs mean_token_accuracy from `outputs.logits[..., :-1, :].contiguous()`: one
+  // more copy of the logits at the end of forward.
+  bool metrics_logits_copy = false;
+  // cuBLAS workspaces come from PyTorch's caching allocator (CUDA). False on Apple/MLX.
+  bool cublas_workspaces = true;
+  // Apple unified memory (mlx): no CUDA context, no caching allocator.
+  bool unified_memory = false;
+  // mlx-lm adapts only the last N layers (lora_layers / num_layers, default 16); 0: all layers.
+  std::int64_t lora_last_layers = 0;
+};
+
+struct TrainingPlan {
+  Method method = Method::full;
+  Precision precision = Precision::bf16_mixed;
+  OptimizerKind optimizer = OptimizerKind::adamw;
+  OptimizerImpl optimizer_impl = OptimizerImpl::foreach;
+  LoraPlan lora;
+  QuantPlan quant;
+  FreezePlan freeze;
+
+  std::int64_t batch = 1;       // micro-batch per GPU, sequences
+  std::int64_t seq = 1024;      // longest sequence in a batch, tokens (memory follows the longest)
+  std::int64_t grad_accum = 1;  // micro-batches per optimizer step
+  Checkpointing checkpointing = Checkpointing::none;
+  Attention attention = Attention::sdpa;
+  Loss loss = Loss::full;
+  // Whose allocation behaviour is modelled: a profile name from src/plan/framework.h (hf, trl,
+  // litgpt, torchtune, unsloth, axolotl, mlx), and the versions given for it and its libraries
+  // ("transformers=4.43", "bitsandbytes=0.41.1"); empty: current releases.
+  std::string framework = "hf";
+  std::vector<std::pair<std::string, std::string>> library_versions;
+  FrameworkBehaviour behaviour;  // filled from the profile by make_plan / apply_framework
+
+  Convention convention = Convention::exact;
+  std::int64_t params_override = 0;  // price this published count instead (0: use inventory)
+};
+
+// The plan as a JSON object with every field (docs/formats.md, "plan"), and back. Keys missing
+// from the JSON keep their defaults; unknown keys, wrong types and unknown names are errors naming
+// the key; the result has passed validate(). `file` names the source in errors.
+std::string render_plan_json(const TrainingPlan& plan);
+Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& file = "plan");
+
+// Checks ranges and combinations; the returned Error names the flag (e.g. "--batch").
+std::optional<Error> validate(const TrainingPlan& plan);
+
+// Names used on the command line and in JSON, and their parsers: one table per enum.
+std::string_view name_of(Method v);
+std::string_view name_of(Precision v);
+std::string_view name_of(OptimizerKind v);
+std::string_view name_of(OptimizerImpl v);
+std::string_view name_of(Checkpointing v);
+std::string_view name_of(Attention v);
+std::string_view name_of(Loss v);
+std::string_view name_of(Convention v);
+std::string_view name_of(QuantKind v);
+
+std::optional<Method> parse_method(std::string_view s);
+std::optional<Precision> parse_precision(std::string_view s);
+std::optional<OptimizerKind> parse_optimizer(std::string_view s);
+std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view s);
+std::optional<Checkpointing> parse_checkpointing(std::string_view s);
+std::optional<Attention> parse_attention(std::string_view s);
+std::optional<Loss> parse_loss(std::string_view s);
+std::optional<Convention> parse_convention(std::string_view s);
+std::optional<QuantKind> parse_quant(std::string_view s);
+
+// All accepted names of an enum, for help text and "did you mean".
+std::vector<std::string_view> names_of_methods();
+std::vector<std::string_view> names_of_precisions();
+std::vector<std::string_view> names_of_optimizers();
+
+}  // namespace trainmem
