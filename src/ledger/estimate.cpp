@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "ledger/context.h"
-#include "plan/framework.h"
+#include "trainmem/framework.h"
 #include "plan/method.h"
 #include "trainmem/units.h"
 

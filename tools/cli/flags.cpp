@@ -5,7 +5,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "plan/framework.h"
+#include "trainmem/framework.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
