@@ -47,9 +47,7 @@ std::string framework_note(const TrainingPlan& plan) {
   std::string out = fmt::format("Framework assumptions ({}{}): ", plan.framework, versions);
   const auto applied = applied_differences(plan);
   if (applied.empty()) {
-    out +=
-        "HF Trainer drops the model outputs before backward; transformers >= 4.49 loss; PEFT "
-        "adapters in fp32; bitsandbytes >= 0.44.";
+    out += "transformers >= 4.49 loss; PEFT adapters in fp32; bitsandbytes >= 0.44.";
   } else {
     for (std::size_t i = 0; i < applied.size(); ++i) {
       out += fmt::format("{}{}", i ? "; " : "", applied[i]->what);
@@ -57,6 +55,8 @@ std::string framework_note(const TrainingPlan& plan) {
     out += ".";
   }
   const FrameworkBehaviour& b = plan.behaviour;
+  out += b.outputs_kept ? " The loop keeps the model output (logits) through the step."
+                        : " The model output is dropped before backward (HF Trainer).";
   if (b.padding_mask) out += " Padding mask: SDPA repeats K/V to every head.";
   if (b.optimizer_in_backward) out += " The optimizer steps in backward.";
   if (b.offload_checkpoints && plan.checkpointing != Checkpointing::full) {
