@@ -45,6 +45,11 @@ int run_solve(const SolveArgs& a) {
     if (!bytes) return report(bytes.error());
     so.reserve_bytes = bytes.value();
   }
+  if (!by_device && !in->device) {
+    return report(Error{
+        ErrorCode::usage, "", "--gpu",
+        fmt::format("--for {} needs a device: --gpu NAME or --memory SIZE", name_of(*target))});
+  }
   auto r = solve(in->model, in->plan, in->device, *target, so);
   if (!r) return report(r.error());
   const SolveResult& s = r.value();
