@@ -1,5 +1,5 @@
 # The two commands a new user runs: `make run` and `make test`. Both install what is missing.
-.PHONY: deps build build-all run test test-cpp test-python python asan fuzz format bench clean
+.PHONY: deps build build-all run test test-cpp test-python python asan fuzz format bench gpu-accuracy clean
 
 # The PyTorch measurement harness: make measure | measure-subset | measure-test (validation/).
 include validation/measure.mk
@@ -51,9 +51,14 @@ fuzz:
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # Google Benchmark of the estimate call, then whole-process timings of the command line.
+# The estimator against published GPU runs (docs/accuracy.md, "GPU"): a benchmark, not a test.
+gpu-accuracy: build
+	@bench/gpu_accuracy.sh $(BUILD)/bin/trainmem
+
 bench: build-all
 	@$(BUILD)/bin/trainmem_bench
 	@bench/cli_time.sh
+	@bench/gpu_accuracy.sh $(BUILD)/bin/trainmem
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -56,6 +56,9 @@ Result<MeasurementRecord> parse_record(const json& j, const std::string& where) 
     }
     r.device = m.value("device", "");
     r.tracker = m.value("tracker", "");
+    r.metric = m.value("metric", "");
+    r.device_id = m.value("device_id", "");
+    if (j.contains("source") && j["source"].is_object()) r.source = j["source"].value("name", "");
     if (m.contains("by_category")) {
       for (std::size_t c = 0; c < kMeasuredCategories.size(); ++c) {
         const json& cats = m["by_category"];
@@ -77,6 +80,13 @@ Result<MeasurementRecord> parse_record(const json& j, const std::string& where) 
                                  e.id));
   }
   if (r.peak_bytes <= 0) return bad_input(where, "measured.peak_bytes", "must be positive");
+  if (!r.metric.empty() && r.metric != "max_memory_allocated" &&
+      r.metric != "max_memory_reserved" && r.metric != "nvidia-smi") {
+    return bad_input(where, "measured.metric",
+                     fmt::format("'{}' is not max_memory_allocated, max_memory_reserved or "
+                                 "nvidia-smi",
+                                 r.metric));
+  }
   return r;
 }
 
