@@ -119,6 +119,11 @@ std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit
               {"ranks", ranks},
               {"host_per_node", {{"items", host_items}, {"peak_bytes", d.host.totals.peak_bytes}}},
               {"notes", d.notes}};
+  // The most-loaded rank's totals and fit at the top, as in trainmem.ledger/1, so a reader of
+  // either document finds the peak in the same place.
+  const nlohmann::json most = ledger_json(d.ranks[d.most_loaded].ledger, fit);
+  doc["totals"] = most.at("totals");
+  if (fit != nullptr) doc["fit"] = fit_json(*fit);
   return doc.dump(2) + "\n";
 }
 
