@@ -1,5 +1,5 @@
 # The two commands a new user runs: `make run` and `make test`. Both install what is missing.
-.PHONY: deps build run test asan format bench clean
+.PHONY: deps build run test asan format bench clean web-deps web test-web
 
 # The PyTorch measurement harness: make measure | measure-subset | measure-test (validation/).
 include validation/measure.mk
@@ -21,6 +21,22 @@ run: build
 
 test: build
 	@ctest --preset default
+	@$(MAKE) --no-print-directory test-web
+
+# The web page (docs/web.md): the engine compiled to WebAssembly with emscripten, and the static
+# page around it, in one folder: build-web/site/ (open build-web/site/index.html from disk).
+web-deps:
+	@scripts/install-web-deps.sh
+
+web: deps web-deps
+	@emcmake cmake -S web -B build-web -G Ninja >/dev/null
+	@cmake --build build-web
+	@echo "The page: build-web/site/index.html"
+
+# Browser tests: playwright-core (web/package-lock.json) driving Debian's chromium headless.
+test-web: build web
+	@cd web && npm ci --no-audit --no-fund --loglevel=error
+	@cd web && node --test tests/
 
 asan: deps
 	@cmake --workflow --preset asan
@@ -34,4 +50,4 @@ format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	@rm -rf build build-asan
+	@rm -rf build build-asan build-web

@@ -1,0 +1,371 @@
+// The web page's one entry point: a JSON request in, a JSON response out. Every number comes from
+// the same library calls as the command line (load, estimate, fit, advise, sweep, the renderers);
+// this file only turns request fields into the library's values, and values into JSON.
+//
+// Request:  {"op": "estimate"|"explain"|"advise"|"sweep"|"devices"|"models",
+//            "model": {"preset": ID} | {"config_text": T, "name": N}
+//                     | {"folder": N, "config_text": T, "index_text": T?,
+//                        "safetensors": [{"name", "size", "prefix_b64"}]},
+//            "plan": {"method": "lora", "batch": 4, ... the CLI's flags in snake_case},
+//            "device": {"gpu": ID} | {"memory": "24GiB"} (optional), "reserve": "2GB",
+//            "units": "gib", "over": "batch"|"seq", "values": [..]}
+// Response: {"ok": true, ...} or {"ok": false, "error": "FILE: FIELD: REASON", "field": F}.
+// docs/web.md describes each op's fields.
+#include <emscripten/emscripten.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "trainmem/advise.h"
+#include "trainmem/device.h"
+#include "trainmem/estimate.h"
+#include "trainmem/fit.h"
+#include "trainmem/json.h"
+#include "trainmem/load.h"
+#include "trainmem/model_files.h"
+#include "trainmem/render.h"
+#include "trainmem/sweep.h"
+#include "trainmem/training_plan.h"
+#include "trainmem/units.h"
+
+namespace trainmem::web {
+namespace {
+
+using nlohmann::json;
+
+Error usage(std::string field, std::string reason) {
+  return Error{ErrorCode::usage, "", std::move(field), std::move(reason)};
+}
+
+// --- request fields -> library values -------------------------------------------------------
+
+std::string text_field(const json& obj, const char* key, const std::string& fallback) {
+  const auto it = obj.find(key);
+  return (it != obj.end() && it->is_string()) ? it->get<std::string>() : fallback;
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  for (char c : text + ",") {
+    if (c == ',') {
+      if (!item.empty()) out.push_back(item);
+      item.clear();
+    } else if (c != ' ') {
+      item += c;
+    }
+  }
+  return out;
+}
+
+template <class E>
+std::optional<Error> set_enum(E& out, std::optional<E> (*parse)(std::string_view), const json& p,
+                              const char* key, const char* flag, E fallback) {
+  const std::string text = text_field(p, key, std::string(name_of(fallback)));
+  if (auto v = parse(text)) {
+    out = *v;
+    return std::nullopt;
+  }
+  return usage(flag, "'" + text + "' is not an accepted value");
+}
+
+std::optional<Error> set_int(std::int64_t& out, const json& p, const char* key, const char* flag) {
+  const auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return std::nullopt;
+  if (it->is_number_integer()) {
+    out = it->get<std::int64_t>();
+    return std::nullopt;
+  }
+  if (it->is_string()) {
+    auto n = parse_count(it->get<std::string>(), flag);
+    if (!n) return n.error();
+    out = n.value();
+    return std::nullopt;
+  }
+  return usage(flag, "must be a whole number");
+}
+
+// "0-3,30" -> 0,1,2,3,30, as the command line's --train-layers.
+Result<std::vector<std::int64_t>> parse_layers(const std::string& text) {
+  std::vector<std::int64_t> out;
+  for (const std::string& part : split_list(text)) {
+    const auto dash = part.find('-');
+    auto first = parse_count(part.substr(0, dash), "--train-layers");
+    auto last =
+        dash == std::string::npos ? first : parse_count(part.substr(dash + 1), "--train-layers");
+    if (!first || !last || *last < *first || *last - *first > 100000) {
+      return usage("--train-layers", "'" + part + "' is not a layer index or range like 0-3");
+    }
+    for (std::int64_t l = *first; l <= *last; ++l) out.push_back(l);
+  }
+  return out;
+}
+
+Result<TrainingPlan> plan_from(const json& p) {
+  if (!p.is_object()) return usage("plan", "must be an object");
+  TrainingPlan plan;
+  const TrainingPlan d;
+  std::optional<Error> e;
+  if ((e = set_enum(plan.method, parse_method, p, "method", "--method", d.method))) return *e;
+  if ((e = set_enum(plan.precision, parse_precision, p, "precision", "--precision", d.precision)))
+    return *e;
+  if ((e = set_enum(plan.optimizer, parse_optimizer, p, "optimizer", "--optimizer", d.optimizer)))
+    return *e;
+  if ((e = set_enum(plan.optimizer_impl, parse_optimizer_impl, p, "optimizer_impl",
+                    "--optimizer-impl", d.optimizer_impl)))
+    return *e;
+  if ((e = set_enum(plan.checkpointing, parse_checkpointing, p, "checkpointing", "--checkpointing",
+                    d.checkpointing)))
+    return *e;
+  if ((e = set_enum(plan.attention, parse_attention, p, "attention", "--attention", d.attention)))
+    return *e;
+  if ((e = set_enum(plan.loss, parse_loss, p, "loss", "--loss", d.loss))) return *e;
+  if ((e = set_enum(plan.convention, parse_convention, p, "convention", "--convention",
+                    d.convention)))
+    return *e;
+  if ((e = set_enum(plan.quant.kind, parse_quant, p, "quant", "--quant", d.quant.kind))) return *e;
+  if ((e = set_int(plan.batch, p, "batch", "--batch"))) return *e;
+  if ((e = set_int(plan.seq, p, "seq", "--seq"))) return *e;
+  if ((e = set_int(plan.grad_accum, p, "grad_accum", "--grad-accum"))) return *e;
+  if ((e = set_int(plan.lora.rank, p, "lora_rank", "--lora-rank"))) return *e;
+  if ((e = set_int(plan.params_override, p, "params", "--params"))) return *e;
+  plan.lora.alpha = p.value("lora_alpha", d.lora.alpha);
+  plan.lora.dropout = p.value("lora_dropout", d.lora.dropout);
+  if (p.contains("lora_targets")) plan.lora.targets = split_list(text_field(p, "lora_targets", ""));
+  plan.lora.dora = p.value("dora", false);
+  plan.quant.double_quant = p.value("double_quant", d.quant.double_quant);
+  plan.quant.prepare_kbit = p.value("prepare_kbit", d.quant.prepare_kbit);
+  plan.freeze.train_modules = split_list(text_field(p, "train_modules", ""));
+  auto layers = parse_layers(text_field(p, "train_layers", ""));
+  if (!layers) return layers.error();
+  plan.freeze.train_layers = layers.value();
+  if (auto invalid = validate(plan)) return *invalid;
+  return plan;
+}
+
+Result<std::optional<Device>> device_from(const json& req) {
+  std::optional<Device> device;
+  const json dev = req.value("device", json::object());
+  const std::string gpu = text_field(dev, "gpu", ""), memory = text_field(dev, "memory", "");
+  if (!gpu.empty()) {
+    auto found = find_device(gpu);
+    if (!found) return found.error();
+    device = found.value();
+  } else if (!memory.empty()) {
+    auto bytes = parse_size(memory, "--memory");
+    if (!bytes) return bytes.error();
+    device = custom_device(bytes.value());
+  }
+  const std::string reserve = text_field(req, "reserve", "");
+  if (!reserve.empty() && device) {
+    auto bytes = parse_size(reserve, "--reserve");
+    if (!bytes) return bytes.error();
+    device->reserve_bytes = bytes.value();
+  }
+  return device;
+}
+
+Result<std::string> base64_decode(const std::string& in, const std::string& field) {
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=') break;
+    const auto pos = kAlphabet.find(c);
+    if (pos == std::string::npos) return usage(field, "is not base64");
+    acc = (acc << 6) | static_cast<std::uint32_t>(pos);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+// Loaded models are kept by request text: a preset or a folder is parsed once, not per keystroke.
+std::map<std::string, std::shared_ptr<const LoadedModel>>& model_cache() {
+  static std::map<std::string, std::shared_ptr<const LoadedModel>> cache;
+  return cache;
+}
+
+Result<std::shared_ptr<const LoadedModel>> model_from(const json& m) {
+  if (!m.is_object())
+    return usage("model", "choose a preset, paste a config.json or drop a folder");
+  const std::string key = m.dump();
+  if (auto it = model_cache().find(key); it != model_cache().end()) return it->second;
+  Result<LoadedModel> loaded =
+      usage("model", "choose a preset, paste a config.json or drop a folder");
+  if (m.contains("preset")) {
+    loaded = load_preset(text_field(m, "preset", ""));
+  } else if (m.contains("config_text")) {
+    ModelFiles files;
+    files.folder = text_field(m, "folder", "");
+    files.config_text = text_field(m, "config_text", "");
+    if (m.contains("index_text") && m["index_text"].is_string()) {
+      files.index_text = m["index_text"].get<std::string>();
+    }
+    for (const json& f : m.value("safetensors", json::array())) {
+      HeaderPrefix h;
+      h.name = text_field(f, "name", "");
+      h.size_bytes = f.value("size", std::int64_t{0});
+      auto prefix = base64_decode(text_field(f, "prefix_b64", ""), h.name);
+      if (!prefix) return prefix.error();
+      h.prefix = std::move(prefix).value();
+      files.safetensors.push_back(std::move(h));
+    }
+    loaded = load_model_files(files);
+    if (loaded && files.folder.empty()) loaded->spec.name = text_field(m, "name", "config.json");
+  }
+  if (!loaded) return loaded.error();
+  if (model_cache().size() > 32) model_cache().clear();
+  auto shared = std::make_shared<const LoadedModel>(std::move(loaded).value());
+  model_cache()[key] = shared;
+  return shared;
+}
+
+// --- library values -> response JSON ----------------------------------------------------------
+
+json device_json(const Device& d) {
+  return {{"id", d.id},
+          {"name", d.name},
+          {"kind", name_of(d.kind)},
+          {"capacity_bytes", d.capacity_bytes},
+          {"reserve_bytes", d.reserve_bytes},
+          {"usable_bytes", d.usable_bytes()},
+          {"capacity", gb_and_gib(d.capacity_bytes)},
+          {"note", d.note}};
+}
+
+json timeline_json(const Ledger& ledger, const Totals& t) {
+  json rows = json::array();
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    const auto live = live_at_slot(ledger, slot);
+    json by_tenant = json::object();
+    for (int k = 0; k < kTenantCount; ++k) {
+      by_tenant[std::string(tenant_name(static_cast<Tenant>(k)))] =
+          live[static_cast<std::size_t>(k)];
+    }
+    rows.push_back({{"slot", slot_name(slot)},
+                    {"bytes", t.by_slot[static_cast<std::size_t>(slot)]},
+                    {"peak", slot == t.peak_slot},
+                    {"by_tenant", by_tenant}});
+  }
+  return rows;
+}
+
+json tenants_json() {
+  json out = json::array();
+  for (int k = 0; k < kTenantCount; ++k) {
+    const auto t = static_cast<Tenant>(k);
+    out.push_back({{"id", tenant_name(t)}, {"title", tenant_title(t)}});
+  }
+  return out;
+}
+
+json advice_json(const Advice& adv) {
+  json opts = json::array();
+  for (const AdviceOption& o : adv.options) {
+    opts.push_back({{"change", o.change},
+                    {"flags", o.flags},
+                    {"peak_bytes", o.peak_bytes},
+                    {"fits", o.fits},
+                    {"margin_bytes", o.margin_bytes},
+                    {"cost", o.cost},
+                    {"changes", o.parts}});
+  }
+  return {{"fits_now", adv.fits_now}, {"now", fit_json(adv.now)}, {"options", opts}};
+}
+
+json sweep_json(const Sweep& s) {
+  json pts = json::array();
+  for (const SweepPoint& p : s.points) {
+    pts.push_back({{"x", p.x}, {"peak_bytes", p.peak_bytes}, {"static_bytes", p.static_bytes}});
+  }
+  json out = {{"over", name_of(s.axis)}, {"points", pts}};
+  if (s.device) out["usable_bytes"] = s.device->usable_bytes();
+  return out;
+}
+
+Result<RenderOptions> options_from(const json& req) {
+  RenderOptions o;
+  const std::string units = text_field(req, "units", "gib");
+  const auto u = parse_unit(units);
+  if (!u) return usage("--units", "'" + units + "' is not one of: gib, gb, mib, bytes");
+  o.unit = *u;
+  return o;
+}
+
+json run(const json& req) {
+  const std::string op = text_field(req, "op", "");
+  if (op == "devices") {
+    json rows = json::array();
+    for (const Device& d : list_devices()) rows.push_back(device_json(d));
+    return {{"ok", true}, {"devices", rows}};
+  }
+  if (op == "models") {
+    json rows = json::array();
+    for (const PresetInfo& p : list_presets()) {
+      rows.push_back({{"id", p.id}, {"hf_id", p.hf_id}, {"published", p.published}});
+    }
+    return {{"ok", true}, {"models", rows}, {"tenants", tenants_json()}};
+  }
+  auto model = model_from(req.value("model", json()));
+  if (!model) throw model.error();
+  auto plan = plan_from(req.value("plan", json::object()));
+  if (!plan) throw plan.error();
+  auto device = device_from(req);
+  if (!device) throw device.error();
+  auto options = options_from(req);
+  if (!options) throw options.error();
+  const LoadedModel& m = **model;
+
+  if (op == "estimate" || op == "explain") {
+    const Ledger ledger = estimate(m, *plan);
+    const Totals t = totals(ledger);
+    std::optional<Fit> f;
+    if (*device) f = fit(t, **device);
+    json out = {{"ok", true},
+                {"ledger", ledger_json(ledger, f ? &*f : nullptr)},
+                {"timeline", timeline_json(ledger, t)},
+                {"model_notes", m.notes}};
+    if (f) out["verdict"] = gb_and_gib(f->peak_bytes);
+    if (op == "explain") out["explain"] = render_explain(ledger, *options);
+    return out;
+  }
+  if (op == "advise") {
+    if (!*device) throw usage("--gpu", "advise needs a device");
+    return {{"ok", true}, {"advice", advice_json(advise(m, *plan, **device))}};
+  }
+  if (op == "sweep") {
+    const auto axis = parse_sweep_axis(text_field(req, "over", "batch"));
+    if (!axis) throw usage("--over", "must be batch or seq");
+    std::vector<std::int64_t> values = default_sweep_values(*axis, *plan);
+    if (req.contains("values")) values = req["values"].get<std::vector<std::int64_t>>();
+    return {{"ok", true}, {"sweep", sweep_json(sweep(m, *plan, *axis, values, *device))}};
+  }
+  throw usage("op",
+              "'" + op + "' is not one of: estimate, explain, advise, sweep, devices, models");
+}
+
+}  // namespace
+}  // namespace trainmem::web
+
+// The one exported function. The returned string lives until the next call.
+extern "C" EMSCRIPTEN_KEEPALIVE const char* trainmem_call(const char* request) {
+  using nlohmann::json;
+  static std::string response;
+  try {
+    response = trainmem::web::run(json::parse(request)).dump();
+  } catch (const trainmem::Error& e) {
+    response =
+        json{{"ok", false}, {"error", e.message()}, {"field", e.field}, {"file", e.file}}.dump();
+  } catch (const std::exception& e) {
+    response = json{{"ok", false}, {"error", std::string("bad request: ") + e.what()}}.dump();
+  }
+  return response.c_str();
+}
