@@ -30,7 +30,7 @@ web-deps:
 
 web: deps web-deps
 	@emcmake cmake -S web -B build-web -G Ninja >/dev/null
-	@cmake --build build-web
+	@NODE_PATH=/usr/share/nodejs cmake --build build-web
 	@echo "The page: build-web/site/index.html"
 
 # Browser tests: playwright-core (web/package-lock.json) driving Debian's chromium headless.

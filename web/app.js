@@ -191,12 +191,15 @@ function renderVerdict(ledger, verdictText, s) {
     ` at ${t.peak_phase.replace(/_/g, ' ')}`);
   box.append(peakLine);
   if (!f) {
+    $('summary').replaceChildren(`Peak ${fmtBytes(t.peak_bytes, s.units)}`);
     box.append(el('div', {}, 'No device chosen: pick one to get a verdict.'));
     return;
   }
   const state = !f.fits ? 'over' : f.tight ? 'tight' : 'fits';
   box.classList.add(state);
   const word = { fits: 'Fits', tight: 'Fits, but tight', over: 'Does not fit' }[state];
+  $('summary').replaceChildren(el('span', { class: `word ${state}` }, word),
+    ` · peak ${fmtBytes(t.peak_bytes, s.units)} of ${fmtBytes(f.usable_bytes, s.units)} usable`);
   box.append(el('div', {},
     el('strong', { class: `word ${state}`, id: 'verdict-word' }, word),
     ` on ${f.device_name}: ${verdictText} against ${fmtBytes(f.usable_bytes, s.units)} usable `
@@ -324,10 +327,15 @@ function renderAdvice(advice, s) {
 }
 
 // ---- one update -------------------------------------------------------------------------------
+// First the verdict, budget, lines and timeline (one estimate: a few ms), painted at once; then,
+// in later tasks so typing stays responsive, the two sweeps and the advice (dozens of estimates
+// each). A newer change cancels the later tasks of an older one.
 
-let lastUpdateMs = 0;
+let generation = 0;
 function update() {
   const t0 = performance.now();
+  const gen = ++generation;
+  document.body.dataset.settled = 'false';
   const s = readState();
   syncVisibility(s);
   const base = { model: modelRequest(s), plan: planRequest(s), device: deviceRequest(s), units: s.units };
@@ -337,13 +345,16 @@ function update() {
   $('command').textContent = commandFor(s);
 
   const r = call({ op: 'explain', ...base });
+  $('report').hidden = !r.ok;
+  $('verdict').hidden = !r.ok;
   if (!r.ok) {
     showError(r.error);
-    markField(r.field);
-    for (const id of ['verdict', 'budget', 'lines', 'explain', 'timeline', 'charts', 'advice']) $(id).replaceChildren();
+    markField(/config\.json$/.test(r.file || '') ? '--config' : r.field);
+    for (const id of ['verdict', 'summary', 'budget', 'lines', 'explain', 'timeline', 'charts', 'advice']) $(id).replaceChildren();
     $('explain-all').textContent = '';
     lastLedger = null;
-    finish(t0);
+    finish(t0, 'updateMs');
+    finish(t0, 'fullUpdateMs');
     return;
   }
   showError('');
@@ -355,20 +366,42 @@ function update() {
   renderBudget(ledger, r.timeline, s);
   renderTimeline(r.timeline, ledger, s);
   $('explain-all').textContent = r.explain;
+  finish(t0, 'updateMs');
 
-  const batch = call({ op: 'sweep', over: 'batch', ...base });
-  const seq = call({ op: 'sweep', over: 'seq', ...base });
-  $('charts').replaceChildren(
-    chart(batch.sweep, s.batch, s, 'Peak against micro-batch'),
-    chart(seq.sweep, s.seq, s, 'Peak against sequence length'));
-  renderAdvice(s.device === 'none' ? null : call({ op: 'advise', ...base }).advice, s);
-  finish(t0);
+  later(gen, () => {
+    const batch = call({ op: 'sweep', over: 'batch', ...base });
+    const seq = call({ op: 'sweep', over: 'seq', values: seqValues(Number(s.seq)), ...base });
+    if (!batch.ok || !seq.ok) return showError(batch.error || seq.error);
+    $('charts').replaceChildren(
+      chart(batch.sweep, s.batch, s, 'Peak against micro-batch'),
+      chart(seq.sweep, s.seq, s, 'Peak against sequence length'));
+    later(gen, () => {
+      renderAdvice(s.device === 'none' ? null : call({ op: 'advise', ...base }).advice, s);
+      finish(t0, 'fullUpdateMs');
+    });
+  });
 }
 
-function finish(t0) {
-  lastUpdateMs = performance.now() - t0;
-  document.body.dataset.updateMs = lastUpdateMs.toFixed(2);
-  document.body.dataset.updates = String(Number(document.body.dataset.updates || 0) + 1);
+function later(gen, fn) {
+  setTimeout(() => { if (gen === generation) fn(); }, 0);
+}
+
+// 16 sequence lengths in steps of 256 up to 8192 or twice the plan's, and the plan's own.
+function seqValues(seq) {
+  const top = Math.max(8192, 2 * seq);
+  const step = Math.ceil(top / 16 / 256) * 256;
+  const v = new Set();
+  for (let x = step; x <= top; x += step) v.add(x);
+  if (seq > 0) v.add(seq);
+  return [...v].sort((a, b) => a - b);
+}
+
+function finish(t0, key) {
+  const ms = performance.now() - t0;
+  document.body.dataset[key] = ms.toFixed(2);
+  const count = key === 'updateMs' ? 'updates' : 'fullUpdates';
+  if (key === 'fullUpdateMs') document.body.dataset.settled = 'true';
+  document.body.dataset[count] = String(Number(document.body.dataset[count] || 0) + 1);
 }
 
 const FLAG_TO_FIELD = { '--lora-rank': 'lora_rank', '--lora-targets': 'lora_targets', '--grad-accum': 'grad_accum',
