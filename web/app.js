@@ -5,8 +5,8 @@
 
 const DEFAULTS = {
   source: 'preset', preset: 'qwen2.5-1.5b', config: '', method: 'full', lora_rank: '16',
-  lora_targets: 'q,k,v,o,gate,up,down', dora: false, quant: 'nf4', double_quant: true,
-  train_modules: '', train_layers: '', optimizer: 'adamw', precision: 'bf16-mixed', batch: '4',
+  lora_targets: 'q,k,v,o,gate,up,down', lora_dropout: '0', dora: false, quant: 'nf4', double_quant: true,
+  train_modules: '', train_layers: '', optimizer: 'adamw', optimizer_impl: 'foreach', precision: 'bf16-mixed', batch: '4',
   seq: '1024', grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full',
   device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib',
 };
@@ -79,12 +79,12 @@ function modelRequest(s) {
 
 function planRequest(s) {
   const p = {
-    method: s.method, optimizer: s.optimizer, precision: s.precision, batch: s.batch,
+    method: s.method, optimizer: s.optimizer, optimizer_impl: s.optimizer_impl, precision: s.precision, batch: s.batch,
     seq: s.seq, grad_accum: s.grad_accum, checkpointing: s.checkpointing,
     attention: s.attention, loss: s.loss,
   };
   if (s.method === 'lora' || s.method === 'qlora') {
-    Object.assign(p, { lora_rank: s.lora_rank, lora_targets: s.lora_targets, dora: s.dora });
+    Object.assign(p, { lora_rank: s.lora_rank, lora_targets: s.lora_targets, lora_dropout: Number(s.lora_dropout), dora: s.dora });
   }
   if (s.method === 'qlora') Object.assign(p, { quant: s.quant, double_quant: s.double_quant });
   if (s.method === 'freeze') p.train_modules = s.train_modules;
@@ -105,7 +105,7 @@ function commandFor(s) {
   const args = ['trainmem', 'estimate', model];
   const plan = planRequest(s);
   const flagDefaults = {
-    method: 'full', optimizer: 'adamw', precision: 'bf16-mixed', batch: '1', seq: '1024',
+    method: 'full', optimizer: 'adamw', optimizer_impl: 'foreach', precision: 'bf16-mixed', batch: '1', lora_dropout: '0', seq: '1024',
     grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full', lora_rank: '16',
     lora_targets: 'q,k,v,o,gate,up,down', quant: 'nf4', train_modules: '', train_layers: '',
   };

@@ -87,6 +87,14 @@ std::optional<Error> set_int(std::int64_t& out, const json& p, const char* key, 
   return usage(flag, "must be a whole number");
 }
 
+std::optional<Error> set_number(double& out, const json& p, const char* key, const char* flag) {
+  const auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) return usage(flag, "must be a number");
+  out = it->get<double>();
+  return std::nullopt;
+}
+
 // "0-3,30" -> 0,1,2,3,30, as the command line's --train-layers.
 Result<std::vector<std::int64_t>> parse_layers(const std::string& text) {
   std::vector<std::int64_t> out;
@@ -131,8 +139,8 @@ Result<TrainingPlan> plan_from(const json& p) {
   if ((e = set_int(plan.grad_accum, p, "grad_accum", "--grad-accum"))) return *e;
   if ((e = set_int(plan.lora.rank, p, "lora_rank", "--lora-rank"))) return *e;
   if ((e = set_int(plan.params_override, p, "params", "--params"))) return *e;
-  plan.lora.alpha = p.value("lora_alpha", d.lora.alpha);
-  plan.lora.dropout = p.value("lora_dropout", d.lora.dropout);
+  if ((e = set_number(plan.lora.alpha, p, "lora_alpha", "--lora-alpha"))) return *e;
+  if ((e = set_number(plan.lora.dropout, p, "lora_dropout", "--lora-dropout"))) return *e;
   if (p.contains("lora_targets")) plan.lora.targets = split_list(text_field(p, "lora_targets", ""));
   plan.lora.dora = p.value("dora", false);
   plan.quant.double_quant = p.value("double_quant", d.quant.double_quant);

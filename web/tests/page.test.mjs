@@ -56,7 +56,7 @@ async function openPage(options = {}, url = pageUrl) {
 
 // Sets the form from a plan of the command line's flags, then runs one update.
 async function setPlan(page, plan) {
-  const p = { method: 'full', optimizer: 'adamw', precision: 'bf16-mixed', batch: '1', seq: '1024',
+  const p = { method: 'full', optimizer: 'adamw', optimizer_impl: 'foreach', lora_dropout: 0, precision: 'bf16-mixed', batch: '1', seq: '1024',
     grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full', lora_rank: '16',
     lora_targets: 'q,k,v,o,gate,up,down', quant: 'nf4', ...plan };
   if (p.preset) {
@@ -69,10 +69,10 @@ async function setPlan(page, plan) {
   await page.selectOption('#method', p.method);
   await page.evaluate(() => window.trainmemPage.update());  // shows the method's own controls
   // As a user would: only the controls on screen (the method's) are set.
-  for (const k of ['optimizer', 'precision', 'checkpointing', 'attention', 'loss', 'quant']) {
+  for (const k of ['optimizer', 'optimizer_impl', 'precision', 'checkpointing', 'attention', 'loss', 'quant']) {
     if (await page.isVisible(`#${k}`)) await page.selectOption(`#${k}`, p[k]);
   }
-  for (const k of ['batch', 'seq', 'grad_accum', 'lora_rank', 'lora_targets']) {
+  for (const k of ['batch', 'seq', 'grad_accum', 'lora_rank', 'lora_targets', 'lora_dropout']) {
     if (await page.isVisible(`#${k}`)) await page.fill(`#${k}`, String(p[k]));
   }
   if (p.memory) {
@@ -126,7 +126,7 @@ const qwen3TinyConfig = fs.readFileSync(path.join(root, 'validation/configs/qwen
 
 const PLANS = [
   { preset: 'qwen2.5-1.5b', batch: 4, seq: 1024, gpu: 'rtx-4090' },
-  { preset: 'qwen3-8b', method: 'lora', lora_rank: 16, gpu: 'rtx-4090' },
+  { preset: 'qwen3-8b', method: 'lora', lora_rank: 16, lora_dropout: 0.1, optimizer_impl: 'fused', gpu: 'rtx-4090' },
   { preset: 'qwen3-8b', method: 'qlora', lora_rank: 64, lora_targets: 'all-linear', quant: 'nf4', gpu: 'a100-40gb' },
   { preset: 'llama-3.1-8b', batch: 8, seq: 2048, checkpointing: 'full', gpu: 'h100-sxm' },
   { preset: 'qwen3-30b-a3b', method: 'qlora', batch: 2, seq: 2048, gpu: 'm3-max-64gb' },
