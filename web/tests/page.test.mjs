@@ -328,6 +328,40 @@ test('each update takes well under 50 ms; screenshots of the main states', async
   await phone.context().close();
 });
 
+test('every control has a label, results are announced, the keyboard drives the form', async () => {
+  const page = await openPage();
+  const unlabelled = await page.$$eval('input, select, textarea',
+    (es) => es.filter((e) => !e.labels || e.labels.length === 0).map((e) => e.id || e.name));
+  assert.deepEqual(unlabelled, []);
+  assert.equal(await page.getAttribute('#verdict', 'aria-live'), 'polite');
+  assert.equal(await page.getAttribute('#error', 'role'), 'alert');
+  // Keyboard only: focus the micro-batch, raise it with the arrow key; the peak follows.
+  await setPlan(page, { preset: 'qwen3-0.6b', batch: 2, gpu: 'rtx-4090' });
+  const before = (await readPage(page)).peak;
+  await page.focus('#batch');
+  const n = await page.evaluate(() => Number(document.body.dataset.updates));
+  await page.keyboard.press('ArrowUp');
+  await page.waitForFunction((k) => Number(document.body.dataset.updates) > k, n);
+  const after = await readPage(page);
+  assert.equal(after.peak, cliJson(cliArgs({ preset: 'qwen3-0.6b', batch: 3, gpu: 'rtx-4090' })).totals.peak_bytes);
+  assert.ok(after.peak > before);
+  // A ledger line opens its arithmetic from the keyboard.
+  await page.focus('#lines button.line >> nth=1');
+  await page.keyboard.press('Enter');
+  assert.match(await page.textContent('#explain'), /Arithmetic: /);
+  await page.context().close();
+});
+
+test('on a phone the page fits the screen width', async () => {
+  const page = await openPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  await setPlan(page, { preset: 'llama-3.1-8b', method: 'lora', gpu: 'rtx-4090' });
+  await settle(page);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 390, `page is ${width} px wide`);
+  assert.match(await page.textContent('#summary'), /peak/);
+  await page.context().close();
+});
+
 test('the page made no network request', () => {
   assert.deepEqual(offsite, []);
 });
