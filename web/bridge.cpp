@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "flags.h"  // tools/cli: the command line's flag structs and their parsers
 #include "trainmem/advise.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
@@ -39,55 +40,54 @@ Error usage(std::string field, std::string reason) {
   return Error{ErrorCode::usage, "", std::move(field), std::move(reason)};
 }
 
+// "lora_rank" -> "--lora-rank": request keys are the flags in snake_case.
+std::string flag_name(std::string key) {
+  for (char& c : key) {
+    if (c == '_') c = '-';
+  }
+  return "--" + key;
+}
+
 // --- request fields -> library values -------------------------------------------------------
+// The plan and the device are read by the command line's own functions (tools/cli/flags.h):
+// the request's fields fill the same structs as the flags do, so defaults, accepted names,
+// validation and error messages are the command line's.
 
 std::string text_field(const json& obj, const char* key, const std::string& fallback) {
   const auto it = obj.find(key);
   return (it != obj.end() && it->is_string()) ? it->get<std::string>() : fallback;
 }
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::string item;
-  for (char c : text + ",") {
-    if (c == ',') {
-      if (!item.empty()) out.push_back(item);
-      item.clear();
-    } else if (c != ' ') {
-      item += c;
-    }
-  }
-  return out;
+std::optional<Error> read_text(std::string& out, const json& p, const char* key, const char* flag) {
+  const auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) return usage(flag, "must be a string");
+  out = it->get<std::string>();
+  return std::nullopt;
 }
 
-template <class E>
-std::optional<Error> set_enum(E& out, std::optional<E> (*parse)(std::string_view), const json& p,
-                              const char* key, const char* flag, E fallback) {
-  const std::string text = text_field(p, key, std::string(name_of(fallback)));
-  if (auto v = parse(text)) {
-    out = *v;
-    return std::nullopt;
-  }
-  return usage(flag, "'" + text + "' is not an accepted value");
-}
-
-std::optional<Error> set_int(std::int64_t& out, const json& p, const char* key, const char* flag) {
+// A whole number given as a JSON number or as the text typed in the form ("4", "1e3").
+std::optional<Error> read_int(std::int64_t& out, const json& p, const char* key, const char* flag) {
   const auto it = p.find(key);
   if (it == p.end() || it->is_null()) return std::nullopt;
   if (it->is_number_integer()) {
     out = it->get<std::int64_t>();
     return std::nullopt;
   }
-  if (it->is_string()) {
-    auto n = parse_count(it->get<std::string>(), flag);
-    if (!n) return n.error();
-    out = n.value();
+  if (!it->is_string()) return usage(flag, "must be a whole number");
+  const std::string text = it->get<std::string>();
+  if (text.find_first_not_of("0123456789") == std::string::npos && !text.empty() &&
+      text.size() < 19) {
+    out = std::stoll(text);  // "0" too, so validate() names the range
     return std::nullopt;
   }
-  return usage(flag, "must be a whole number");
+  auto n = parse_count(text, flag);
+  if (!n) return n.error();
+  out = n.value();
+  return std::nullopt;
 }
 
-std::optional<Error> set_number(double& out, const json& p, const char* key, const char* flag) {
+std::optional<Error> read_number(double& out, const json& p, const char* key, const char* flag) {
   const auto it = p.find(key);
   if (it == p.end() || it->is_null()) return std::nullopt;
   if (!it->is_number()) return usage(flag, "must be a number");
@@ -95,84 +95,64 @@ std::optional<Error> set_number(double& out, const json& p, const char* key, con
   return std::nullopt;
 }
 
-// "0-3,30" -> 0,1,2,3,30, as the command line's --train-layers.
-Result<std::vector<std::int64_t>> parse_layers(const std::string& text) {
-  std::vector<std::int64_t> out;
-  for (const std::string& part : split_list(text)) {
-    const auto dash = part.find('-');
-    auto first = parse_count(part.substr(0, dash), "--train-layers");
-    auto last =
-        dash == std::string::npos ? first : parse_count(part.substr(dash + 1), "--train-layers");
-    if (!first || !last || *last < *first || *last - *first > 100000) {
-      return usage("--train-layers", "'" + part + "' is not a layer index or range like 0-3");
-    }
-    for (std::int64_t l = *first; l <= *last; ++l) out.push_back(l);
-  }
-  return out;
+std::optional<Error> read_bool(bool& out, const json& p, const char* key, const char* flag) {
+  const auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) return usage(flag, "must be true or false");
+  out = it->get<bool>();
+  return std::nullopt;
 }
 
 Result<TrainingPlan> plan_from(const json& p) {
   if (!p.is_object()) return usage("plan", "must be an object");
-  TrainingPlan plan;
-  const TrainingPlan d;
+  cli::PlanFlags f;  // the command line's defaults
+  bool double_quant = !f.no_double_quant, prepare_kbit = !f.no_prepare_kbit;
+  const std::pair<const char*, std::string cli::PlanFlags::*> texts[] = {
+      {"method", &cli::PlanFlags::method},
+      {"precision", &cli::PlanFlags::precision},
+      {"optimizer", &cli::PlanFlags::optimizer},
+      {"optimizer_impl", &cli::PlanFlags::optimizer_impl},
+      {"checkpointing", &cli::PlanFlags::checkpointing},
+      {"attention", &cli::PlanFlags::attention},
+      {"loss", &cli::PlanFlags::loss},
+      {"convention", &cli::PlanFlags::convention},
+      {"quant", &cli::PlanFlags::quant},
+      {"lora_targets", &cli::PlanFlags::lora_targets},
+      {"train_modules", &cli::PlanFlags::train_modules},
+      {"train_layers", &cli::PlanFlags::train_layers},
+      {"params", &cli::PlanFlags::params}};
+  const std::pair<const char*, std::int64_t cli::PlanFlags::*> ints[] = {
+      {"batch", &cli::PlanFlags::batch},
+      {"seq", &cli::PlanFlags::seq},
+      {"grad_accum", &cli::PlanFlags::grad_accum},
+      {"lora_rank", &cli::PlanFlags::lora_rank}};
+  const std::pair<const char*, double cli::PlanFlags::*> numbers[] = {
+      {"lora_alpha", &cli::PlanFlags::lora_alpha}, {"lora_dropout", &cli::PlanFlags::lora_dropout}};
   std::optional<Error> e;
-  if ((e = set_enum(plan.method, parse_method, p, "method", "--method", d.method))) return *e;
-  if ((e = set_enum(plan.precision, parse_precision, p, "precision", "--precision", d.precision)))
-    return *e;
-  if ((e = set_enum(plan.optimizer, parse_optimizer, p, "optimizer", "--optimizer", d.optimizer)))
-    return *e;
-  if ((e = set_enum(plan.optimizer_impl, parse_optimizer_impl, p, "optimizer_impl",
-                    "--optimizer-impl", d.optimizer_impl)))
-    return *e;
-  if ((e = set_enum(plan.checkpointing, parse_checkpointing, p, "checkpointing", "--checkpointing",
-                    d.checkpointing)))
-    return *e;
-  if ((e = set_enum(plan.attention, parse_attention, p, "attention", "--attention", d.attention)))
-    return *e;
-  if ((e = set_enum(plan.loss, parse_loss, p, "loss", "--loss", d.loss))) return *e;
-  if ((e = set_enum(plan.convention, parse_convention, p, "convention", "--convention",
-                    d.convention)))
-    return *e;
-  if ((e = set_enum(plan.quant.kind, parse_quant, p, "quant", "--quant", d.quant.kind))) return *e;
-  if ((e = set_int(plan.batch, p, "batch", "--batch"))) return *e;
-  if ((e = set_int(plan.seq, p, "seq", "--seq"))) return *e;
-  if ((e = set_int(plan.grad_accum, p, "grad_accum", "--grad-accum"))) return *e;
-  if ((e = set_int(plan.lora.rank, p, "lora_rank", "--lora-rank"))) return *e;
-  if ((e = set_int(plan.params_override, p, "params", "--params"))) return *e;
-  if ((e = set_number(plan.lora.alpha, p, "lora_alpha", "--lora-alpha"))) return *e;
-  if ((e = set_number(plan.lora.dropout, p, "lora_dropout", "--lora-dropout"))) return *e;
-  if (p.contains("lora_targets")) plan.lora.targets = split_list(text_field(p, "lora_targets", ""));
-  plan.lora.dora = p.value("dora", false);
-  plan.quant.double_quant = p.value("double_quant", d.quant.double_quant);
-  plan.quant.prepare_kbit = p.value("prepare_kbit", d.quant.prepare_kbit);
-  plan.freeze.train_modules = split_list(text_field(p, "train_modules", ""));
-  auto layers = parse_layers(text_field(p, "train_layers", ""));
-  if (!layers) return layers.error();
-  plan.freeze.train_layers = layers.value();
-  if (auto invalid = validate(plan)) return *invalid;
-  return plan;
+  for (const auto& [key, member] : texts) {
+    if ((e = read_text(f.*member, p, key, flag_name(key).c_str()))) return *e;
+  }
+  for (const auto& [key, member] : ints) {
+    if ((e = read_int(f.*member, p, key, flag_name(key).c_str()))) return *e;
+  }
+  for (const auto& [key, member] : numbers) {
+    if ((e = read_number(f.*member, p, key, flag_name(key).c_str()))) return *e;
+  }
+  if ((e = read_bool(f.dora, p, "dora", "--dora"))) return *e;
+  if ((e = read_bool(double_quant, p, "double_quant", "--no-double-quant"))) return *e;
+  if ((e = read_bool(prepare_kbit, p, "prepare_kbit", "--no-prepare-kbit"))) return *e;
+  f.no_double_quant = !double_quant;
+  f.no_prepare_kbit = !prepare_kbit;
+  return cli::make_plan(f);
 }
 
 Result<std::optional<Device>> device_from(const json& req) {
-  std::optional<Device> device;
   const json dev = req.value("device", json::object());
-  const std::string gpu = text_field(dev, "gpu", ""), memory = text_field(dev, "memory", "");
-  if (!gpu.empty()) {
-    auto found = find_device(gpu);
-    if (!found) return found.error();
-    device = found.value();
-  } else if (!memory.empty()) {
-    auto bytes = parse_size(memory, "--memory");
-    if (!bytes) return bytes.error();
-    device = custom_device(bytes.value());
-  }
-  const std::string reserve = text_field(req, "reserve", "");
-  if (!reserve.empty() && device) {
-    auto bytes = parse_size(reserve, "--reserve");
-    if (!bytes) return bytes.error();
-    device->reserve_bytes = bytes.value();
-  }
-  return device;
+  cli::DeviceFlags f;
+  f.gpu = text_field(dev, "gpu", "");
+  f.memory = text_field(dev, "memory", "");
+  f.reserve = text_field(req, "reserve", "");
+  return cli::make_device(f);
 }
 
 Result<std::string> base64_decode(const std::string& in, const std::string& field) {
@@ -300,12 +280,9 @@ json sweep_json(const Sweep& s) {
 }
 
 Result<RenderOptions> options_from(const json& req) {
-  RenderOptions o;
-  const std::string units = text_field(req, "units", "gib");
-  const auto u = parse_unit(units);
-  if (!u) return usage("--units", "'" + units + "' is not one of: gib, gb, mib, bytes");
-  o.unit = *u;
-  return o;
+  cli::OutputFlags f;
+  f.units = text_field(req, "units", f.units);
+  return cli::make_render_options(f);
 }
 
 json run(const json& req) {
