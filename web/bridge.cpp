@@ -18,18 +18,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "flags.h"  // tools/cli: the command line's flag structs and their parsers
-#include "trainmem/advise.h"
-#include "trainmem/device.h"
-#include "trainmem/estimate.h"
-#include "trainmem/fit.h"
-#include "trainmem/json.h"
-#include "trainmem/load.h"
+#include "flags.h"        // tools/cli: the command line's flag structs and their parsers
+#include "render/json.h"  // ledger_json(), the trainmem.ledger/1 document, as the CLI uses it
 #include "trainmem/model_files.h"
-#include "trainmem/render.h"
-#include "trainmem/sweep.h"
-#include "trainmem/training_plan.h"
-#include "trainmem/units.h"
+#include "trainmem/trainmem.h"
 
 namespace trainmem::web {
 namespace {

@@ -3,8 +3,10 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "trainmem/errors.h"
 #include "trainmem/inventory.h"
 #include "trainmem/model_spec.h"
 
@@ -17,11 +19,38 @@ struct LoadedModel {
   ModelSpec spec;
   ParameterInventory inventory;
   SourceKind source = SourceKind::preset;
-  std::string source_detail;  // preset id or path
+  std::string source_detail;       // preset id or path
   std::vector<std::string> notes;  // what loading noticed (skipped or unknown tensors)
 };
 
 // A model built from a spec (presets and config files): inventory(spec) computed here.
 LoadedModel model_from_spec(ModelSpec spec, SourceKind source, std::string detail);
+
+// Loading a model from what the user names: a preset, a config.json, a safetensors folder, or a
+// Hugging Face id present in the local cache. The only part of the engine that reads files.
+struct LoadOptions {
+  // Search the Hugging Face cache (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub) for
+  // "org/name" before falling back to a preset.
+  bool use_hf_cache = true;
+};
+
+// Resolves `ref` in this order: an existing path (config.json, or a folder holding config.json
+// and/or *.safetensors), an "org/name" in the HF cache, a preset by short name or HF id.
+Result<LoadedModel> load_model(std::string_view ref, const LoadOptions& options = {});
+
+// A ModelSpec from the text of a config.json; `file` names it in errors.
+Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::string& file);
+
+// Presets embedded in the binary.
+struct PresetInfo {
+  std::string id;         // short name, e.g. "qwen3-8b"
+  std::string hf_id;      // e.g. "Qwen/Qwen3-8B"
+  std::string published;  // e.g. "8.2B"
+  std::int64_t published_params = 0;
+};
+std::vector<PresetInfo> list_presets();
+Result<LoadedModel> load_preset(std::string_view name);
+// Up to `n` preset names nearest to `name` (edit distance), for "did you mean".
+std::vector<std::string> nearest_presets(std::string_view name, std::size_t n = 3);
 
 }  // namespace trainmem

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "trainmem/model.h"
-#include "trainmem/result.h"
+#include "trainmem/errors.h"
 
 namespace trainmem {
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "io/safetensors.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

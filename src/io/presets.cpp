@@ -5,9 +5,9 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "edit_distance.h"
-#include "embedded_data.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
+#include "util/edit_distance.h"
+#include "util/embedded_data.h"
 
 namespace trainmem {
 namespace {

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "trainmem/dtype.h"
+#include "trainmem/errors.h"
 #include "trainmem/inventory.h"
 #include "trainmem/model.h"
 #include "trainmem/model_spec.h"
-#include "trainmem/result.h"
 
 namespace trainmem::io {
 

@@ -1,8 +1,9 @@
 // The trainmem.ledger/1 document (docs/formats.md). Integer bytes only; snake_case keys.
+#include "render/json.h"
+
 #include <nlohmann/json.hpp>
 
-#include "trainmem/json.h"
-#include "trainmem/fit.h"
+#include "trainmem/device.h"
 #include "trainmem/render.h"
 
 namespace trainmem {

@@ -4,9 +4,8 @@
 
 #include <algorithm>
 
-#include "trainmem/fit.h"
+#include "trainmem/device.h"
 #include "trainmem/render.h"
-#include "trainmem/svg.h"
 
 namespace trainmem {
 

@@ -2,9 +2,9 @@
 // the MoE target choices, fused Phi-3 modules, and what QLoRA quantises.
 #include <gtest/gtest.h>
 
+#include "plan/method.h"
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
-#include "trainmem/method.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

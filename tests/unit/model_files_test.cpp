@@ -9,7 +9,7 @@
 
 #include "support/safetensors_writer.h"
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

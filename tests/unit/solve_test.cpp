@@ -7,7 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "trainmem/load.h"
+#include "trainmem/estimate.h"
+#include "trainmem/model.h"
 #include "trainmem/units.h"
 
 namespace trainmem {

@@ -1,6 +1,4 @@
 // trainmem advise MODEL [flags] (--gpu|--memory) [--json]: the changes that make a plan fit.
-#include "trainmem/advise.h"
-
 #include <fmt/format.h>
 
 #include <iostream>
@@ -8,8 +6,9 @@
 #include "commands.h"
 #include "fit_json.h"
 #include "flags.h"
-#include "trainmem/json.h"
-#include "trainmem/load.h"
+#include "render/json.h"
+#include "trainmem/model.h"
+#include "trainmem/solve.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {

@@ -6,8 +6,8 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "trainmem/fit.h"
-#include "trainmem/svg.h"
+#include "trainmem/device.h"
+#include "trainmem/render.h"
 
 namespace trainmem::cli {
 namespace {

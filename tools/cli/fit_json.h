@@ -4,7 +4,6 @@
 #include <nlohmann/json.hpp>
 
 #include "trainmem/device.h"
-#include "trainmem/fit.h"
 
 namespace trainmem::cli {
 

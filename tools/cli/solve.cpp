@@ -9,7 +9,7 @@
 #include "commands.h"
 #include "fit_json.h"
 #include "flags.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {

@@ -1,6 +1,4 @@
 // trainmem sweep MODEL [flags] --over batch|seq [--values 1,2,4] [--svg FILE] [--json].
-#include "trainmem/sweep.h"
-
 #include <fmt/format.h>
 
 #include <fstream>
@@ -10,8 +8,9 @@
 #include "commands.h"
 #include "fit_json.h"
 #include "flags.h"
-#include "trainmem/load.h"
-#include "trainmem/svg.h"
+#include "trainmem/model.h"
+#include "trainmem/render.h"
+#include "trainmem/solve.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {

@@ -1,0 +1,519 @@
+// The activation model: one function per block of a decoder layer, each term with its source.
+// Rules of autograd used throughout (research/accounting.md 2.1, PyTorch
+// tools/autograd/gen_variable_type.py guard_for and derivatives.yaml):
+//  - a Linear saves its input only when its weight requires grad;
+//  - mul saves each operand only when the other one requires grad;
+//  - pow saves its input, rsqrt its result, silu/gelu their input, softmax its output;
+//  - dtype casts, views, add and mean save nothing; dropout saves a bool mask.
+#include "ledger/activation_model.h"
+
+#include <algorithm>
+#include <string>
+
+namespace trainmem {
+namespace {
+
+constexpr const char* kLlama = "transformers models/llama/modeling_llama.py";
+constexpr const char* kAutograd = "PyTorch tools/autograd/derivatives.yaml";
+constexpr const char* kPeft = "peft tuners/lora/layer.py Linear.forward (_cast_input_dtype)";
+
+bool has(RoleSet set, Role r) {
+  return (set & role_bit(r)) != 0;
+}
+
+bool is_gemma(const ModelSpec& spec) {
+  return spec.model_type.rfind("gemma", 0) == 0;
+}
+
+struct Sink {
+  std::vector<ActivationTerm>& out;
+  void token(std::string name, std::int64_t bytes, const char* source) {
+    if (bytes > 0) out.push_back({std::move(name), bytes, 0, 0, source});
+  }
+  void score(std::string name, std::int64_t bytes, const char* source) {
+    if (bytes > 0) out.push_back({std::move(name), 0, bytes, 0, source});
+  }
+  void pair(std::string name, std::int64_t bytes, const char* source) {
+    if (bytes > 0) out.push_back({std::move(name), 0, 0, bytes, source});
+  }
+};
+
+// A norm over `width` features. Returns whether its output requires grad.
+// LlamaRMSNorm: x.to(fp32); pow(2) saves the fp32 copy; rsqrt saves rstd; weight * x_norm saves
+// x_norm (input dtype) when the weight trains. GemmaRMSNorm keeps x_norm in fp32 (PR #29402).
+// LayerNorm (GPT-2): native_layer_norm saves its input, mean and rstd.
+bool norm_terms(Sink& s, const ModelSpec& spec, const std::string& what, std::int64_t width,
+                bool input_rg, bool trainable, const ActivationSettings& cfg) {
+  if (spec.norm == NormKind::layer_norm) {
+    if (input_rg || trainable) {
+      s.token(what + ": input, mean and rstd (native_layer_norm)", cfg.stream_bytes * width + 8,
+              "PyTorch derivatives.yaml native_layer_norm");
+    }
+    return input_rg || trainable;
+  }
+  const bool gemma = is_gemma(spec);
+  if (input_rg) {
+    s.token(what + ": fp32 copy of the input (pow) and rstd", 4 * width + 4,
+            gemma ? "transformers models/gemma/modeling_gemma.py GemmaRMSNorm" : kLlama);
+  }
+  if (trainable) {
+    s.token(what + ": normalized tensor (weight mul)", (gemma ? 4 : cfg.stream_bytes) * width,
+            gemma ? "transformers models/gemma/modeling_gemma.py GemmaRMSNorm" : kLlama);
+  }
+  return input_rg || trainable;
+}
+
+// Linears that read one tensor of `width` features held in `in_bytes` per element.
+// `already_saved`: another op keeps this exact tensor (e.g. SDPA's output feeds o_proj).
+void linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_bytes,
+                   int trainable, int adapted, bool already_saved, const ActivationSettings& cfg) {
+  bool shared_saved = already_saved;
+  if (trainable > 0) {
+    if (cfg.autocast && in_bytes == 4) {
+      // autocast re-casts an fp32 activation at every use; only leaf weights are cached
+      // (aten/src/ATen/autocast_mode.cpp cached_cast), so each linear saves its own bf16 copy.
+      s.token(what + ": bf16 autocast copy per trainable linear", 2 * width * trainable,
+              "PyTorch aten/src/ATen/autocast_mode.cpp cached_cast");
+    } else if (!shared_saved) {
+      s.token(what + ": linear input (weight trains)", in_bytes * width, kAutograd);
+      shared_saved = true;
+    }
+  }
+  if (adapted == 0 || cfg.lora_rank == 0) return;
+  const std::int64_t r = cfg.lora_rank;
+  const bool dropout = cfg.lora_dropout > 0;
+  if (dropout) {
+    s.token(what + ": LoRA dropout mask per adapter", width * adapted, kPeft);
+  }
+  if (cfg.autocast) {
+    // x.to(fp32 adapter) then lora_A under autocast casts to bf16: one bf16 copy per module.
+    s.token(what + ": LoRA bf16 autocast copy of the input per adapter", 2 * width * adapted,
+            kPeft);
+    s.token(what + ": LoRA A output per adapter", 2 * r * adapted, kPeft);
+    return;
+  }
+  if (cfg.adapter_bytes != in_bytes || dropout) {
+    // One cast (or dropped) copy per adapted module: q, k and v each hold their own.
+    s.token(what + ": LoRA input cast to the adapter dtype per adapter",
+            static_cast<std::int64_t>(cfg.adapter_bytes) * width * adapted, kPeft);
+  } else if (!shared_saved) {
+    s.token(what + ": LoRA A input (the shared input itself)", in_bytes * width, kPeft);
+  }
+  s.token(what + ": LoRA A output per adapter",
+          static_cast<std::int64_t>(cfg.adapter_bytes) * r * adapted, kPeft);
+}
+
+int count(RoleSet set, std::initializer_list<Role> roles) {
+  int n = 0;
+  for (Role r : roles) n += has(set, r) ? 1 : 0;
+  return n;
+}
+
+// Softmax of eager attention: fp32 probabilities (4 B/score) and, in bf16, the copy the PV
+// matmul saves; with dropout a bool mask plus the dropped copy (accounting.md 2.3).
+void eager_scores(Sink& s, const ModelSpec& spec, const ActivationSettings& cfg) {
+  const char* src = "transformers eager_attention_forward; aten SoftMax.cpp (fp32 softmax)";
+  s.score("eager: softmax probabilities, fp32", 4, src);
+  if (spec.attention_dropout > 0) {
+    s.score("eager: attention dropout mask", 1, src);
+    s.score("eager: dropped probabilities (PV matmul input)", cfg.compute_bytes, src);
+  } else if (cfg.compute_bytes != 4) {
+    s.score("eager: probabilities cast to the compute dtype (PV matmul input)", cfg.compute_bytes,
+            src);
+  }
+}
+
+// What attention keeps for backward after the scores: eager's probabilities (and the o_proj input
+// it makes with transpose + contiguous), or a fused kernel's output and logsumexp, whose output
+// the o_proj input shares. `value_width` is heads x value head width.
+void attention_output(Sink& s, const ModelSpec& spec, const LayerPlan& l, std::int64_t value_width,
+                      const char* src, const ActivationSettings& cfg) {
+  const int e = cfg.compute_bytes;
+  if (cfg.attention == Attention::eager) {
+    eager_scores(s, spec, cfg);
+    linear_inputs(s, "o_proj input", value_width, e, count(l.trainable, {Role::o}),
+                  count(l.adapted, {Role::o}), false, cfg);
+    return;
+  }
+  s.token("attention output (shared with the o_proj input)", e * value_width, src);
+  s.token("attention logsumexp, fp32", 4 * spec.heads, src);
+  if (cfg.padding_mask && cfg.attention == Attention::sdpa) {
+    s.pair("SDPA: float copy of the bool padding mask", e,
+           "PyTorch aten attention.cpp convert_boolean_attn_mask");
+  }
+  linear_inputs(s, "o_proj input", value_width, e, 0, count(l.adapted, {Role::o}), true, cfg);
+}
+
+// Returns whether the attention output requires grad.
+bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg,
+                     const ActivationSettings& cfg) {
+  const std::int64_t a = spec.heads;
+  const int e = cfg.compute_bytes;
+  const bool eager = cfg.attention == Attention::eager;
+  if (spec.mla) {
+    const MlaSpec& m = spec.mla_spec;
+    const std::int64_t qk = qk_head_dim(spec);
+    const std::int64_t vd = v_head_dim(spec);
+    const bool direct_q = m.q_lora_rank == 0;
+    linear_inputs(s, "MLA q_a/kv_a input", spec.hidden, cfg.stream_bytes,
+                  count(l.trainable, {direct_q ? Role::q : Role::q_a, Role::kv_a}),
+                  count(l.adapted, {direct_q ? Role::q : Role::q_a, Role::kv_a}), false, cfg);
+    const bool latent_t = has(l.trainable, Role::latent_norm);
+    if (!direct_q) {
+      const bool rg = in_rg || has(l.trainable, Role::q_a) || has(l.adapted, Role::q_a);
+      norm_terms(s, spec, "q_a_layernorm", m.q_lora_rank, rg, latent_t, cfg);
+      linear_inputs(s, "q_b_proj input", m.q_lora_rank, e, count(l.trainable, {Role::q_b}),
+                    count(l.adapted, {Role::q_b}), false, cfg);
+    }
+    const bool kv_rg = in_rg || has(l.trainable, Role::kv_a) || has(l.adapted, Role::kv_a);
+    norm_terms(s, spec, "kv_a_layernorm", m.kv_lora_rank, kv_rg, latent_t, cfg);
+    linear_inputs(s, "kv_b_proj input", m.kv_lora_rank, e, count(l.trainable, {Role::kv_b}),
+                  count(l.adapted, {Role::kv_b}), false, cfg);
+    const char* src = "transformers models/deepseek_v3/modeling_deepseek_v3.py";
+    s.token("MLA: full-head q (nope + rope)", e * a * qk, src);
+    s.token("MLA: full-head k (nope + rope)", e * a * qk, src);
+    s.token("MLA: kv_b output kept alive by the v view", e * a * (m.qk_nope_head_dim + vd), src);
+    attention_output(s, spec, l, a * vd, src, cfg);
+    return true;
+  }
+  const std::int64_t d = spec.head_dim;
+  const std::int64_t kv = spec.kv_heads;
+  const RoleSet qkv_roles = role_bit(Role::q) | role_bit(Role::k) | role_bit(Role::v);
+  const bool fused = spec.fused_qkv;
+  const int t_in =
+      fused ? count(l.trainable, {Role::qkv}) : count(l.trainable, {Role::q, Role::k, Role::v});
+  const int ad_in =
+      fused ? count(l.adapted, {Role::qkv}) : count(l.adapted, {Role::q, Role::k, Role::v});
+  linear_inputs(s, "q/k/v input (norm output)", spec.hidden, cfg.stream_bytes, t_in, ad_in, false,
+                cfg);
+  const bool q_rg = in_rg || (l.trainable & qkv_roles) || (l.adapted & qkv_roles) ||
+                    has(l.trainable, Role::qkv) || has(l.adapted, Role::qkv);
+  if (!q_rg) return false;
+  if (spec.qk_norm) {
+    // Per-head RMSNorm on the q/k projection outputs (Qwen3, Gemma 3): rstd per head.
+    s.token("q_norm: fp32 copy and rstd per head", 4 * a * d + 4 * a, kLlama);
+    s.token("k_norm: fp32 copy and rstd per head", 4 * kv * d + 4 * kv, kLlama);
+    if (has(l.trainable, Role::q_norm)) s.token("q_norm: normalized tensor", e * a * d, kLlama);
+    if (has(l.trainable, Role::k_norm)) s.token("k_norm: normalized tensor", e * kv * d, kLlama);
+  }
+  // Rotary (q * cos + rotate_half(q) * sin) saves only cos/sin, shared by all layers.
+  const bool repeat = eager || (cfg.padding_mask && cfg.attention == Attention::sdpa);
+  const std::int64_t kv_saved = repeat ? a : kv;
+  const char* src = eager ? "transformers eager_attention_forward (repeat_kv)"
+                          : "transformers integrations/sdpa_attention.py; flash backward "
+                            "signature (q, k, v, out, logsumexp)";
+  s.token("attention: q after rotary", e * a * d, src);
+  s.token(repeat ? "attention: k repeated to all heads (repeat_kv)" : "attention: k (GQA heads)",
+          e * kv_saved * d, src);
+  s.token(repeat ? "attention: v repeated to all heads (repeat_kv)" : "attention: v (GQA heads)",
+          e * kv_saved * d, src);
+  attention_output(s, spec, l, a * d, src, cfg);
+  return true;
+}
+
+// Gated MLP down(act(gate(x)) * up(x)) of width `width`, `copies` times per token (top-k routed
+// copies for experts). LlamaMLP.forward: act saves g, the mul saves act(g) and u, down_proj saves
+// the product when its weight trains. The input is counted by the caller.
+void gated_mlp(Sink& s, const std::string& what, std::int64_t width, std::int64_t copies,
+               bool in_rg, RoleSet trainable, bool adapted_all, RoleSet adapted,
+               const ActivationSettings& cfg) {
+  const int e = cfg.compute_bytes;
+  const bool t_gate = has(trainable, Role::gate) || has(trainable, Role::gate_up);
+  const bool t_up = has(trainable, Role::up) || has(trainable, Role::gate_up);
+  const bool ad_gate = adapted_all || has(adapted, Role::gate) || has(adapted, Role::gate_up);
+  const bool ad_up = adapted_all || has(adapted, Role::up) || has(adapted, Role::gate_up);
+  const bool g_rg = in_rg || t_gate || ad_gate;
+  const bool u_rg = in_rg || t_up || ad_up;
+  if (g_rg) s.token(what + ": act_fn input (gate output)", copies * e * width, kLlama);
+  if (u_rg) s.token(what + ": act_fn(gate) (saved by the mul)", copies * e * width, kLlama);
+  if (g_rg) s.token(what + ": up output (saved by the mul)", copies * e * width, kLlama);
+  const bool t_down = has(trainable, Role::down);
+  const bool ad_down = adapted_all || has(adapted, Role::down);
+  std::vector<ActivationTerm> tmp;
+  Sink t{tmp};
+  linear_inputs(t, what + ": down_proj input", width, e, t_down ? 1 : 0, ad_down ? 1 : 0, false,
+                cfg);
+  for (ActivationTerm& term : tmp) {
+    term.bytes_per_token *= copies;
+    s.out.push_back(term);
+  }
+}
+
+}  // namespace
+
+ActivationSettings activation_settings(const TrainingPlan& plan) {
+  ActivationSettings cfg;
+  cfg.attention = plan.attention;
+  const bool lora = plan.method == Method::lora || plan.method == Method::qlora;
+  switch (plan.precision) {
+    case Precision::fp32:
+      cfg.stream_bytes = 4;
+      cfg.compute_bytes = 4;
+      break;
+    case Precision::autocast_bf16:
+      cfg.autocast = true;
+      cfg.stream_bytes = 4;
+      cfg.compute_bytes = 2;
+      break;
+    case Precision::bf16_mixed:
+    case Precision::bf16:
+    case Precision::fp16_mixed:
+      break;
+  }
+  if (plan.method == Method::qlora && plan.quant.prepare_kbit && !cfg.autocast) {
+    // prepare_model_for_kbit_training upcasts norms to fp32 and Linear4bit returns its input's
+    // dtype, so the whole layer runs in fp32 (accounting.md 7.4).
+    cfg.stream_bytes = 4;
+    cfg.compute_bytes = 4;
+  }
+  if (lora) {
+    cfg.lora_rank = plan.lora.rank;
+    cfg.lora_dropout = plan.lora.dropout;
+    cfg.adapter_bytes = 4;  // peft autocast_adapter_dtype=True: adapters in fp32
+  }
+  return cfg;
+}
+
+namespace {
+
+RoleSet target_roles(const std::vector<std::string>& targets, bool& experts) {
+  RoleSet out = 0;
+  const RoleSet attn = role_bit(Role::q) | role_bit(Role::k) | role_bit(Role::v) |
+                       role_bit(Role::o) | role_bit(Role::qkv) | role_bit(Role::q_a) |
+                       role_bit(Role::q_b) | role_bit(Role::kv_a) | role_bit(Role::kv_b);
+  const RoleSet mlp =
+      role_bit(Role::gate) | role_bit(Role::up) | role_bit(Role::down) | role_bit(Role::gate_up);
+  for (std::string t : targets) {
+    if (t.size() > 5 && t.substr(t.size() - 5) == "_proj") t = t.substr(0, t.size() - 5);
+    if (t == "all-linear" || t == "all_linear") {
+      out |= attn | mlp;
+      experts = true;
+    } else if (t == "attention") {
+      out |= attn;
+    } else if (t == "mlp") {
+      out |= mlp;
+    } else if (t == "experts") {
+      experts = true;
+    } else if (t == "q") {
+      out |= role_bit(Role::q) | role_bit(Role::q_a) | role_bit(Role::q_b);
+    } else if (t == "k" || t == "v") {
+      out |= role_bit(t == "k" ? Role::k : Role::v) | role_bit(Role::kv_a) | role_bit(Role::kv_b);
+    } else if (t == "o") {
+      out |= role_bit(Role::o);
+    } else if (t == "gate") {
+      out |= role_bit(Role::gate) | role_bit(Role::gate_up);
+    } else if (t == "up") {
+      out |= role_bit(Role::up) | role_bit(Role::gate_up);
+    } else if (t == "down") {
+      out |= role_bit(Role::down);
+    } else if (t == "qkv") {
+      out |= role_bit(Role::qkv);
+    } else if (t == "router") {
+      out |= role_bit(Role::router);
+    }
+  }
+  return out;
+}
+
+bool is_adapter_group(const TensorGroup& g) {
+  return g.name.find("lora_") != std::string::npos || g.name.find("adapter") != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInventory& inv,
+                                   const TrainingPlan& plan) {
+  std::vector<LayerPlan> out(static_cast<std::size_t>(spec.layers));
+  const bool lora = plan.method == Method::lora || plan.method == Method::qlora;
+  bool adapted_experts = false;
+  RoleSet adapted = 0;
+  // Adapters as apply_method appended them (".lora_A" beside the base tensor, same role and
+  // layers); the plan's target names are the fallback when the inventory carries none.
+  std::vector<RoleSet> adapted_by_layer(out.size(), 0);
+  std::vector<bool> experts_by_layer(out.size(), false);
+  bool found_adapters = false;
+  for (const TensorGroup& g : inv.groups) {
+    if (g.mtp || g.name.find("lora_A") == std::string::npos || g.layer_first < 0) continue;
+    found_adapters = true;
+    for (std::int64_t i = g.layer_first; i <= g.layer_last && i < spec.layers; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      if (g.expert == ExpertKind::routed) {
+        experts_by_layer[k] = true;
+      } else {
+        adapted_by_layer[k] |= role_bit(g.role);
+      }
+    }
+  }
+  if (lora && !found_adapters) adapted = target_roles(plan.lora.targets, adapted_experts);
+  bool embedding_trains = false;
+  for (const TensorGroup& g : inv.groups) {
+    if (g.mtp || !g.trainable || is_adapter_group(g)) continue;
+    if (g.role == Role::embedding || g.role == Role::position_embedding) embedding_trains = true;
+    if (g.layer_first < 0 || g.is_bias) continue;
+    for (std::int64_t i = g.layer_first; i <= g.layer_last && i < spec.layers; ++i) {
+      // apply_method splits a frozen/trained group by multiplicity and keeps its layer span; the
+      // plan's train_layers say which layers the trained part covers.
+      const std::vector<std::int64_t>& only = plan.freeze.train_layers;
+      if (plan.method == Method::freeze && !only.empty() &&
+          std::find(only.begin(), only.end(), i) == only.end()) {
+        continue;
+      }
+      LayerPlan& l = out[static_cast<std::size_t>(i)];
+      switch (g.expert) {
+        case ExpertKind::none:
+          l.trainable |= role_bit(g.role);
+          break;
+        case ExpertKind::routed:
+          l.trainable_routed |= role_bit(g.role);
+          break;
+        case ExpertKind::shared:
+          l.trainable_shared |= role_bit(g.role);
+          break;
+      }
+    }
+  }
+  // PEFT with gradient checkpointing calls enable_input_require_grads (a hook on the embedding
+  // output), so layer 0's input requires grad (transformers modeling_utils.py).
+  bool rg = embedding_trains || (lora && plan.checkpointing == Checkpointing::full);
+  for (std::int64_t i = 0; i < spec.layers; ++i) {
+    LayerPlan& l = out[static_cast<std::size_t>(i)];
+    l.layer = i;
+    l.adapted = adapted | adapted_by_layer[static_cast<std::size_t>(i)];
+    l.adapted_experts =
+        (adapted_experts || experts_by_layer[static_cast<std::size_t>(i)]) && is_moe_layer(spec, i);
+    l.input_requires_grad = rg;
+    rg = rg || l.trainable || l.trainable_routed || l.trainable_shared || l.adapted ||
+         l.adapted_experts;
+  }
+  return out;
+}
+
+std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& l,
+                                        const ActivationSettings& cfg) {
+  std::vector<ActivationTerm> out;
+  Sink s{out};
+  const std::int64_t h = spec.hidden;
+  const bool t_norm = has(l.trainable, Role::layer_norm);
+  bool rg = l.input_requires_grad;
+  const bool n1 = norm_terms(s, spec, "input_layernorm", h, rg, t_norm, cfg);
+  const bool attn_rg = attention_terms(s, spec, l, n1, cfg);
+  rg = rg || attn_rg || t_norm;
+  const std::int64_t extra_norms = std::max<std::int64_t>(0, spec.norms_per_layer - 2);
+  if (extra_norms > 0) {
+    norm_terms(s, spec, "post_attention_layernorm (sandwich)", h, rg, t_norm, cfg);
+  }
+  if (spec.hidden_dropout > 0 && rg) {
+    s.token("residual dropout mask after attention", h, kAutograd);
+  }
+  const bool n2 = norm_terms(
+      s, spec, extra_norms > 0 ? "pre_feedforward_layernorm" : "post_attention_layernorm", h, rg,
+      t_norm, cfg);
+  const int e = cfg.compute_bytes;
+  if (is_moe_layer(spec, l.layer)) {
+    const MoeSpec& m = spec.moe;
+    const char* src =
+        "transformers models/qwen3_moe/modeling_qwen3_moe.py, "
+        "deepseek_v3/modeling_deepseek_v3.py";
+    const bool t_router = has(l.trainable, Role::router);
+    const int shared_t =
+        m.shared_experts > 0 ? count(l.trainable_shared, {Role::gate, Role::up, Role::gate_up}) : 0;
+    linear_inputs(s, "router and shared-expert input", h, cfg.stream_bytes,
+                  (t_router ? 1 : 0) + shared_t, has(l.adapted, Role::router) ? 1 : 0, false, cfg);
+    const bool route_rg = n2 || t_router;
+    if (route_rg)
+      s.token("router softmax, fp32, and top-k weights/indices", 4 * m.experts + 12 * m.top_k, src);
+    if (spec.model_type.rfind("deepseek", 0) == 0 && t_router) {
+      s.token("router: fp32 copy of the input", 4 * h, src);
+    }
+    const bool t_in = count(l.trainable_routed, {Role::gate, Role::up, Role::gate_up}) > 0;
+    if (t_in) s.token("experts: gathered input per routed copy", m.top_k * e * h, src);
+    if (l.adapted_experts) {
+      linear_inputs(s, "experts gate/up input (per routed copy)", h * m.top_k, e, 0, 2, t_in, cfg);
+    }
+    gated_mlp(s, "experts", m.expert_intermediate, m.top_k, n2, l.trainable_routed,
+              l.adapted_experts, 0, cfg);
+    if (route_rg)
+      s.token("experts: output per routed copy (routing-weight mul)", m.top_k * e * h, src);
+    if (m.shared_experts > 0) {
+      const std::int64_t width = m.shared_intermediate *
+                                 (spec.model_type.rfind("deepseek", 0) == 0 ? m.shared_experts : 1);
+      gated_mlp(s, "shared experts", width, 1, n2, l.trainable_shared, false, l.adapted, cfg);
+      if (m.shared_expert_gate) s.token("shared expert output (sigmoid-gate mul)", e * h, src);
+    }
+  } else if (spec.mlp == MlpKind::gated) {
+    const bool fused = has(l.trainable | l.adapted, Role::gate_up) && spec.fused_qkv;
+    const int t_in =
+        fused ? count(l.trainable, {Role::gate_up}) : count(l.trainable, {Role::gate, Role::up});
+    const int ad_in = spec.fused_qkv ? count(l.adapted, {Role::gate_up})
+                                     : count(l.adapted, {Role::gate, Role::up});
+    linear_inputs(s, "gate/up input (norm output)", h, cfg.stream_bytes, t_in, ad_in, false, cfg);
+    gated_mlp(s, "mlp", spec.intermediate, 1, n2, l.trainable, false, l.adapted, cfg);
+  } else {
+    // GPT-2: c_fc, NewGELUActivation (0.5*x*(1+tanh(...)) in Python: pow saves x, tanh saves its
+    // output, and the final mul saves 0.5*x and 1+tanh), c_proj (transformers activations.py).
+    linear_inputs(s, "c_fc input (norm output)", h, cfg.stream_bytes,
+                  count(l.trainable, {Role::up}), count(l.adapted, {Role::up}), false, cfg);
+    if (n2 || has(l.trainable, Role::up)) {
+      s.token("gelu_new: input, tanh output, 0.5*x and 1+tanh", 4 * e * spec.intermediate,
+              "transformers activations.py NewGELUActivation");
+    }
+    linear_inputs(s, "c_proj input", spec.intermediate, e, count(l.trainable, {Role::down}),
+                  count(l.adapted, {Role::down}), false, cfg);
+  }
+  if (extra_norms > 0) {
+    norm_terms(s, spec, "post_feedforward_layernorm (sandwich)", h, true, t_norm, cfg);
+  }
+  if (spec.hidden_dropout > 0) s.token("residual dropout mask after the MLP", h, kAutograd);
+  return out;
+}
+
+std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bool norm_trainable,
+                                        bool lm_head_trainable, const ActivationSettings& cfg) {
+  std::vector<ActivationTerm> out;
+  Sink s{out};
+  norm_terms(s, spec, "final norm", spec.hidden, input_rg, norm_trainable, cfg);
+  linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes, lm_head_trainable ? 1 : 0, 0,
+                false, cfg);
+  return out;
+}
+
+std::int64_t terms_per_token(const std::vector<ActivationTerm>& terms) {
+  std::int64_t n = 0;
+  for (const ActivationTerm& t : terms) n += t.bytes_per_token;
+  return n;
+}
+
+std::int64_t terms_per_score(const std::vector<ActivationTerm>& terms) {
+  std::int64_t n = 0;
+  for (const ActivationTerm& t : terms) n += t.bytes_per_score;
+  return n;
+}
+
+std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSpec& spec,
+                         std::int64_t batch, std::int64_t seq) {
+  std::int64_t total = 0;
+  for (const ActivationTerm& t : terms) {
+    total += t.bytes_per_token * batch * seq;
+    total += t.bytes_per_score * batch * spec.heads * seq * seq;
+    total += t.bytes_per_pair * batch * seq * seq;
+  }
+  return total;
+}
+
+std::int64_t layer_backward_transient_bytes(const ModelSpec& spec, std::int64_t layer,
+                                            const ActivationSettings& cfg, std::int64_t batch,
+                                            std::int64_t seq) {
+  const std::int64_t tokens = batch * seq;
+  const std::int64_t width =
+      is_moe_layer(spec, layer) ? spec.moe.top_k * spec.moe.expert_intermediate : spec.intermediate;
+  std::int64_t bytes = 2 * cfg.compute_bytes * tokens * width;
+  if (cfg.attention == Attention::eager) bytes += 10 * batch * spec.heads * seq * seq;
+  return bytes;
+}
+
+std::int64_t korthikanti_layer_bytes(const ModelSpec& spec, std::int64_t batch, std::int64_t seq) {
+  const std::int64_t sbh = seq * batch * spec.hidden;
+  return sbh * 34 + 5 * spec.heads * seq * seq * batch;
+}
+
+}  // namespace trainmem
