@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "trainmem/model.h"
 #include "trainmem/errors.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 
