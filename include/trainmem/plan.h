@@ -93,6 +93,12 @@ struct TrainingPlan {
   std::int64_t params_override = 0;  // price this published count instead (0: use inventory)
 };
 
+// The plan as a JSON object with every field (docs/formats.md, "plan"), and back. Keys missing
+// from the JSON keep their defaults; unknown keys, wrong types and unknown names are errors naming
+// the key; the result has passed validate(). `file` names the source in errors.
+std::string render_plan_json(const TrainingPlan& plan);
+Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& file = "plan");
+
 // Checks ranges and combinations; the returned Error names the flag (e.g. "--batch").
 std::optional<Error> validate(const TrainingPlan& plan);
 

@@ -6,6 +6,8 @@
 //   plan.h      TrainingPlan: method, precision, optimizer, batch, sequence, ... + validate()
 //   estimate.h  estimate(model, plan) -> Ledger (ledger.h): every byte as a line with its formula
 //   device.h    the device database and fit(): the verdict against a card
+//   gpu.h       gpu_estimate(): the step replayed through PyTorch's caching allocator, plus the
+//               CUDA context: peak allocated, peak reserved, device total (nvidia-smi)
 //   solve.h     solve(), sweep(), advise(): the largest batch or sequence, the smallest GPU, fixes
 //   render.h    text, JSON and SVG renderings of the above (units.h formats sizes)
 //   validate.h  measured peaks and the estimator's error against them
@@ -20,6 +22,7 @@
 #include "trainmem/device.h"
 #include "trainmem/errors.h"
 #include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
 #include "trainmem/ledger.h"
 #include "trainmem/model.h"
 #include "trainmem/model_files.h"

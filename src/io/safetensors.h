@@ -32,6 +32,9 @@ struct SafetensorsTensor {
   std::string file;      // the file the header came from
 };
 
+// Our dtype for a safetensors dtype name ("BF16", "F32", ...); none when unknown or unsupported.
+std::optional<Dtype> safetensors_dtype(std::string_view name);
+
 // Parses a header given the file's first bytes (`prefix`: the 8-byte length and at least the JSON
 // that follows) and the total file size. `file` names the file in errors. Tensors come back sorted
 // by data offset.

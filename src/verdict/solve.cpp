@@ -109,12 +109,10 @@ std::optional<SolveFor> parse_solve_for(std::string_view s) {
 Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
                           const std::optional<Device>& device, SolveFor target,
                           const SolveOptions& options) {
-  if (options.step < 1) return Error{ErrorCode::usage, "", "--step", "must be at least 1"};
+  if (options.step < 1) return bad_input("", "step", "must be at least 1");
   if (target == SolveFor::max_batch || target == SolveFor::max_seq) {
     if (!device) {
-      return Error{
-          ErrorCode::usage, "", "--gpu",
-          fmt::format("--for {} needs a device: --gpu NAME or --memory SIZE", name_of(target))};
+      return bad_input("", "device", fmt::format("{} needs a device to fit", name_of(target)));
     }
     const bool batch = target == SolveFor::max_batch;
     SolveResult r =
