@@ -200,9 +200,12 @@ function renderVerdict(ledger, verdictText, s) {
   const word = { fits: 'Fits', tight: 'Fits, but tight', over: 'Does not fit' }[state];
   $('summary').replaceChildren(el('span', { class: `word ${state}` }, word),
     ` · peak ${fmtBytes(t.peak_bytes, s.units)} of ${fmtBytes(f.usable_bytes, s.units)} usable`);
+  const figure = f.figure === 'device total'
+    ? 'the device total (what nvidia-smi shows: the allocator\'s reserve and the CUDA context on top of the peak)'
+    : 'the peak';
   box.append(el('div', {},
-    el('strong', { class: `word ${state}`, id: 'verdict-word' }, word),
-    ` on ${f.device_name}: ${verdictText} against ${fmtBytes(f.usable_bytes, s.units)} usable `
+    el('strong', { class: `word ${state}`, id: 'verdict-word', 'data-bytes': String(f.peak_bytes) }, word),
+    ` on ${f.device_name}: ${figure}, ${verdictText}, against ${fmtBytes(f.usable_bytes, s.units)} usable `
     + `(${(100 * f.used_fraction).toFixed(0)}% of it). `,
     f.fits ? `${fmtBytes(f.margin_bytes, s.units)} to spare.`
       : `Over by ${fmtBytes(-f.margin_bytes, s.units)}.`));

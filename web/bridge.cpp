@@ -210,17 +210,6 @@ Result<std::shared_ptr<const LoadedModel>> model_from(const json& m) {
 
 // --- library values -> response JSON ----------------------------------------------------------
 
-json device_json(const Device& d) {
-  return {{"id", d.id},
-          {"name", d.name},
-          {"kind", name_of(d.kind)},
-          {"capacity_bytes", d.capacity_bytes},
-          {"reserve_bytes", d.reserve_bytes},
-          {"usable_bytes", d.usable_bytes()},
-          {"capacity", gb_and_gib(d.capacity_bytes)},
-          {"note", d.note}};
-}
-
 json timeline_json(const Ledger& ledger, const Totals& t) {
   json rows = json::array();
   for (int slot = 0; slot < kPhaseSlots; ++slot) {
@@ -281,7 +270,11 @@ json run(const json& req) {
   const std::string op = text_field(req, "op", "");
   if (op == "devices") {
     json rows = json::array();
-    for (const Device& d : list_devices()) rows.push_back(device_json(d));
+    for (const Device& d : list_devices()) {
+      json row = device_json(d);
+      row["capacity"] = gb_and_gib(d.capacity_bytes);
+      rows.push_back(row);
+    }
     return {{"ok", true}, {"devices", rows}};
   }
   if (op == "models") {
@@ -304,10 +297,22 @@ json run(const json& req) {
   if (op == "estimate" || op == "explain") {
     const Ledger ledger = estimate(m, *plan);
     const Totals t = totals(ledger);
+    // The verdict as `trainmem estimate` gives it (tools/cli/estimate.cpp): the step replayed
+    // through the CUDA caching allocator model; CUDA cards and custom budgets are judged on that
+    // device total, Apple unified memory and the tiers on the ledger's peak. A page has no
+    // PYTORCH_CUDA_ALLOC_CONF: PyTorch's defaults.
+    const GpuOptions gopt = *device ? gpu_options_for(**device, "") : GpuOptions{};
+    auto gpu = gpu_estimate(m, *plan, ledger, gopt);
+    if (!gpu) throw gpu.error();
+    const bool cuda = !*device || (*device)->kind != DeviceKind::unified;
+    const bool on_total =
+        *device && gpu->available &&
+        ((*device)->kind == DeviceKind::gpu || (*device)->kind == DeviceKind::custom);
     std::optional<Fit> f;
-    if (*device) f = fit(t, **device);
+    if (*device) f = on_total ? fit_gpu(*gpu, **device) : fit(t, **device);
+    if (on_total) f->figure = "device total";
     json out = {{"ok", true},
-                {"ledger", ledger_json(ledger, f ? &*f : nullptr)},
+                {"ledger", ledger_json(ledger, f ? &*f : nullptr, cuda ? &*gpu : nullptr)},
                 {"timeline", timeline_json(ledger, t)},
                 {"model_notes", m.notes}};
     if (f) out["verdict"] = gb_and_gib(f->peak_bytes);

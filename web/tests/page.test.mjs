@@ -95,6 +95,7 @@ async function readPage(page) {
   return page.evaluate(() => ({
     peak: Number(document.getElementById('peak')?.dataset.bytes),
     word: document.getElementById('verdict-word')?.textContent || null,
+    judged: Number(document.getElementById('verdict-word')?.dataset.bytes),
     error: document.getElementById('error').hidden ? null : document.getElementById('error').textContent,
     command: document.getElementById('command').textContent,
     phase: document.getElementById('peak-phase')?.textContent || '',
@@ -147,7 +148,10 @@ test('the page prices each plan exactly as `trainmem estimate --json` does', asy
     const want = cliJson(cliArgs(plan));
     assert.equal(got.peak, want.totals.peak_bytes, `peak of ${JSON.stringify(plan)}`);
     assert.ok(got.phase.includes(want.totals.peak_phase.replace(/_/g, ' ')), got.phase);
-    if (want.fit) assert.equal(got.word !== 'Does not fit', want.fit.fits, `verdict of ${JSON.stringify(plan)}`);
+    if (want.fit) {
+      assert.equal(got.word !== 'Does not fit', want.fit.fits, `verdict of ${JSON.stringify(plan)}`);
+      assert.equal(got.judged, want.fit.peak_bytes, `the figure judged for ${JSON.stringify(plan)}`);
+    }
     // The command the page offers prices the same plan.
     const [prog, ...args] = splitCommand(got.command);
     assert.equal(prog, 'trainmem');
