@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -198,7 +199,12 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
 // The flag that sets a plan field the library names ("lora.rank" -> "--lora-rank"); fields in a
 // file, and names that are already flags, are left as they are.
 std::string flag_for_field(const std::string& field) {
-  if (field.empty() || field.starts_with("-") || field == "MODEL") return field;
+  // Plan fields are lower-case snake_case paths; anything else (MODEL, an environment variable
+  // such as PYTORCH_CUDA_ALLOC_CONF, a flag) is shown as it is.
+  const bool plan_field = !field.empty() && std::all_of(field.begin(), field.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  });
+  if (!plan_field) return field;
   static const std::map<std::string, std::string> kSpecial = {
       {"device", "--gpu"},
       {"params_override", "--params"},
