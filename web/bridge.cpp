@@ -343,7 +343,11 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* trainmem_call(const char* request) {
   static std::string response;
   try {
     response = trainmem::web::run(json::parse(request)).dump();
-  } catch (const trainmem::Error& e) {
+  } catch (const trainmem::Error& error) {
+    // Named as the command line names it (report() in tools/cli/flags.cpp): a plan field by its
+    // flag.
+    trainmem::Error e = error;
+    if (e.file.empty()) e.field = trainmem::cli::flag_for_field(e.field);
     response =
         json{{"ok", false}, {"error", e.message()}, {"field", e.field}, {"file", e.file}}.dump();
   } catch (const std::exception& e) {
