@@ -26,7 +26,7 @@ struct PlanFlags {
        keep_outputs = false;
   std::int64_t batch = 1, seq = 1024, grad_accum = 1, lora_rank = 16;
   double lora_alpha = 32;
-  double lora_dropout = -1;  // < 0: the framework's default (litgpt 0.05), else 0
+  std::optional<double> lora_dropout;  // unset: the framework's default (litgpt 0.05), else 0
   std::string lora_targets = "q,k,v,o,gate,up,down";
   bool dora = false, no_double_quant = false, no_prepare_kbit = false;
   std::string train_modules, train_layers;
