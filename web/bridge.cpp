@@ -119,7 +119,7 @@ Result<TrainingPlan> plan_from(const json& p) {
       {"grad_accum", &cli::PlanFlags::grad_accum},
       {"lora_rank", &cli::PlanFlags::lora_rank}};
   const std::pair<const char*, double cli::PlanFlags::*> numbers[] = {
-      {"lora_alpha", &cli::PlanFlags::lora_alpha}, {"lora_dropout", &cli::PlanFlags::lora_dropout}};
+      {"lora_alpha", &cli::PlanFlags::lora_alpha}};
   std::optional<Error> e;
   for (const auto& [key, member] : texts) {
     if ((e = read_text(f.*member, p, key, flag_name(key).c_str()))) return *e;
@@ -129,6 +129,11 @@ Result<TrainingPlan> plan_from(const json& p) {
   }
   for (const auto& [key, member] : numbers) {
     if ((e = read_number(f.*member, p, key, flag_name(key).c_str()))) return *e;
+  }
+  if (p.contains("lora_dropout")) {  // unset: the framework's default, as on the command line
+    double dropout = 0;
+    if ((e = read_number(dropout, p, "lora_dropout", "--lora-dropout"))) return *e;
+    f.lora_dropout = dropout;
   }
   if ((e = read_bool(f.dora, p, "dora", "--dora"))) return *e;
   if ((e = read_bool(double_quant, p, "double_quant", "--no-double-quant"))) return *e;

@@ -22,7 +22,12 @@ struct MeasurementRecord {
   int peak_step = 0;                          // 1 = first step, 2 = steady state
   std::array<std::int64_t, 5> by_category{};  // kMeasuredCategories order (accuracy.h)
   std::string device;                         // "cpu", or a CUDA device name
-  std::string tracker;                        // "memtracker", "fake+memtracker", "cuda", ...
+  std::string tracker;  // "memtracker", "fake+memtracker", "cuda", "published", ...
+  // What peak_bytes is: "" for a CPU trace of live tensors; on a GPU "max_memory_allocated",
+  // "max_memory_reserved" or "nvidia-smi" (validate compares it with the matching figure).
+  std::string metric;
+  std::string device_id;  // a `trainmem gpus` id for the device, "" when unknown
+  std::string source;     // who published the row (source.name), "" for our own measurements
 };
 
 // One record per non-empty line; an error names the file, the line and the field.

@@ -14,6 +14,9 @@ TEST(MeasuredAccuracy, WithinThreePercentMedianEightWorst) {
   if (!std::filesystem::exists(data)) GTEST_SKIP() << "no measurements";
   for (const auto& entry : std::filesystem::directory_iterator(data)) {
     if (entry.path().extension() != ".jsonl") continue;
+    // Published GPU figures are measured by the benchmark (bench/gpu_accuracy.sh, docs/accuracy.md
+    // "GPU"), not held to the CPU trace bounds here.
+    if (entry.path().filename().string().rfind("gpu-published", 0) == 0) continue;
     // families*.jsonl (issue 15) holds rows of families this estimator refuses or does not yet
     // price term by term (dropout, soft-capping, CPU kernel choices); the branch that models
     // them holds those rows to the issue's per-family bounds and removes this skip.
