@@ -39,6 +39,16 @@ ModelSummary summarise(const ledger::Context& ctx) {
 
 std::vector<std::string> notes(const ledger::Context& ctx) {
   std::vector<std::string> out = ctx.model.notes;
+  if (!ctx.model.spec.estimated_from.empty()) {
+    out.push_back(fmt::format(
+        "model_type '{}' has no adapter: weights, gradients and optimizer state are priced from "
+        "its {} exactly; activations are ESTIMATED from the closest known layer shape, {}.",
+        ctx.model.spec.model_type,
+        ctx.model.source == SourceKind::preset || ctx.model.source == SourceKind::config_file
+            ? "config.json's standard keys"
+            : "safetensors headers",
+        ctx.model.spec.estimated_from));
+  }
   if (ctx.plan.convention == Convention::textbook) {
     out.push_back(fmt::format(
         "Textbook convention: uniform bytes per parameter on {} params ({}), as the seeds do.",

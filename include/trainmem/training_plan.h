@@ -88,6 +88,9 @@ struct TrainingPlan {
   Attention attention = Attention::sdpa;
   Loss loss = Loss::full;
   std::string framework = "hf";  // whose allocation behaviour is modelled (HF transformers)
+  // Price the kernels PyTorch picks on CPU instead of CUDA (set by `validate` for CPU traces;
+  // see ActivationSettings::cpu_kernels).
+  bool cpu_kernels = false;
 
   Convention convention = Convention::exact;
   std::int64_t params_override = 0;  // price this published count instead (0: use inventory)
