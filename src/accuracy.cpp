@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace trainmem {
 
@@ -29,6 +30,16 @@ ErrorStats error_stats(const std::vector<double>& signed_pct_errors) {
   s.max_abs_pct = abs.back();
   s.mean_signed_pct = sum / static_cast<double>(n);
   return s;
+}
+
+std::vector<std::pair<std::string, ErrorStats>> family_stats(const std::vector<AccuracyRow>& rows) {
+  std::map<std::string, std::vector<double>> by_family;
+  for (const AccuracyRow& row : rows) {
+    by_family[row.family].push_back(pct_error(row.predicted_peak_bytes, row.measured_peak_bytes));
+  }
+  std::vector<std::pair<std::string, ErrorStats>> out;
+  for (const auto& [family, errors] : by_family) out.emplace_back(family, error_stats(errors));
+  return out;
 }
 
 AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows) {

@@ -84,8 +84,10 @@ bool norm_terms(Sink& s, const ModelSpec& spec, const std::string& what, std::in
 // Linears that read one tensor of `width` features held in `in_bytes` per element.
 // `already_saved`: another op keeps this exact tensor (e.g. SDPA's output feeds o_proj).
 // Returns whether the input tensor itself is now saved (so a later reader adds nothing).
+// `input_rg`: the input requires grad (else a LoRA dropout is not recorded and keeps no mask).
 bool linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_bytes,
-                   int trainable, int adapted, bool already_saved, const ActivationSettings& cfg) {
+                   int trainable, int adapted, bool already_saved, const ActivationSettings& cfg,
+                   bool input_rg = true) {
   bool shared_saved = already_saved;
   if (trainable > 0) {
     if (cfg.autocast && in_bytes == 4) {
@@ -101,8 +103,9 @@ bool linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_
   if (adapted == 0 || cfg.lora_rank == 0) return shared_saved;
   const std::int64_t r = cfg.lora_rank;
   const bool dropout = cfg.lora_dropout > 0;
-  if (dropout) {
-    // lora_dropout(x) runs on the input already cast to the adapter dtype (peft layer.py).
+  if (dropout && input_rg) {
+    // lora_dropout(x) runs on the input already cast to the adapter dtype (peft layer.py);
+    // autograd records it (and keeps its mask) only when the input requires grad.
     s.token(what + ": LoRA dropout mask per adapter",
             dropout_mask_bytes(cfg, cfg.adapter_bytes) * width * adapted, kPeft);
   }
@@ -184,6 +187,15 @@ void math_attention(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool q_r
                 count(l.adapted, {Role::o}), false, cfg);
 }
 
+// SDPA receives a materialised mask: a padding mask, or a sliding window shorter than the
+// sequence (masking_utils sliding-window mask; with seq <= window the mask is plain causal and
+// dropped). transformers then repeats K/V itself (sdpa_attention.py use_gqa_in_sdpa needs no mask)
+// and the bool mask becomes a float bias (convert_boolean_attn_mask).
+bool sdpa_with_mask(const ModelSpec& spec, const LayerPlan& l, const ActivationSettings& cfg) {
+  if (cfg.attention != Attention::sdpa) return false;
+  return cfg.padding_mask || (is_sliding_layer(spec, l.layer) && cfg.seq > spec.sliding_window);
+}
+
 // What attention keeps for backward after the scores: eager's probabilities (and the o_proj input
 // it makes with transpose + contiguous), or a fused kernel's output and logsumexp, whose output
 // the o_proj input shares. `value_width` is heads x value head width.
@@ -198,8 +210,8 @@ void attention_output(Sink& s, const ModelSpec& spec, const LayerPlan& l, std::i
   }
   s.token("attention output (shared with the o_proj input)", e * value_width, src);
   s.token("attention logsumexp, fp32", 4 * spec.heads, src);
-  if (cfg.padding_mask && cfg.attention == Attention::sdpa) {
-    s.pair("SDPA: float copy of the bool padding mask", e,
+  if (sdpa_with_mask(spec, l, cfg)) {
+    s.pair("SDPA: float copy of the bool mask (padding or sliding window)", e,
            "PyTorch aten attention.cpp convert_boolean_attn_mask");
   }
   linear_inputs(s, "o_proj input", value_width, e, 0, count(l.adapted, {Role::o}), true, cfg);
@@ -235,10 +247,10 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
     const std::int64_t qk = qk_head_dim(spec);
     const std::int64_t vd = v_head_dim(spec);
     const bool direct_q = m.q_lora_rank == 0;
-    const bool saved =
-        linear_inputs(s, "MLA q_a/kv_a input", spec.hidden, cfg.stream_bytes,
-                      count(l.trainable, {direct_q ? Role::q : Role::q_a, Role::kv_a}),
-                      count(l.adapted, {direct_q ? Role::q : Role::q_a, Role::kv_a}), false, cfg);
+    const bool saved = linear_inputs(
+        s, "MLA q_a/kv_a input", spec.hidden, cfg.stream_bytes,
+        count(l.trainable, {direct_q ? Role::q : Role::q_a, Role::kv_a}),
+        count(l.adapted, {direct_q ? Role::q : Role::q_a, Role::kv_a}), false, cfg, in_rg);
     const bool latent_t = has(l.trainable, Role::latent_norm);
     if (!direct_q) {
       const bool rg = in_rg || has(l.trainable, Role::q_a) || has(l.adapted, Role::q_a);
@@ -270,7 +282,7 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
   const int ad_in =
       fused ? count(l.adapted, {Role::qkv}) : count(l.adapted, {Role::q, Role::k, Role::v});
   const bool saved = linear_inputs(s, "q/k/v input (norm output)", spec.hidden, cfg.stream_bytes,
-                                   t_in, ad_in, false, cfg);
+                                   t_in, ad_in, false, cfg, in_rg);
   const bool q_rg = in_rg || (l.trainable & qkv_roles) || (l.adapted & qkv_roles) ||
                     has(l.trainable, Role::qkv) || has(l.adapted, Role::qkv);
   if (!q_rg) return {false, saved};
@@ -282,8 +294,7 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
     return {true, saved};
   }
   const bool eager = kernel == AttentionKernel::eager;
-  const bool repeat =
-      eager || (cfg.padding_mask && cfg.attention == Attention::sdpa) || spec.kv_all_heads;
+  const bool repeat = eager || sdpa_with_mask(spec, l, cfg) || spec.kv_all_heads;
   const std::int64_t kv_saved = repeat ? a : kv;
   const char* src = eager ? "transformers eager_attention_forward (repeat_kv)"
                           : "transformers integrations/sdpa_attention.py; flash backward "
@@ -346,7 +357,7 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
         m.shared_experts > 0 ? count(l.trainable_shared, {Role::gate, Role::up, Role::gate_up}) : 0;
     linear_inputs(s, "router and shared-expert input", h, cfg.stream_bytes,
                   (t_router ? 1 : 0) + shared_t, has(l.adapted, Role::router) ? 1 : 0, input_saved,
-                  cfg);
+                  cfg, in_rg);
     const bool route_rg = in_rg || t_router;
     if (route_rg)
       s.token("router softmax, fp32, and top-k weights/indices", 4 * m.experts + 12 * m.top_k, src);
@@ -375,13 +386,14 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
     const int ad_in =
         fused_mlp ? count(l.adapted, {Role::gate_up}) : count(l.adapted, {Role::gate, Role::up});
     linear_inputs(s, "gate/up input (norm output)", h, cfg.stream_bytes, t_in, ad_in, input_saved,
-                  cfg);
+                  cfg, in_rg);
     gated_mlp(s, spec, "mlp", spec.intermediate, 1, in_rg, l.trainable, false, l.adapted, cfg);
   } else {
     // Plain MLP: fc_in, the activation (its intermediates by ACT2FN: GPT-2/Phi's gelu_new saves
     // four, GPT-NeoX/Falcon's gelu and StarCoder2's gelu_pytorch_tanh one), fc_out.
     linear_inputs(s, "fc_in input (norm output)", h, cfg.stream_bytes,
-                  count(l.trainable, {Role::up}), count(l.adapted, {Role::up}), input_saved, cfg);
+                  count(l.trainable, {Role::up}), count(l.adapted, {Role::up}), input_saved, cfg,
+                  in_rg);
     if (in_rg || has(l.trainable, Role::up) || has(l.adapted, Role::up)) {
       s.token("activation intermediates of the fc_in output",
               activation_saved_tensors(spec.activation) * e * spec.intermediate,
@@ -425,6 +437,7 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
     cfg.adapter_bytes = 4;  // peft autocast_adapter_dtype=True: adapters in fp32
   }
   cfg.cpu_kernels = plan.cpu_kernels;
+  cfg.seq = plan.seq;
   return cfg;
 }
 

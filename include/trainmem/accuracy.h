@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trainmem {
@@ -21,6 +22,7 @@ inline constexpr std::array<const char*, 4> kCompareCategories = {
 
 struct AccuracyRow {
   std::string id;
+  std::string family;  // the model's model_type, for per-family figures
   std::int64_t measured_peak_bytes = 0;
   std::int64_t predicted_peak_bytes = 0;
   std::string measured_phase;
@@ -49,5 +51,8 @@ struct AccuracyReport {
 };
 
 AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows);
+
+// Peak-error statistics of each family's rows, families in name order.
+std::vector<std::pair<std::string, ErrorStats>> family_stats(const std::vector<AccuracyRow>& rows);
 
 }  // namespace trainmem

@@ -55,6 +55,7 @@ struct ActivationSettings {
   // dropout saves a noise tensor of the input dtype instead of a bool mask, and SDPA with
   // dropout runs the math kernel instead of a fused one.
   bool cpu_kernels = false;
+  std::int64_t seq = 0;  // sequence length: a sliding window shorter than it materialises a mask
 };
 
 // Tensors of the MLP width the activation saves for backward, by autograd's rules

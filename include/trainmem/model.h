@@ -17,7 +17,7 @@ struct LoadedModel {
   ModelSpec spec;
   ParameterInventory inventory;
   SourceKind source = SourceKind::preset;
-  std::string source_detail;  // preset id or path
+  std::string source_detail;       // preset id or path
   std::vector<std::string> notes;  // what loading noticed (skipped or unknown tensors)
 };
 

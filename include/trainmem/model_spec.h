@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "trainmem/dtype.h"
 
@@ -88,6 +89,8 @@ struct ModelSpec {
   Activation activation = Activation::silu;
   std::int64_t rotary_dim = 0;      // rotated width per head (partial rotary); 0 = the whole head
   std::int64_t sliding_window = 0;  // sliding-window attention width (0: none)
+  // Which layers use the window (layer_types "sliding_attention"); empty: every layer does.
+  std::vector<bool> sliding_layers;
 
   MoeSpec moe;
   bool mla = false;
@@ -121,6 +124,9 @@ struct ModelSpec {
 
 // True when layer `layer` (0-based) has a mixture-of-experts MLP.
 bool is_moe_layer(const ModelSpec& spec, std::int64_t layer);
+
+// True when layer `layer` attends through a sliding window.
+bool is_sliding_layer(const ModelSpec& spec, std::int64_t layer);
 
 // Number of MoE layers among spec.layers.
 std::int64_t moe_layer_count(const ModelSpec& spec);

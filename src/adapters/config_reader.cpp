@@ -14,6 +14,24 @@ bool ConfigReader::is_null(const std::string& key) const {
   return config_.contains(key) && config_[key].is_null();
 }
 
+std::vector<std::string> ConfigReader::strings(const std::string& key) {
+  std::vector<std::string> out;
+  if (!has(key)) return out;
+  const json& v = config_[key];
+  if (!v.is_array()) {
+    fail(key, fmt::format("must be a list of strings, got {}", v.dump()));
+    return out;
+  }
+  for (const json& item : v) {
+    if (!item.is_string()) {
+      fail(key, fmt::format("must be a list of strings, holds {}", item.dump()));
+      return {};
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
 bool ConfigReader::is_empty_list(const std::string& key) const {
   return has(key) && config_[key].is_array() && config_[key].empty();
 }
@@ -106,7 +124,15 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
   spec.tied_embeddings = r.flag("tie_word_embeddings", d.tied);
   spec.attention_dropout = read_probability(r, "attention_dropout", 0.0);
   spec.activation = read_activation(r, "hidden_act", d.activation);
-  spec.sliding_window = r.optional_count("sliding_window", 0);
+  // Qwen2 keeps sliding_window in configs that set use_sliding_window false: no window then.
+  if (r.flag("use_sliding_window", true)) {
+    spec.sliding_window = r.optional_count("sliding_window", 0);
+  }
+  if (r.has("layer_types")) {
+    for (const std::string& t : r.strings("layer_types")) {
+      spec.sliding_layers.push_back(t == "sliding_attention");
+    }
+  }
 }
 
 Activation read_activation(ConfigReader& r, const std::string& key, Activation fallback) {

@@ -30,7 +30,8 @@ class ConfigReader {
   std::string text(const std::string& key);  // a string value; absent -> ""
   bool has(const std::string& key) const;
   bool is_null(const std::string& key) const;
-  bool is_empty_list(const std::string& key) const;  // present, an array, and empty
+  bool is_empty_list(const std::string& key) const;          // present, an array, and empty
+  std::vector<std::string> strings(const std::string& key);  // a list of strings; absent -> {}
 
   // Records a problem found by a cross-field check.
   void fail(const std::string& key, const std::string& reason);

@@ -117,22 +117,27 @@ int run_validate(const ValidateArgs& a) {
           Error{plan.error().code, a.file + " " + r.id, plan.error().field, plan.error().reason});
     auto model = load_model(resolve_model(r.model, a.file));
     if (!model) return report(model.error());
+    // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
+    // left out of the prediction for them; and they ran PyTorch's CPU kernels (dropout noise
+    // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
+    const bool traced = r.device.empty() || r.device == "cpu";
+    plan->cpu_kernels = traced;
     const Ledger ledger = estimate(model.value(), plan.value());
     const Totals t = totals(ledger);
-    // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
-    // left out of the prediction for them.
-    const bool traced = r.device.empty() || r.device == "cpu";
     const std::int64_t overhead = t.by_tenant[static_cast<std::size_t>(Tenant::overhead)];
-    rows.push_back({r.id, r.peak_bytes, t.peak_bytes - (traced ? overhead : 0),
+    rows.push_back({r.id, model->spec.model_type, r.peak_bytes,
+                    t.peak_bytes - (traced ? overhead : 0),
                     r.peak_phase + (r.peak_step ? fmt::format(" (step {})", r.peak_step) : ""),
                     slot_name(t.peak_slot), measured_categories(r),
                     predicted_categories(ledger, t.peak_slot)});
   }
   const AccuracyReport rep = accuracy_report(rows);
+  const auto families = family_stats(rows);
   if (a.json) {
     nlohmann::json per_row = nlohmann::json::array();
     for (const AccuracyRow& r : rows) {
       per_row.push_back({{"id", r.id},
+                         {"family", r.family},
                          {"measured_peak_bytes", r.measured_peak_bytes},
                          {"predicted_peak_bytes", r.predicted_peak_bytes},
                          {"pct_error", pct_error(r.predicted_peak_bytes, r.measured_peak_bytes)},
@@ -143,6 +148,8 @@ int run_validate(const ValidateArgs& a) {
     for (std::size_t c = 0; c < kCompareCategories.size(); ++c) {
       by_category[kCompareCategories[c]] = stats_json(rep.by_category[c]);
     }
+    nlohmann::json by_family = nlohmann::json::object();
+    for (const auto& [family, s] : families) by_family[family] = stats_json(s);
     nlohmann::json doc = {{"schema", "trainmem.validation/1"},
                           {"file", a.file},
                           {"rows", rows.size()},
@@ -151,6 +158,7 @@ int run_validate(const ValidateArgs& a) {
                           {"max_abs_pct_error", rep.peak.max_abs_pct},
                           {"mean_signed_pct_error", rep.peak.mean_signed_pct},
                           {"by_category", by_category},
+                          {"by_family", by_family},
                           {"per_row", per_row}};
     std::cout << doc.dump(2) << "\n";
   } else {
@@ -170,6 +178,12 @@ int run_validate(const ValidateArgs& a) {
       if (s.rows == 0) continue;
       fmt::print("  {:<22} median {:6.2f}%  p95 {:6.2f}%  max {:6.2f}%  ({} rows, at the peak)\n",
                  kCompareCategories[c], s.median_abs_pct, s.p95_abs_pct, s.max_abs_pct, s.rows);
+    }
+    fmt::print("\nper family (peak error):\n  {:<14} {:>5} {:>9} {:>9} {:>9}\n", "family", "rows",
+               "median", "worst", "bias");
+    for (const auto& [family, s] : families) {
+      fmt::print("  {:<14} {:>5} {:>8.2f}% {:>8.2f}% {:>+8.2f}%\n", family, s.rows,
+                 s.median_abs_pct, s.max_abs_pct, s.mean_signed_pct);
     }
   }
   const bool over = (a.max_median >= 0 && rep.peak.median_abs_pct > a.max_median) ||

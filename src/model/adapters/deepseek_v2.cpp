@@ -22,7 +22,8 @@ void read_deepseek_v2(ConfigReader& r, ModelSpec& s) {
                .activation = Activation::silu},
               s);
   s.mla = true;
-  s.mla_spec.q_lora_rank = r.optional_count("q_lora_rank", 1536);
+  // "q_lora_rank": null (V2-Lite) means q is projected directly.
+  s.mla_spec.q_lora_rank = r.is_null("q_lora_rank") ? 0 : r.optional_count("q_lora_rank", 1536);
   s.mla_spec.kv_lora_rank = r.count("kv_lora_rank", 512);
   s.mla_spec.qk_nope_head_dim = r.count("qk_nope_head_dim", 128);
   s.mla_spec.qk_rope_head_dim = r.count("qk_rope_head_dim", 64);
