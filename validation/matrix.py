@@ -212,6 +212,9 @@ def families():
         rows += _supported_family_grid(model, moe, attn)
     # The dropout finding: the same GPT-2 with every config dropout at 0.
     rows += [_row("gpt2-nodrop-tiny"), _row("gpt2-nodrop-tiny", LONG), _row("gpt2-nodrop-tiny", AUTOCAST)]
+    # Residual and embedding dropout without attention dropout (no CPU kernel switch).
+    rows += [_row("gpt2-residdrop-tiny"), _row("gpt2-residdrop-tiny", LONG),
+             _row("gpt2-residdrop-tiny", lora(targets=SUBSET_TARGETS), lora_dropout=0.1)]
     for model, moe, attn in NEW_FAMILIES:
         rows += _new_family_grid(model, moe, attn)
     return rows + _families_full_size()
@@ -251,6 +254,11 @@ def families_crosscheck():
     for model, moe, attn in SUPPORTED_FAMILIES + NEW_FAMILIES:
         a = dict(attention=attn[0], mode="fake")
         rows += [_row(model, a), _row(model, a, lora(targets=SUBSET_TARGETS))]
+    # LoRA + dropout + checkpointing, the shape of most full-size fake rows (recomputation and
+    # dropout RNG under fake tensors).
+    for model, moe, attn in SUPPORTED_FAMILIES:
+        rows.append(_row(model, dict(attention=attn[0], mode="fake"), lora(targets=SUBSET_TARGETS),
+                         CKPT, lora_dropout=0.1))
     return rows + [_row("gpt2-124m", mode="fake", precision="fp32", batch=2, seq=512)]
 
 

@@ -75,6 +75,11 @@ SUPPORTED = {
 SUPPORTED["gpt2-nodrop-tiny"] = dict(SUPPORTED["gpt2-tiny"], attn_pdrop=0.0, embd_pdrop=0.0,
                                      resid_pdrop=0.0)
 
+# Dropout on the residual branches and embeddings only: CPU SDPA keeps its flash kernel (attention
+# dropout > 0 sends it to an fp32 math path that CUDA does not take), so these rows price the
+# dropout masks and outputs without the kernel switch.
+SUPPORTED["gpt2-residdrop-tiny"] = dict(SUPPORTED["gpt2-tiny"], attn_pdrop=0.0)
+
 NEW = {
     # Phi-2 / Phi-1.5: parallel attention and MLP after one LayerNorm (with bias), partial
     # rotary (0.4), q/k/v/dense with biases, fc1/fc2 gelu_new, resid_pdrop 0.1, untied head with bias.

@@ -79,8 +79,11 @@ def short_name(param_name, model_type="llama"):
 
 
 def lora_target_regex(targets, model_type):
-    """A PEFT target_modules regex (full match on module names) for trainmem short names."""
-    suffixes = sorted({s for t in targets.split(",") for s in modules_of(model_type)[t]})
+    """A PEFT target_modules regex (full match on module names) for trainmem short names.
+
+    A name the family has no module for reaches nothing (GPT-2 has no `gate`), as in trainmem.
+    """
+    suffixes = sorted({s for t in targets.split(",") for s in modules_of(model_type).get(t, ())})
     return r"^(.*\.)?(" + "|".join(re.escape(s) for s in suffixes) + r")$"
 
 

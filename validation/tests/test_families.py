@@ -114,3 +114,9 @@ def test_fake_moe_runs_transformers_grouped_mm_and_matches_real():
     fake = run.measure(dict(spec, mode="fake"))["measured"]
     assert fake["phase_peaks"] == real["phase_peaks"]
     assert fake["by_category"] == real["by_category"]
+
+
+def test_lora_names_a_family_lacks_reach_nothing():
+    assert _lora_modules("gpt2", matrix.ALL_LINEAR) == ["attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj"]
+    assert _lora_modules("falcon", matrix.ALL_LINEAR) == [
+        "self_attention.query_key_value", "self_attention.dense", "mlp.dense_h_to_4h", "mlp.dense_4h_to_h"]
