@@ -146,16 +146,15 @@ void eager_scores(Sink& s, const ModelSpec& spec, const ActivationSettings& cfg)
     s.score("eager: soft-cap tanh output", e,
             "transformers models/gemma2/modeling_gemma2.py eager_attention_forward (softcap)");
   }
-  if (!spec.eager_softmax_fp32) {
-    s.score("eager: softmax probabilities in the hidden dtype (also the PV matmul input)", e,
-            "transformers models/falcon/modeling_falcon.py FalconAttention (softmax dtype)");
-    return;
-  }
-  s.score("eager: softmax probabilities, fp32", 4, src);
+  // GPT-2's and Falcon's eager softmax runs in the hidden dtype (no dtype=torch.float32).
+  const int soft = spec.eager_softmax_fp32 ? 4 : e;
+  s.score(spec.eager_softmax_fp32 ? "eager: softmax probabilities, fp32"
+                                  : "eager: softmax probabilities in the hidden dtype",
+          soft, src);
   if (spec.attention_dropout > 0) {
     s.score("eager: attention dropout mask", dropout_mask_bytes(cfg, e), src);
     s.score("eager: dropped probabilities (PV matmul input)", e, src);
-  } else if (e != 4) {
+  } else if (soft != e) {
     s.score("eager: probabilities cast to the compute dtype (PV matmul input)", e, src);
   }
 }
@@ -263,7 +262,16 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
     linear_inputs(s, "kv_b_proj input", m.kv_lora_rank, e, count(l.trainable, {Role::kv_b}),
                   count(l.adapted, {Role::kv_b}), false, cfg);
     const char* src = "transformers models/deepseek_v3/modeling_deepseek_v3.py";
-    s.token("MLA: kv_b output kept alive by the v view", e * a * (m.qk_nope_head_dim + vd), src);
+    const RoleSet mla_roles = role_bit(Role::q) | role_bit(Role::q_a) | role_bit(Role::q_b) |
+                              role_bit(Role::kv_a) | role_bit(Role::kv_b) |
+                              role_bit(Role::latent_norm);
+    // A frozen layer whose input does not require grad records nothing past its projections.
+    if (!in_rg && !(l.trainable & mla_roles) && !(l.adapted & mla_roles)) return {false, saved};
+    // v is a view of kv_b's output; a fused kernel saves it (keeping the whole output), the math
+    // kernel in bf16 saves its fp32 upcast instead.
+    if (kernel != AttentionKernel::math || e == 4) {
+      s.token("MLA: kv_b output kept alive by the v view", e * a * (m.qk_nope_head_dim + vd), src);
+    }
     if (kernel == AttentionKernel::math) {
       math_attention(s, spec, l, true, cfg);
     } else {
@@ -302,8 +310,15 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
   s.token("attention: q after rotary", e * a * d, src);
   s.token(repeat ? "attention: k repeated to all heads (repeat_kv)" : "attention: k (GQA heads)",
           e * kv_saved * d, src);
-  s.token(repeat ? "attention: v repeated to all heads (repeat_kv)" : "attention: v (GQA heads)",
-          e * kv_saved * d, src);
+  if (spec.fused_qkv_view && (!repeat || kv == a)) {
+    // v is a view of the fused projection's output (q and k are new after rotary), so the saved
+    // v keeps the whole (heads + 2 kv heads) x head_dim output alive (Phi-3 qkv_proj, GPT-NeoX
+    // query_key_value: slices and chunk are views).
+    s.token("attention: v, a view keeping the fused qkv output", e * (a + 2 * kv) * d, src);
+  } else {
+    s.token(repeat ? "attention: v repeated to all heads (repeat_kv)" : "attention: v (GQA heads)",
+            e * kv_saved * d, src);
+  }
   attention_output(s, spec, l, a * d, src, cfg);
   return {true, saved};
 }
@@ -701,6 +716,10 @@ AttentionKernel attention_kernel(const ModelSpec& spec, const ActivationSettings
   // The CPU flash kernel rejects dropout (sdp_utils_cpp.cpp check_for_dropout); CUDA's flash
   // and memory-efficient kernels apply it in-kernel from a Philox seed and keep no mask.
   if (cfg.cpu_kernels && spec.attention_dropout > 0) return AttentionKernel::math;
+  // The CPU flash kernel needs equal q/k and v head widths (sdp_utils_cpp.cpp
+  // check_head_dim_size_cpp); MLA's 192 vs 128 goes to math there, while CUDA's
+  // memory-efficient kernel accepts a different v width.
+  if (cfg.cpu_kernels && qk_head_dim(spec) != v_head_dim(spec)) return AttentionKernel::math;
   return AttentionKernel::fused;
 }
 

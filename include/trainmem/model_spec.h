@@ -111,6 +111,9 @@ struct ModelSpec {
   // K/V are materialised at every query head before attention (Falcon new_decoder_architecture:
   // broadcast_to then flatten copies), so attention keeps all-head K and V.
   bool kv_all_heads = false;
+  // v reaches attention as a view of the fused q/k/v projection output while q and k are new
+  // tensors after rotary, so the saved v keeps the whole output (Phi-3, GPT-NeoX).
+  bool fused_qkv_view = false;
 
   // Non-empty for a model_type trainmem has no adapter for: weights are exact (config keys or
   // safetensors headers); activations follow this known layer shape, an estimate.

@@ -20,6 +20,7 @@ void read_gpt2(ConfigReader& r, ModelSpec& s) {
   s.fused_mlp = false;
   s.qkv_bias = s.o_bias = s.mlp_bias = true;
   s.norm = NormKind::layer_norm;
+  s.eager_softmax_fp32 = false;  // eager_attention_forward: softmax in the hidden dtype
   s.mlp = MlpKind::plain;
   s.activation = read_activation(r, "activation_function", Activation::gelu_new);
   s.attention_dropout = read_probability(r, "attn_pdrop", 0.1);
