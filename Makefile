@@ -1,5 +1,5 @@
 # The two commands a new user runs: `make run` and `make test`. Both install what is missing.
-.PHONY: deps build run test asan format bench clean
+.PHONY: deps build build-all run test test-cpp test-python python asan format bench clean
 
 # The PyTorch measurement harness: make measure | measure-subset | measure-test (validation/).
 include validation/measure.mk
@@ -9,7 +9,13 @@ BUILD ?= build
 deps:
 	@scripts/install-deps.sh
 
+# `make build` builds only the command-line tool (what `make run` needs); `make build-all` adds
+# the tests and benchmarks.
 build: deps
+	@cmake --preset default >/dev/null
+	@cmake --build --preset default --target trainmem
+
+build-all: deps
 	@cmake --preset default >/dev/null
 	@cmake --build --preset default
 
@@ -19,14 +25,26 @@ run: build
 	@$(BUILD)/bin/trainmem estimate Qwen/Qwen2.5-1.5B --method full --precision bf16-mixed \
 	  --optimizer adamw --batch 4 --seq 1024 --memory 32GB
 
-test: build
+test: test-cpp test-python
+
+test-cpp: build-all
 	@ctest --preset default
+
+# The Python package, installed from this checkout into python/.venv, and its pytest suite.
+PY_VENV := python/.venv
+python: deps
+	@test -x $(PY_VENV)/bin/python || python3 -m venv $(PY_VENV)
+	@$(PY_VENV)/bin/pip install -q --upgrade pip >/dev/null
+	@$(PY_VENV)/bin/pip install -q ".[test]"
+
+test-python: python build
+	@$(PY_VENV)/bin/python -m pytest -q python/tests
 
 asan: deps
 	@cmake --workflow --preset asan
 
 # Google Benchmark of the estimate call, then whole-process timings of the command line.
-bench: build
+bench: build-all
 	@$(BUILD)/bin/trainmem_bench
 	@bench/cli_time.sh
 

@@ -4,7 +4,7 @@
 
 #include "trainmem/ledger.h"
 #include "trainmem/model.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 
@@ -13,5 +13,8 @@ Ledger estimate(const LoadedModel& model, const TrainingPlan& plan);
 // The inventory as the plan leaves it: trainable flags, quantised flags and storage dtypes set by
 // the method, and LoRA adapter tensors appended. Used by estimate() and by reports.
 ParameterInventory apply_method(const LoadedModel& model, const TrainingPlan& plan);
+
+// The plan's peak, as estimate() and totals() compute it.
+std::int64_t peak_of(const LoadedModel& model, const TrainingPlan& plan);
 
 }  // namespace trainmem

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trainmem/training_plan.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 
@@ -94,5 +94,8 @@ struct Totals {
 };
 
 Totals totals(const Ledger& ledger);
+
+// Each tenant's live bytes in one phase slot (the peak's, for the stacked bar).
+std::array<std::int64_t, kTenantCount> live_at_slot(const Ledger& ledger, int slot);
 
 }  // namespace trainmem

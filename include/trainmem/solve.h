@@ -2,6 +2,7 @@
 // that holds a plan. Exact against estimate(): the answer fits and the next step up does not.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,19 +10,16 @@
 #include <vector>
 
 #include "trainmem/device.h"
-#include "trainmem/fit.h"
+#include "trainmem/errors.h"
+#include "trainmem/ledger.h"
 #include "trainmem/model.h"
-#include "trainmem/result.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 
 enum class SolveFor { max_batch, max_seq, smallest_gpu, smallest_tier };
 std::string_view name_of(SolveFor f);  // "max-batch"
 std::optional<SolveFor> parse_solve_for(std::string_view s);
-
-// The plan's peak, as estimate() and totals() compute it.
-std::int64_t peak_of(const LoadedModel& model, const TrainingPlan& plan);
 
 struct SolveOptions {
   std::int64_t step = 1;  // max-batch / max-seq: the answer is a multiple of this
@@ -52,5 +50,55 @@ struct SolveResult {
 Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
                           const std::optional<Device>& device, SolveFor target,
                           const SolveOptions& options = {});
+
+// Sweeps: the peak against the micro-batch or the sequence length (the seeds' two-axis
+// experiment), each point priced by estimate().
+enum class SweepAxis { batch, seq };
+std::string_view name_of(SweepAxis a);  // "batch", "seq"
+std::optional<SweepAxis> parse_sweep_axis(std::string_view s);
+
+struct SweepPoint {
+  std::int64_t x = 0;  // batch or seq
+  std::int64_t peak_bytes = 0;
+  std::int64_t static_bytes = 0;
+  std::array<std::int64_t, kTenantCount> at_peak{};  // each tenant's live bytes at the peak
+};
+
+struct Sweep {
+  SweepAxis axis = SweepAxis::batch;
+  std::string model;  // the model's name, for titles
+  TrainingPlan plan;  // the plan at the first point's other settings
+  std::vector<SweepPoint> points;
+  std::optional<Device> device;  // draws the limit
+};
+
+// The default values for an axis: batch 1..16; seq 256..8192 (or twice the plan's) in 256 steps.
+std::vector<std::int64_t> default_sweep_values(SweepAxis axis, const TrainingPlan& plan);
+
+Sweep sweep(const LoadedModel& model, const TrainingPlan& plan, SweepAxis axis,
+            const std::vector<std::int64_t>& values, const std::optional<Device>& device);
+
+// Advice: when a plan does not fit, the changes that make it fit, cheapest first. Every option is
+// priced by estimate() itself, so an option marked as fitting really fits.
+struct AdviceOption {
+  std::string change;  // "gradient checkpointing (full)"
+  std::string flags;   // the flags that make the change: "--checkpointing full"
+  TrainingPlan plan;   // the plan with the change applied
+  std::int64_t peak_bytes = 0;
+  bool fits = false;
+  std::int64_t margin_bytes = 0;  // usable - peak
+  std::string cost;               // what it costs: time, optimizer behaviour, quality risk
+  int cost_rank = 0;              // smaller is cheaper; combinations add their parts
+  int parts = 1;                  // how many single changes it combines
+};
+
+struct Advice {
+  Fit now;  // the plan as given
+  bool fits_now = false;
+  // Fitting options first, cheapest first; then single changes that help but are not enough.
+  std::vector<AdviceOption> options;
+};
+
+Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& device);
 
 }  // namespace trainmem

@@ -11,7 +11,7 @@
 
 #include "trainmem/device.h"
 #include "trainmem/model.h"
-#include "trainmem/training_plan.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 

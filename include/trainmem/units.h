@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "trainmem/result.h"
+#include "trainmem/errors.h"
 
 namespace trainmem {
 

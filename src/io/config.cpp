@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "adapters/adapters.h"
-#include "trainmem/load.h"
+#include "model/adapters/adapters.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

@@ -1,6 +1,4 @@
 // load_model(): resolves what the user named, in order: a path, a cached HF id, a preset.
-#include "trainmem/load.h"
-
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -9,6 +7,7 @@
 
 #include "io/hf_cache.h"
 #include "io/safetensors.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

@@ -1,11 +1,9 @@
-#include "trainmem/measurements.h"
-
 #include <fmt/format.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "trainmem/accuracy.h"
+#include "trainmem/validate.h"
 
 namespace trainmem {
 namespace {

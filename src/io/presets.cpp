@@ -5,9 +5,9 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
-#include "edit_distance.h"
-#include "embedded_data.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
+#include "util/edit_distance.h"
+#include "util/embedded_data.h"
 
 namespace trainmem {
 namespace {
@@ -46,6 +46,20 @@ std::vector<Preset> presets() {
 std::vector<PresetInfo> list_presets() {
   std::vector<PresetInfo> out;
   for (const Preset& p : presets()) out.push_back(p.info);
+  return out;
+}
+
+std::vector<ModelListing> list_models() {
+  std::vector<ModelListing> out;
+  for (const Preset& p : presets()) {
+    auto model = load_preset(p.info.id);
+    if (!model) continue;  // presets are tested to load (inventory_test.cpp)
+    out.push_back({.preset = p.info,
+                   .model_type = model->spec.model_type,
+                   .params_total = params_total(model->inventory),
+                   .params_active = params_active(model->inventory, model->spec),
+                   .params_mtp = params_mtp(model->inventory)});
+  }
   return out;
 }
 

@@ -50,6 +50,17 @@ constexpr std::array<StDtype, 22> kStDtypes{{
     {"F4", 4, Dtype::fp4},
 }};
 
+const StDtype* find_st_dtype(std::string_view name);
+
+}  // namespace
+
+std::optional<Dtype> safetensors_dtype(std::string_view name) {
+  const StDtype* d = find_st_dtype(name);
+  return d == nullptr ? std::nullopt : d->dtype;
+}
+
+namespace {
+
 const StDtype* find_st_dtype(std::string_view name) {
   for (const StDtype& d : kStDtypes) {
     if (d.name == name) return &d;

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "trainmem/dtype.h"
+#include "trainmem/errors.h"
 #include "trainmem/inventory.h"
 #include "trainmem/model.h"
 #include "trainmem/model_spec.h"
-#include "trainmem/result.h"
 
 namespace trainmem::io {
 
@@ -31,6 +31,9 @@ struct SafetensorsTensor {
                end = 0;  // data_offsets, bytes relative to the data buffer, end exclusive
   std::string file;      // the file the header came from
 };
+
+// Our dtype for a safetensors dtype name ("BF16", "F32", ...); none when unknown or unsupported.
+std::optional<Dtype> safetensors_dtype(std::string_view name);
 
 // Parses a header given the file's first bytes (`prefix`: the 8-byte length and at least the JSON
 // that follows) and the total file size. `file` names the file in errors. Tensors come back sorted

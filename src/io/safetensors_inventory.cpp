@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "io/safetensors.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem::io {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
+#include "ledger/activation_model.h"
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
-#include "trainmem/activation_model.h"
 #include "trainmem/units.h"
 
 namespace trainmem::ledger {

@@ -8,7 +8,7 @@
 
 #include "ledger/context.h"
 #include "ledger/format.h"
-#include "trainmem/precision.h"
+#include "plan/precision.h"
 
 namespace trainmem::ledger {
 namespace {

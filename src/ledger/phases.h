@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "ledger/activation_model.h"
 #include "ledger/context.h"
 #include "ledger/format.h"
-#include "trainmem/activation_model.h"
 
 namespace trainmem::ledger {
 

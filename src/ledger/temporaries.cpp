@@ -8,8 +8,8 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
-#include "trainmem/optimizer.h"
-#include "trainmem/precision.h"
+#include "plan/optimizer.h"
+#include "plan/precision.h"
 #include "trainmem/units.h"
 
 namespace trainmem::ledger {

@@ -7,9 +7,9 @@
 
 #include "ledger/context.h"
 #include "ledger/format.h"
-#include "trainmem/method.h"
-#include "trainmem/precision.h"
-#include "trainmem/quantisation.h"
+#include "plan/method.h"
+#include "plan/precision.h"
+#include "plan/quantisation.h"
 #include "trainmem/units.h"
 
 namespace trainmem::ledger {

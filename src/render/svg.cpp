@@ -1,11 +1,10 @@
 // SVG renderers: the stacked budget bar and sweep curves. Hand-written SVG 1.1, no dependencies.
-#include "trainmem/svg.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "trainmem/render.h"
 #include "trainmem/units.h"
 
 namespace trainmem {

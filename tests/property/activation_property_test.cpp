@@ -7,7 +7,7 @@
 #include <tuple>
 
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

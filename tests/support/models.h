@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem::testing_support {
 

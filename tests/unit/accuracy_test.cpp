@@ -1,6 +1,6 @@
-#include "trainmem/accuracy.h"
-
 #include <gtest/gtest.h>
+
+#include "trainmem/validate.h"
 
 namespace trainmem {
 namespace {

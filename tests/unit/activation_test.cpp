@@ -2,10 +2,10 @@
 // activations section; research/accounting.md 2.6 and 7.2).
 #include <gtest/gtest.h>
 
+#include "ledger/activation_model.h"
 #include "support/models.h"
-#include "trainmem/activation_model.h"
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

@@ -1,5 +1,4 @@
 // Advice that really fits: every option is re-estimated, and its flags re-run through the CLI.
-#include "trainmem/advise.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "trainmem/load.h"
+#include "trainmem/estimate.h"
+#include "trainmem/model.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {

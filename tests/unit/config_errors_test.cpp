@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

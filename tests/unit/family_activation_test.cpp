@@ -6,9 +6,9 @@
 #include <algorithm>
 
 #include "support/models.h"
-#include "trainmem/activation_model.h"
+#include "ledger/activation_model.h"
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

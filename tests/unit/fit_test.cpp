@@ -1,13 +1,12 @@
 // The verdict: fits, margin, headroom warning, the GB/GiB clash, and --fail-if-over.
-#include "trainmem/fit.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 #include "trainmem/render.h"
 #include "trainmem/units.h"
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "support/models.h"
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

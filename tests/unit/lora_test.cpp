@@ -2,9 +2,9 @@
 // the MoE target choices, fused Phi-3 modules, and what QLoRA quantises.
 #include <gtest/gtest.h>
 
+#include "plan/method.h"
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
-#include "trainmem/method.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {
@@ -154,7 +154,7 @@ TEST(Method, UnknownTargetIsAnError) {
   TrainingPlan p = lora({"q", "qproj"});
   const auto e = validate(p);
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->field, "--lora-targets");
+  EXPECT_EQ(e->field, "lora.targets");
 }
 
 }  // namespace

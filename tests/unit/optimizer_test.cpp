@@ -1,6 +1,6 @@
 // The optimizer table, row by row, against hand-computed state and scratch bytes
 // (research/accounting.md section 5).
-#include "trainmem/optimizer.h"
+#include "plan/optimizer.h"
 
 #include <gtest/gtest.h>
 

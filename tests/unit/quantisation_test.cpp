@@ -1,5 +1,5 @@
 // Block-quantised storage (bitsandbytes 4-bit and int8) against hand-computed bytes.
-#include "trainmem/quantisation.h"
+#include "plan/quantisation.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 
 #include "io/safetensors.h"
 #include "support/safetensors_writer.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem::io {
 namespace {

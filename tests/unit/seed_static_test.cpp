@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 #include "trainmem/units.h"
 
 namespace trainmem {

@@ -1,6 +1,4 @@
 // SVG output is well-formed (balanced tags, escaped text) and has the expected elements.
-#include "trainmem/svg.h"
-
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,7 +9,8 @@
 #include <vector>
 
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

@@ -1,9 +1,9 @@
 // Sweeps: one point per value, priced by estimate(); memory grows with batch and with seq.
-#include "trainmem/sweep.h"
 
 #include <gtest/gtest.h>
 
-#include "trainmem/load.h"
+#include "trainmem/estimate.h"
+#include "trainmem/model.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {

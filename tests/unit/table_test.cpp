@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 namespace {

@@ -2,7 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "trainmem/estimate.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 #include "trainmem/render.h"
 
 namespace trainmem {

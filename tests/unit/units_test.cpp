@@ -4,9 +4,9 @@
 
 #include <gtest/gtest.h>
 
-#include "edit_distance.h"
 #include "trainmem/dtype.h"
 #include "trainmem/render.h"
+#include "util/edit_distance.h"
 
 namespace trainmem {
 namespace {

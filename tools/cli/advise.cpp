@@ -1,15 +1,13 @@
 // trainmem advise MODEL [flags] (--gpu|--memory) [--json]: the changes that make a plan fit.
-#include "trainmem/advise.h"
-
 #include <fmt/format.h>
 
 #include <iostream>
 
 #include "commands.h"
-#include "fit_json.h"
 #include "flags.h"
-#include "trainmem/json.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
+#include "trainmem/render.h"
+#include "trainmem/solve.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -32,23 +30,7 @@ int run_advise(const AdviseArgs& a) {
   const Advice adv = advise(in->model, in->plan, *in->device);
   const Unit u = in->options.unit;
   if (a.output.json) {
-    nlohmann::json opts = nlohmann::json::array();
-    for (const AdviceOption& o : adv.options) {
-      opts.push_back({{"change", o.change},
-                      {"flags", o.flags},
-                      {"peak_bytes", o.peak_bytes},
-                      {"fits", o.fits},
-                      {"margin_bytes", o.margin_bytes},
-                      {"cost", o.cost},
-                      {"cost_rank", o.cost_rank},
-                      {"changes", o.parts}});
-    }
-    const nlohmann::json j = {{"schema", "trainmem.advice/1"},
-                              {"model", a.model},
-                              {"fits_now", adv.fits_now},
-                              {"now", fit_json(adv.now)},
-                              {"options", opts}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << render_advice_json(adv, a.model);
     return 0;
   }
   const Fit& n = adv.now;

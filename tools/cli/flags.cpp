@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "trainmem/units.h"
@@ -194,8 +195,29 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
   return PricingInputs{std::move(p).value(), std::move(d).value(), o.value(), std::move(m).value()};
 }
 
+// The flag that sets a plan field the library names ("lora.rank" -> "--lora-rank"); fields in a
+// file, and names that are already flags, are left as they are.
+std::string flag_for_field(const std::string& field) {
+  if (field.empty() || field.starts_with("-") || field == "MODEL") return field;
+  static const std::map<std::string, std::string> kSpecial = {
+      {"device", "--gpu"},
+      {"params_override", "--params"},
+      {"quant.kind", "--quant"},
+      {"step", "--step"},
+      {"freeze.train_modules", "--train-modules"},
+      {"freeze.train_layers", "--train-layers"}};
+  if (auto it = kSpecial.find(field); it != kSpecial.end()) return it->second;
+  std::string flag = "--" + field;
+  for (char& c : flag) {
+    if (c == '_' || c == '.') c = '-';
+  }
+  return flag;
+}
+
 int report(const Error& error) {
-  std::cerr << "trainmem: error: " << error.message() << "\n";
+  Error shown = error;
+  if (shown.file.empty()) shown.field = flag_for_field(shown.field);
+  std::cerr << "trainmem: error: " << shown.message() << "\n";
   return error.code == ErrorCode::usage ? 2 : 1;
 }
 

@@ -8,10 +8,10 @@
 #include <string>
 
 #include "trainmem/device.h"
-#include "trainmem/load.h"
+#include "trainmem/errors.h"
+#include "trainmem/model.h"
+#include "trainmem/plan.h"
 #include "trainmem/render.h"
-#include "trainmem/result.h"
-#include "trainmem/training_plan.h"
 
 namespace trainmem::cli {
 

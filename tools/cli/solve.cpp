@@ -7,9 +7,9 @@
 #include <iostream>
 
 #include "commands.h"
-#include "fit_json.h"
 #include "flags.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
+#include "trainmem/render.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -45,34 +45,18 @@ int run_solve(const SolveArgs& a) {
     if (!bytes) return report(bytes.error());
     so.reserve_bytes = bytes.value();
   }
+  if (!by_device && !in->device) {
+    return report(Error{
+        ErrorCode::usage, "", "--gpu",
+        fmt::format("--for {} needs a device: --gpu NAME or --memory SIZE", name_of(*target))});
+  }
   auto r = solve(in->model, in->plan, in->device, *target, so);
   if (!r) return report(r.error());
   const SolveResult& s = r.value();
   const Unit u = in->options.unit;
 
   if (a.output.json) {
-    nlohmann::json j = {{"schema", "trainmem.solve/1"},
-                        {"model", a.model},
-                        {"for", name_of(*target)},
-                        {"fits", s.found},
-                        {"peak_bytes", s.peak_bytes},
-                        {"next_peak_bytes", s.next_peak_bytes},
-                        {"usable_bytes", s.usable_bytes},
-                        {"evaluations", s.evaluations},
-                        {"notes", s.notes}};
-    if (by_device) {
-      j["answer"] = s.device ? nlohmann::json(s.device->id) : nlohmann::json(nullptr);
-      j["answer_bytes"] = s.device ? s.device->usable_bytes() : 0;
-      j["device"] = s.device ? device_json(*s.device) : nlohmann::json(nullptr);
-      j["next_device"] = s.next_smaller ? device_json(*s.next_smaller) : nlohmann::json(nullptr);
-    } else {
-      j["answer"] = s.answer;
-      j["next"] = s.next;
-      j["step"] = a.step;
-      j["limit_reached"] = s.limit_reached;
-      j["device"] = device_json(*s.device);
-    }
-    std::cout << j.dump(2) << "\n";
+    std::cout << render_solve_json(s, a.model, a.step);
     return s.found ? 0 : 3;
   }
 

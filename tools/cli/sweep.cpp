@@ -1,6 +1,4 @@
 // trainmem sweep MODEL [flags] --over batch|seq [--values 1,2,4] [--svg FILE] [--json].
-#include "trainmem/sweep.h"
-
 #include <fmt/format.h>
 
 #include <fstream>
@@ -8,10 +6,10 @@
 #include <sstream>
 
 #include "commands.h"
-#include "fit_json.h"
 #include "flags.h"
-#include "trainmem/load.h"
-#include "trainmem/svg.h"
+#include "trainmem/model.h"
+#include "trainmem/render.h"
+#include "trainmem/solve.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -26,17 +24,6 @@ struct SweepArgs {
   std::string values;
   std::string svg;
 };
-
-nlohmann::json points_json(const Sweep& s) {
-  nlohmann::json pts = nlohmann::json::array();
-  for (const SweepPoint& p : s.points) {
-    nlohmann::json row = {
-        {name_of(s.axis), p.x}, {"peak_bytes", p.peak_bytes}, {"static_bytes", p.static_bytes}};
-    if (s.device) row["fits"] = p.peak_bytes <= s.device->usable_bytes();
-    pts.push_back(row);
-  }
-  return pts;
-}
 
 std::string points_text(const Sweep& s, Unit u) {
   std::string out = fmt::format("{:>8} {:>12} {:>12}{}\n", name_of(s.axis), "peak", "static",
@@ -95,17 +82,7 @@ int run_sweep(const SweepArgs& a) {
     if (!out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
-    nlohmann::json j = {{"schema", "trainmem.sweep/1"}, {"model", a.model}, {"over", a.over}};
-    if (both) {
-      j["sweeps"] = nlohmann::json::array();
-      for (const Sweep& s : sweeps) {
-        j["sweeps"].push_back({{"over", name_of(s.axis)}, {"points", points_json(s)}});
-      }
-    } else {
-      j["points"] = points_json(sweeps[0]);
-    }
-    if (in->device) j["device"] = device_json(*in->device);
-    std::cout << j.dump(2) << "\n";
+    std::cout << render_sweep_json(sweeps, a.model, a.over);
     return 0;
   }
   for (std::size_t i = 0; i < sweeps.size(); ++i) {

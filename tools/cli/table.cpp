@@ -6,7 +6,7 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "trainmem/load.h"
+#include "trainmem/model.h"
 
 namespace trainmem::cli {
 namespace {

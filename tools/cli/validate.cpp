@@ -1,5 +1,7 @@
 // trainmem validate FILE [--json]: the estimator against measured peaks, row by row, with the
 // median, p95 and worst absolute percentage error overall and per category.
+#include "trainmem/validate.h"
+
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -8,9 +10,7 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "trainmem/accuracy.h"
 #include "trainmem/estimate.h"
-#include "trainmem/measurements.h"
 
 namespace trainmem::cli {
 namespace {

@@ -2,7 +2,7 @@
 // fp32, weight only), a gated SiLU MLP, optional per-head q/k norms with a weight per head
 // (use_qk_norm), tied embeddings, logits * logit_scale (a new logits tensor; the old one is
 // released) (transformers/models/cohere/modeling_cohere.py, configuration_cohere.py).
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

@@ -5,7 +5,7 @@
 // (transformers/models/deepseek_v2/modeling_deepseek_v2.py, configuration_deepseek_v2.py).
 #include <fmt/format.h>
 
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

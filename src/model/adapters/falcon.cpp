@@ -8,7 +8,7 @@
 // in the parallel block (transformers/models/falcon/modeling_falcon.py, configuration_falcon.py).
 #include <fmt/format.h>
 
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

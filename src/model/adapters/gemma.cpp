@@ -3,7 +3,7 @@
 // by a constant, nothing saved) and gelu_pytorch_tanh (a legacy hidden_act "gelu" is read as
 // gelu_pytorch_tanh, as GemmaConfig does) (transformers/models/gemma/modeling_gemma.py,
 // configuration_gemma.py).
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

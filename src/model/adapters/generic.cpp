@@ -8,7 +8,7 @@
 // safetensors headers); activations are an estimate, said so in a note (src/io/config.cpp).
 #include <fmt/format.h>
 
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

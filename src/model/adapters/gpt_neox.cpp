@@ -4,7 +4,7 @@
 // (a parallel block), otherwise the MLP's norm reads attention output + residual. hidden_dropout
 // on the embeddings and both branch outputs; rotary_pct of each head rotated; untied embed_out
 // (transformers/models/gpt_neox/modeling_gpt_neox.py, configuration_gpt_neox.py).
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

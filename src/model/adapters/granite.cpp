@@ -2,7 +2,7 @@
 // attention_multiplier are muls by constants (nothing saved), and logits / logits_scaling makes
 // a new logits tensor while the old one is released (no change to the peak)
 // (transformers/models/granite/modeling_granite.py, configuration_granite.py).
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

@@ -3,7 +3,7 @@
 // only (post_attention_layernorm, post_feedforward_layernorm; no input norm). Olmo2RMSNorm
 // multiplies the weight into the fp32 normalized tensor
 // (transformers/models/olmo2/modeling_olmo2.py, configuration_olmo2.py).
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

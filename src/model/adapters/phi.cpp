@@ -3,7 +3,7 @@
 // with biases, partial rotary, resid_pdrop on both branch outputs, embd_pdrop on the embeddings,
 // optional per-head qk_layernorm, and an lm_head with a bias
 // (transformers/models/phi/modeling_phi.py, configuration_phi.py).
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

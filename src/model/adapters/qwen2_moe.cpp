@@ -2,7 +2,7 @@
 // of num_experts experts (moe_intermediate_size, top num_experts_per_tok) every
 // decoder_sparse_step layers, plus one shared expert (shared_expert_intermediate_size) behind a
 // sigmoid gate (Linear(hidden, 1)) (transformers/models/qwen2_moe/modeling_qwen2_moe.py).
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

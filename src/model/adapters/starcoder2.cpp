@@ -2,7 +2,7 @@
 // c_fc -> gelu_pytorch_tanh -> c_proj MLP, GQA, sliding-window attention, residual_dropout on
 // both sublayer outputs, embedding_dropout on the embeddings, tied embeddings by default
 // (transformers/models/starcoder2/modeling_starcoder2.py, configuration_starcoder2.py).
-#include "adapters/adapters.h"
+#include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 

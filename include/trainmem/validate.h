@@ -1,0 +1,79 @@
+// Measured training peaks (validation/data/*.jsonl, schema trainmem.measurement/1), as written by
+// the PyTorch harness in validation/. Read by `trainmem validate`.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainmem/errors.h"
+
+namespace trainmem {
+
+struct MeasurementRecord {
+  std::string id;
+  std::string model;  // path of the config.json used (repo-relative), or a preset
+  // The plan in trainmem's flag vocabulary: "batch" -> "2", "lora_targets" -> "q,v", ...
+  std::map<std::string, std::string> plan;
+  std::int64_t peak_bytes = 0;
+  std::string peak_phase;                     // e.g. "backward"
+  int peak_step = 0;                          // 1 = first step, 2 = steady state
+  std::array<std::int64_t, 5> by_category{};  // kMeasuredCategories order (accuracy.h)
+  std::string device;                         // "cpu", or a CUDA device name
+  std::string tracker;                        // "memtracker", "fake+memtracker", "cuda", ...
+};
+
+// One record per non-empty line; an error names the file, the line and the field.
+Result<std::vector<MeasurementRecord>> read_measurements(const std::string& path);
+
+// Accuracy of the estimator against measured peaks: per-row errors and their summary statistics.
+// Categories the measurement harness records (validation/), in the order records store them.
+inline constexpr std::array<const char*, 5> kMeasuredCategories = {
+    "parameters", "gradients", "optimizer", "activations", "other"};
+
+// Categories compared, matched to our tenants: parameters = weights; gradients; optimizer =
+// optimizer states + master weights; activations_and_other = activations + logits + temporaries.
+// MemTracker files the loss's saved log-softmax under activations and its backward buffers under
+// "other", while our logits tenant holds both, so only the sum of the two is comparable.
+inline constexpr std::array<const char*, 4> kCompareCategories = {
+    "parameters", "gradients", "optimizer", "activations_and_other"};
+
+struct AccuracyRow {
+  std::string id;
+  std::string family;  // the model's model_type, for per-family figures
+  std::int64_t measured_peak_bytes = 0;
+  std::int64_t predicted_peak_bytes = 0;
+  std::string measured_phase;
+  std::string predicted_phase;
+  std::array<std::int64_t, 4> measured_by_category{};  // kCompareCategories order
+  std::array<std::int64_t, 4> predicted_by_category{};
+};
+
+// (predicted - measured) / measured x 100.
+double pct_error(std::int64_t predicted, std::int64_t measured);
+
+struct ErrorStats {
+  std::size_t rows = 0;
+  double median_abs_pct = 0;
+  double p95_abs_pct = 0;  // nearest-rank 95th percentile
+  double max_abs_pct = 0;
+  double mean_signed_pct = 0;  // bias: positive means the estimator over-predicts
+};
+
+// Statistics of a list of signed percentage errors.
+ErrorStats error_stats(const std::vector<double>& signed_pct_errors);
+
+struct AccuracyReport {
+  ErrorStats peak;
+  std::array<ErrorStats, 4> by_category;  // rows where the measured category is non-zero
+};
+
+AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows);
+
+// Peak-error statistics of each family's rows, families in name order.
+std::vector<std::pair<std::string, ErrorStats>> family_stats(const std::vector<AccuracyRow>& rows);
+
+}  // namespace trainmem

@@ -1,0 +1,114 @@
+// The activation model: what autograd saves for backward in one decoder layer of a Hugging Face
+// transformers model, as named terms in bytes per token (plus bytes per attention-score element
+// for eager attention). One function per block; every term cites the source that saves it.
+// docs/method.md (section "activations") derives each term; research notes: accounting.md 2-7.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trainmem/inventory.h"
+#include "trainmem/model_spec.h"
+#include "trainmem/plan.h"
+
+namespace trainmem {
+
+// One saved tensor (or a family of them) in one layer.
+struct ActivationTerm {
+  std::string name;                  // "input_layernorm: fp32 copy of the input (pow)"
+  std::int64_t bytes_per_token = 0;  // bytes per token of the micro-batch
+  std::int64_t bytes_per_score = 0;  // bytes per element of the b x heads x s x s scores
+  std::int64_t bytes_per_pair = 0;   // bytes per element of the b x s x s mask
+  std::string source;                // the framework code that saves it
+};
+
+// A set of roles, one bit per Role value.
+using RoleSet = std::uint64_t;
+constexpr RoleSet role_bit(Role r) {
+  return RoleSet{1} << static_cast<int>(r);
+}
+
+// How the plan leaves one decoder layer.
+struct LayerPlan {
+  std::int64_t layer = 0;
+  bool input_requires_grad = false;  // the residual entering the layer requires grad
+  RoleSet trainable = 0;             // dense (non-expert) parameters of the layer that train
+  RoleSet trainable_routed = 0;      // routed-expert parameters that train
+  RoleSet trainable_shared = 0;      // shared-expert parameters that train
+  RoleSet adapted = 0;               // linears carrying a LoRA adapter (dense and shared)
+  bool adapted_experts = false;      // routed experts carry adapters
+};
+
+// Framework behaviour that changes what is saved. Defaults: HF transformers >= 4.48, torch >= 2.5,
+// no padding mask (packed or equal-length batches), PEFT adapters upcast to fp32.
+struct ActivationSettings {
+  Attention attention = Attention::sdpa;
+  bool padding_mask = false;   // an attention mask: SDPA repeats K/V and saves a float mask
+  bool autocast = false;       // fp32 weights, bf16 matmuls under torch.autocast
+  int stream_bytes = 2;        // residual stream / norm dtype (4 when fp32)
+  int compute_bytes = 2;       // dtype of linear outputs and most saved tensors
+  std::int64_t lora_rank = 0;  // 0: no adapters
+  double lora_dropout = 0.0;   // > 0: a bool mask and a dropped copy per adapted input
+  int adapter_bytes = 4;       // PEFT autocast_adapter_dtype: fp32 adapters on a bf16 base
+  // Kernels PyTorch picks on CPU rather than CUDA (used to price CPU traces; docs/accuracy.md):
+  // dropout saves a noise tensor of the input dtype instead of a bool mask, and SDPA with
+  // dropout runs the math kernel instead of a fused one.
+  bool cpu_kernels = false;
+  std::int64_t seq = 0;  // sequence length: a sliding window shorter than it materialises a mask
+};
+
+// Tensors of the MLP width the activation saves for backward, by autograd's rules
+// (transformers activations.py; PyTorch derivatives.yaml): silu, gelu and gelu_pytorch_tanh save
+// their input; relu its result; quick_gelu x and sigmoid(1.702x); gelu_new (Python tanh form)
+// x, tanh(...), 0.5x and 1 + tanh(...); gelu_fast seven (see the .cpp).
+int activation_saved_tensors(Activation act);
+
+// Bytes per element a training-mode dropout keeps for backward: a bool mask on CUDA
+// (native_dropout), the scaled noise in the input's dtype on CPU (Dropout.cpp _dropout_impl).
+int dropout_mask_bytes(const ActivationSettings& settings, int input_bytes);
+
+// Which attention kernel runs: eager, a fused SDPA kernel (flash / memory-efficient, which keep
+// q, k, v, out and logsumexp), or SDPA's math kernel (keeps the scores).
+enum class AttentionKernel { eager, fused, math };
+AttentionKernel attention_kernel(const ModelSpec& spec, const ActivationSettings& settings);
+
+// Embedding dropout (GPT-2 embd_pdrop, Phi, GPT-NeoX, StarCoder2): its mask, bytes per token,
+// saved when the embedding output requires grad.
+std::int64_t embedding_dropout_bytes_per_token(const ModelSpec& spec,
+                                               const ActivationSettings& settings);
+
+// The settings a plan implies (precision, method, attention, LoRA).
+ActivationSettings activation_settings(const TrainingPlan& plan);
+
+// Per-layer plans from the inventory's trainable flags and the plan's LoRA targets.
+std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInventory& inv,
+                                   const TrainingPlan& plan);
+
+// Every term one layer saves, in forward order.
+std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& layer,
+                                        const ActivationSettings& settings);
+
+// After the last layer: the final norm and the lm_head input (bytes per token).
+std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_requires_grad,
+                                        bool norm_trainable, bool lm_head_trainable,
+                                        const ActivationSettings& settings);
+
+// Bytes per token, and per attention score, summed over terms.
+std::int64_t terms_per_token(const std::vector<ActivationTerm>& terms);
+std::int64_t terms_per_score(const std::vector<ActivationTerm>& terms);
+
+// Sum of terms for a micro-batch of `batch` sequences of `seq` tokens.
+std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSpec& spec,
+                         std::int64_t batch, std::int64_t seq);
+
+// Transient of one layer's backward on top of what it saved: the MLP's gate/up gradients
+// (2 x N x I x compute bytes, accounting.md 2.7) and eager softmax backward (10 B per score).
+std::int64_t layer_backward_transient_bytes(const ModelSpec& spec, std::int64_t layer,
+                                            const ActivationSettings& settings, std::int64_t batch,
+                                            std::int64_t seq);
+
+// Korthikanti et al. (arXiv:2205.05198) per layer: s b h (34 + 5 a s / h) bytes.
+std::int64_t korthikanti_layer_bytes(const ModelSpec& spec, std::int64_t batch, std::int64_t seq);
+
+}  // namespace trainmem

@@ -1,0 +1,113 @@
+// estimate(): builds the shared context once, then lets each tenant append its lines.
+#include "trainmem/estimate.h"
+
+#include <fmt/format.h>
+
+#include "ledger/context.h"
+#include "plan/method.h"
+#include "trainmem/units.h"
+
+namespace trainmem {
+namespace {
+
+// The count the textbook rates are applied to: --params, else the published count (the seeds
+// price published figures such as 8.2e9), else the exact count.
+std::int64_t priced_params(const LoadedModel& model, const TrainingPlan& plan,
+                           std::int64_t exact_total) {
+  if (plan.params_override > 0) return plan.params_override;
+  if (plan.convention == Convention::textbook && model.spec.published_params > 0) {
+    return model.spec.published_params;
+  }
+  return exact_total;
+}
+
+ModelSummary summarise(const ledger::Context& ctx) {
+  ModelSummary m;
+  m.name = ctx.model.spec.name;
+  m.source = std::string(source_kind_name(ctx.model.source));
+  m.source_detail = ctx.model.source_detail;
+  m.model_type = ctx.model.spec.model_type;
+  m.params_total = ctx.params_total;
+  m.params_trainable = ctx.params_trainable;
+  m.params_with_adapters = params_total(ctx.inventory);
+  m.params_active = params_active(ctx.model.inventory, ctx.model.spec);
+  m.params_mtp = params_mtp(ctx.model.inventory);
+  m.params_published = ctx.model.spec.published_params;
+  m.params_priced = ctx.params_priced;
+  return m;
+}
+
+std::vector<std::string> notes(const ledger::Context& ctx) {
+  std::vector<std::string> out = ctx.model.notes;
+  if (!ctx.model.spec.estimated_from.empty()) {
+    out.push_back(fmt::format(
+        "model_type '{}' has no adapter: weights, gradients and optimizer state are priced from "
+        "its {} exactly; activations are ESTIMATED from the closest known layer shape, {}.",
+        ctx.model.spec.model_type,
+        ctx.model.source == SourceKind::preset || ctx.model.source == SourceKind::config_file
+            ? "config.json's standard keys"
+            : "safetensors headers",
+        ctx.model.spec.estimated_from));
+  }
+  if (ctx.plan.convention == Convention::textbook) {
+    out.push_back(fmt::format(
+        "Textbook convention: uniform bytes per parameter on {} params ({}), as the seeds do.",
+        short_count(ctx.params_priced), ctx.plan.params_override > 0 ? "--params" : "published"));
+  }
+  if (ctx.model.spec.moe.experts > 0) {
+    out.push_back(fmt::format(
+        "Mixture of experts: all {} experts per layer are resident, so memory uses the total "
+        "count; {} params are active per token.",
+        ctx.model.spec.moe.experts,
+        short_count(params_active(ctx.model.inventory, ctx.model.spec))));
+  }
+  if (const std::int64_t mtp = params_mtp(ctx.model.inventory); mtp > 0) {
+    out.push_back(fmt::format(
+        "The next-token-prediction module ({} params) is not loaded by transformers and is not "
+        "priced.",
+        short_count(mtp)));
+  }
+  out.push_back(fmt::format(
+      "Activation memory follows the longest sequence in a batch ({} tokens here), not the "
+      "average: size against max_length.",
+      ctx.plan.seq));
+  if (ctx.plan.convention == Convention::exact) {
+    out.push_back(
+        "Framework assumptions (hf): HF Trainer drops the model outputs before backward; no "
+        "padding mask (a mask makes SDPA repeat K/V to every head); transformers >= 4.48 loss; "
+        "PEFT adapters in fp32. The late-backward phase counts every gradient.");
+    if (ctx.plan.loss == Loss::chunked) {
+      out.push_back("Chunked loss: one chunk of 1,024 tokens assumed (TRL chunk_token_size).");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Ledger estimate(const LoadedModel& model, const TrainingPlan& plan) {
+  ledger::Context ctx{model, plan, apply_method(model, plan)};
+  ctx.params_total = params_total(model.inventory);
+  ctx.params_trainable = params_trainable(ctx.inventory);
+  ctx.params_priced = priced_params(model, plan, ctx.params_total);
+
+  Ledger out;
+  out.plan = plan;
+  ledger::add_weights(ctx, out.items);
+  ledger::add_gradients(ctx, out.items);
+  ledger::add_optimizer_states(ctx, out.items);
+  ledger::add_activations(ctx, out.items);
+  ledger::add_logits(ctx, out.items);
+  ledger::add_temporaries(ctx, out.items);
+  ledger::add_overhead(ctx, out.items);
+  out.model = summarise(ctx);
+  out.notes = notes(ctx);
+  for (std::string& n : method_notes(model, plan, ctx.inventory)) out.notes.push_back(std::move(n));
+  return out;
+}
+
+std::int64_t peak_of(const LoadedModel& model, const TrainingPlan& plan) {
+  return totals(estimate(model, plan)).peak_bytes;
+}
+
+}  // namespace trainmem

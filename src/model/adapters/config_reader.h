@@ -1,0 +1,67 @@
+// ConfigReader: typed access to a config.json object that remembers the first problem, so an
+// adapter reads straight through and the caller gets one clear error naming file and key.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainmem/errors.h"
+#include "trainmem/model_spec.h"
+
+namespace trainmem::adapters {
+
+class ConfigReader {
+ public:
+  ConfigReader(const nlohmann::json& config, std::string file)
+      : config_(config), file_(std::move(file)) {}
+
+  // A positive integer that must be present (or have a family default given as `fallback`).
+  std::int64_t count(const std::string& key, std::optional<std::int64_t> fallback = std::nullopt);
+  // The first present key among `keys` (aliases such as n_embd / hidden_size).
+  std::int64_t count_any(const std::vector<std::string>& keys,
+                         std::optional<std::int64_t> fallback = std::nullopt);
+  // A non-negative integer, absent -> fallback (no error).
+  std::int64_t optional_count(const std::string& key, std::int64_t fallback);
+  bool flag(const std::string& key, bool fallback);
+  double number(const std::string& key, double fallback);
+  std::string text(const std::string& key);  // a string value; absent -> ""
+  bool has(const std::string& key) const;
+  bool is_null(const std::string& key) const;
+  bool is_empty_list(const std::string& key) const;          // present, an array, and empty
+  std::vector<std::string> strings(const std::string& key);  // a list of strings; absent -> {}
+
+  // Records a problem found by a cross-field check.
+  void fail(const std::string& key, const std::string& reason);
+  const std::optional<Error>& error() const { return error_; }
+  const std::string& file() const { return file_; }
+
+ private:
+  const nlohmann::json& config_;
+  std::string file_;
+  std::optional<Error> error_;
+};
+
+// Fills the fields every decoder shares (vocab, hidden, layers, heads, kv heads, head_dim,
+// intermediate, tying, dtype) with the family's defaults for absent keys.
+struct CommonDefaults {
+  std::optional<std::int64_t> vocab, hidden, layers, heads, intermediate, max_positions;
+  std::optional<std::int64_t> head_dim;      // nullopt: hidden / heads
+  bool tied = false;                         // the config class's tie_word_embeddings default
+  Activation activation = Activation::silu;  // the config class's hidden_act default
+};
+void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec);
+
+// The MLP activation named by `key` (hidden_act, activation_function, hidden_activation) as
+// transformers' ACT2FN spells it; absent -> fallback; a name trainmem does not model fails.
+Activation read_activation(ConfigReader& r, const std::string& key, Activation fallback);
+
+// A probability in [0, 1) (dropout keys); absent -> fallback.
+double read_probability(ConfigReader& r, const std::string& key, double fallback);
+
+// Checks shared by all families: heads divide, widths positive. Reports via r.fail().
+void check_common(ConfigReader& r, const ModelSpec& spec);
+
+}  // namespace trainmem::adapters

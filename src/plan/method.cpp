@@ -1,0 +1,327 @@
+// apply_method(): the inventory as a fine-tuning method leaves it. Full fine-tune trains
+// everything; LoRA/QLoRA freeze the base and append adapter tensors (PEFT
+// peft/tuners/lora/layer.py: lora_A [r, in], lora_B [out, r], lora_embedding_A [r, V],
+// lora_embedding_B [h, r], DoRA lora_magnitude_vector [out]); QLoRA also block-quantises the base
+// linears (transformers bitsandbytes integration: lm_head stays 16-bit, and so do embeddings, norms
+// and the MoE router); freeze trains a chosen subset. Everything is loaded in the precision
+// recipe's weight dtype (from_pretrained(torch_dtype=...)).
+#include "plan/method.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "plan/precision.h"
+#include "trainmem/estimate.h"
+
+namespace trainmem {
+namespace {
+
+constexpr std::array<std::string_view, 19> kTargetNames = {
+    "q",    "k",       "v",     "o",      "gate",       "up",
+    "down", "lm_head", "embed", "router", "experts",    "shared_experts",
+    "q_a",  "q_b",     "kv_a",  "kv_b",   "all-linear", "attention",
+    "mlp"};
+
+bool has(const std::vector<std::string>& targets, std::string_view name) {
+  return std::find(targets.begin(), targets.end(), name) != targets.end();
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string stem(const std::string& name) {
+  return ends_with(name, ".weight") ? name.substr(0, name.size() - 7) : name;
+}
+
+bool mlp_target(const std::vector<std::string>& t, const TensorGroup& g, std::string_view name) {
+  switch (g.expert) {
+    case ExpertKind::routed:
+      return has(t, "experts");
+    case ExpertKind::shared:
+      return has(t, "shared_experts") || has(t, "mlp") || has(t, "all-linear") || has(t, name);
+    case ExpertKind::none:
+      return has(t, "mlp") || has(t, "all-linear") || has(t, name);
+  }
+  return false;
+}
+
+// Bitsandbytes quantises the linear weights; transformers keeps lm_head (get_keys_to_not_convert)
+// and the MoE router in 16-bit, and a bias stays beside its Linear4bit in 16-bit.
+bool quantisable(const TensorGroup& g) {
+  return is_linear_weight(g) && g.role != Role::lm_head && g.role != Role::router &&
+         g.role != Role::shared_expert_gate;
+}
+
+Dtype quant_dtype(QuantKind kind) {
+  switch (kind) {
+    case QuantKind::nf4:
+      return Dtype::nf4;
+    case QuantKind::fp4:
+      return Dtype::fp4;
+    case QuantKind::int8:
+      return Dtype::i8;
+  }
+  return Dtype::nf4;
+}
+
+void append_adapter(ParameterInventory& out, const TensorGroup& base, std::int64_t out_features,
+                    std::int64_t in_features, const TrainingPlan& plan, Dtype dtype, bool embedding,
+                    const std::string& name_stem) {
+  TensorGroup a = base;
+  a.trainable = true;
+  a.quantised = false;
+  a.is_bias = false;
+  a.dtype = dtype;
+  const std::int64_t r = plan.lora.rank;
+  a.name = name_stem + (embedding ? ".lora_embedding_A" : ".lora_A.weight");
+  a.shape = {r, in_features};
+  out.groups.push_back(a);
+  a.name = name_stem + (embedding ? ".lora_embedding_B" : ".lora_B.weight");
+  a.shape = {out_features, r};
+  out.groups.push_back(a);
+  if (plan.lora.dora) {
+    a.name = name_stem + ".lora_magnitude_vector";
+    a.shape = {out_features};
+    out.groups.push_back(a);
+  }
+}
+
+// The adapter dtype: PEFT get_peft_model(autocast_adapter_dtype=True) upcasts bf16/fp16 adapter
+// weights to fp32 (peft/tuners/tuners_utils.py _cast_adapter_dtype). The textbook prices an
+// adapter parameter like any trainable one, at the recipe's weight dtype.
+Dtype adapter_dtype(const TrainingPlan& plan) {
+  if (plan.convention == Convention::textbook) return recipe(plan.precision).weights;
+  return Dtype::f32;
+}
+
+// --train-layers with LoRA is PEFT's layers_to_transform: only those layers get adapters. The
+// group keeps its per-layer multiplicity for the chosen layers; groups outside the layers (the
+// embedding, the head) are adapted when targeted.
+TensorGroup in_chosen_layers(TensorGroup g, const std::vector<std::int64_t>& layers) {
+  if (layers.empty() || g.layer_first < 0) return g;
+  const std::int64_t span = g.layer_last - g.layer_first + 1;
+  const auto chosen =
+      static_cast<std::int64_t>(std::count_if(layers.begin(), layers.end(), [&](std::int64_t l) {
+        return l >= g.layer_first && l <= g.layer_last;
+      }));
+  g.multiplicity = g.multiplicity / span * chosen;
+  return g;
+}
+
+void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterInventory& inv) {
+  const std::vector<std::string>& t = plan.lora.targets;
+  const Dtype dtype = adapter_dtype(plan);
+  const bool textbook = plan.convention == Convention::textbook;
+  const std::size_t base_count = inv.groups.size();
+  bool lm_head_seen = false;
+  for (std::size_t i = 0; i < base_count; ++i) {
+    const TensorGroup g = inv.groups[i];
+    if (g.mtp || g.is_bias || g.shape.size() != 2) continue;
+    if (g.role == Role::lm_head) lm_head_seen = true;
+    if (!targets_group(t, g)) continue;
+    // Seed 001 prices a MoE model's MLP adapter as a dense MLP; the routed experts themselves are
+    // adapted only when named, in either convention.
+    const bool embedding = g.role == Role::embedding;
+    const std::int64_t out_f = embedding ? g.shape[1] : g.shape[0];
+    const std::int64_t in_f = embedding ? g.shape[0] : g.shape[1];
+    const TensorGroup site = in_chosen_layers(g, plan.freeze.train_layers);
+    if (site.multiplicity > 0)
+      append_adapter(inv, site, out_f, in_f, plan, dtype, embedding, stem(g.name));
+  }
+  // Tied embeddings: lm_head is a Linear sharing the embedding matrix; PEFT still adapts it.
+  if (has(t, "lm_head") && !lm_head_seen && model.spec.vocab > 0) {
+    TensorGroup head;
+    head.name = "lm_head.weight";
+    head.role = Role::lm_head;
+    head.shape = {model.spec.vocab, model.spec.hidden};
+    append_adapter(inv, head, model.spec.vocab, model.spec.hidden, plan, dtype, false, "lm_head");
+  }
+  // Textbook on a MoE model: the seed's adapter treats each MoE layer's MLP as dense with
+  // intermediate_size (Qwen3-30B-A3B: 32.2 M at r = 16).
+  if (textbook && model.spec.moe.experts > 0 && model.spec.intermediate > 0) {
+    const std::int64_t h = model.spec.hidden;
+    const std::int64_t i_size = model.spec.intermediate;
+    for (std::size_t i = 0; i < base_count; ++i) {
+      const TensorGroup router = inv.groups[i];
+      if (router.role != Role::router || router.mtp || router.is_bias) continue;
+      const std::string prefix = stem(router.name);  // model.layers.A-B.mlp.gate
+      const std::string mlp = prefix.substr(0, prefix.size() - 5);
+      struct Proj {
+        std::string_view name;
+        Role role;
+        std::int64_t out, in;
+      };
+      for (const Proj& p : {Proj{"gate", Role::gate, i_size, h}, Proj{"up", Role::up, i_size, h},
+                            Proj{"down", Role::down, h, i_size}}) {
+        if (!has(t, p.name) && !has(t, "mlp") && !has(t, "all-linear")) continue;
+        TensorGroup dense = in_chosen_layers(router, plan.freeze.train_layers);
+        if (dense.multiplicity == 0) continue;
+        dense.role = p.role;
+        dense.expert = ExpertKind::none;
+        dense.shape = {p.out, p.in};
+        append_adapter(inv, dense, p.out, p.in, plan, dtype, false,
+                       fmt::format("{}.{}_proj(textbook dense)", mlp, p.name));
+      }
+    }
+  }
+}
+
+void quantise_base(const TrainingPlan& plan, ParameterInventory& inv) {
+  for (TensorGroup& g : inv.groups) {
+    if (quantisable(g)) {
+      g.quantised = true;
+      g.dtype = quant_dtype(plan.quant.kind);
+    } else if (plan.quant.prepare_kbit && dtype_info(g.dtype).bits < 32) {
+      // peft/utils/other.py prepare_model_for_kbit_training: every fp16/bf16 parameter that is
+      // not Params4bit is cast to fp32.
+      g.dtype = Dtype::f32;
+    }
+  }
+}
+
+void apply_freeze(const TrainingPlan& plan, ParameterInventory& inv) {
+  const FreezePlan& f = plan.freeze;
+  ParameterInventory out;
+  for (TensorGroup g : inv.groups) {
+    const bool module_ok = f.train_modules.empty() || targets_group(f.train_modules, g);
+    if (g.mtp) {
+      g.trainable = false;
+      out.groups.push_back(std::move(g));
+      continue;
+    }
+    if (f.train_layers.empty()) {
+      g.trainable = !f.train_modules.empty() && module_ok;
+      out.groups.push_back(std::move(g));
+      continue;
+    }
+    if (g.layer_first < 0) {
+      // Outside the layers (embeddings, final norm, head): trains only when named.
+      g.trainable = !f.train_modules.empty() && module_ok;
+      out.groups.push_back(std::move(g));
+      continue;
+    }
+    const std::int64_t span = g.layer_last - g.layer_first + 1;
+    const auto chosen = static_cast<std::int64_t>(
+        std::count_if(f.train_layers.begin(), f.train_layers.end(),
+                      [&](std::int64_t l) { return l >= g.layer_first && l <= g.layer_last; }));
+    if (!module_ok || chosen == 0) {
+      g.trainable = false;
+      out.groups.push_back(std::move(g));
+      continue;
+    }
+    if (chosen == span) {
+      g.trainable = true;
+      out.groups.push_back(std::move(g));
+      continue;
+    }
+    // Split the group: `chosen` of its `span` layers train.
+    TensorGroup trained = g;
+    trained.multiplicity = g.multiplicity / span * chosen;
+    trained.trainable = true;
+    trained.name += fmt::format(" ({} trained layers)", chosen);
+    g.multiplicity -= trained.multiplicity;
+    g.trainable = false;
+    g.name += fmt::format(" ({} frozen layers)", span - chosen);
+    out.groups.push_back(std::move(trained));
+    out.groups.push_back(std::move(g));
+  }
+  inv = std::move(out);
+}
+
+}  // namespace
+
+std::vector<std::string_view> lora_target_names() {
+  return {kTargetNames.begin(), kTargetNames.end()};
+}
+
+bool is_lora_target_name(std::string_view name) {
+  return std::find(kTargetNames.begin(), kTargetNames.end(), name) != kTargetNames.end();
+}
+
+bool is_adapter(const TensorGroup& g) {
+  return g.name.find(".lora_") != std::string::npos || g.name.rfind("lm_head.lora_", 0) == 0;
+}
+
+bool targets_group(const std::vector<std::string>& t, const TensorGroup& g) {
+  const bool all = has(t, "all-linear");
+  const bool attn = all || has(t, "attention");
+  switch (g.role) {
+    case Role::q:
+      return attn || has(t, "q");
+    case Role::k:
+      return attn || has(t, "k");
+    case Role::v:
+      return attn || has(t, "v");
+    case Role::o:
+      return attn || has(t, "o");
+    case Role::qkv:  // Phi-3's fused projection: naming any of q, k, v reaches it
+      return attn || has(t, "q") || has(t, "k") || has(t, "v");
+    case Role::q_a:
+    case Role::q_b:
+      return attn || has(t, "q") || has(t, role_name(g.role));
+    case Role::kv_a:
+    case Role::kv_b:
+      return attn || has(t, "k") || has(t, "v") || has(t, role_name(g.role));
+    case Role::gate:
+      return mlp_target(t, g, "gate");
+    case Role::up:
+      return mlp_target(t, g, "up");
+    case Role::gate_up:  // Phi-3's fused gate_up_proj
+      return mlp_target(t, g, "gate") || mlp_target(t, g, "up");
+    case Role::down:
+      return mlp_target(t, g, "down");
+    case Role::router:
+    case Role::router_bias:
+      return all || has(t, "router");
+    case Role::shared_expert_gate:
+      return all || has(t, "router") || has(t, "shared_experts");
+    case Role::lm_head:
+      return has(t, "lm_head");
+    case Role::embedding:
+      return has(t, "embed");
+    case Role::position_embedding:
+      return false;
+    case Role::q_norm:
+    case Role::k_norm:
+    case Role::latent_norm:
+    case Role::layer_norm:
+    case Role::final_norm:
+      return has(t, "norm");
+  }
+  return false;
+}
+
+std::int64_t lora_params(std::int64_t out, std::int64_t in, std::int64_t rank, bool dora) {
+  return rank * (in + out) + (dora ? out : 0);
+}
+
+ParameterInventory apply_method(const LoadedModel& model, const TrainingPlan& plan) {
+  ParameterInventory inv = model.inventory;
+  const Dtype weights = recipe(plan.precision).weights;
+  const bool full = plan.method == Method::full;
+  for (TensorGroup& g : inv.groups) {
+    g.trainable = full && !g.mtp;
+    g.dtype = weights;
+    g.quantised = false;
+  }
+  switch (plan.method) {
+    case Method::full:
+      break;
+    case Method::lora:
+      add_adapters(model, plan, inv);
+      break;
+    case Method::qlora:
+      quantise_base(plan, inv);
+      add_adapters(model, plan, inv);
+      break;
+    case Method::freeze:
+      apply_freeze(plan, inv);
+      break;
+  }
+  return inv;
+}
+
+}  // namespace trainmem

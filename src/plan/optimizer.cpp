@@ -1,0 +1,112 @@
+#include "plan/optimizer.h"
+
+namespace trainmem {
+namespace {
+
+const std::vector<OptimizerRow> kTable = {
+    {OptimizerKind::adamw, "adamw", 2, false, false, false, StateStorage::param_dtype, false,
+     "torch/optim/adamw.py: exp_avg, exp_avg_sq = zeros_like(p), created at the first step"},
+    {OptimizerKind::adamw_8bit, "adamw-8bit", 2, false, false, false, StateStorage::blockwise_8bit,
+     false, "bitsandbytes/optim/optimizer.py Optimizer2State.init_state (optim_bits=8)"},
+    {OptimizerKind::paged_adamw, "paged-adamw", 2, false, false, false, StateStorage::fp32, true,
+     "bitsandbytes/optim/adamw.py PagedAdamW; functional.py get_paged (cudaMallocManaged)"},
+    {OptimizerKind::paged_adamw_8bit, "paged-adamw-8bit", 2, false, false, false,
+     StateStorage::blockwise_8bit, true, "bitsandbytes/optim/adamw.py PagedAdamW8bit"},
+    {OptimizerKind::adafactor, "adafactor", 0, true, false, false, StateStorage::fp32, false,
+     "transformers/optimization.py Adafactor (beta1=None: no first moment)"},
+    {OptimizerKind::sgd, "sgd", 0, false, false, false, StateStorage::param_dtype, false,
+     "torch/optim/sgd.py (momentum=0 keeps no buffer)"},
+    {OptimizerKind::sgd_momentum, "sgd-momentum", 1, false, false, false, StateStorage::param_dtype,
+     false, "torch/optim/sgd.py momentum_buffer = clone(grad)"},
+    {OptimizerKind::lion, "lion", 1, false, false, false, StateStorage::param_dtype, false,
+     "Chen et al. 2023, arXiv:2302.06675 (one exp_avg state)"},
+    {OptimizerKind::adam_mini, "adam-mini", 1, false, true, false, StateStorage::param_dtype, false,
+     "Zhang et al. 2024, arXiv:2406.16793 (m per element, v per block)"},
+    {OptimizerKind::muon, "muon", 1, false, false, true, StateStorage::param_dtype, false,
+     "Jordan et al. 2024, Muon (momentum on 2-D hidden matrices; AdamW for the rest)"},
+};
+
+std::int64_t elements(const std::vector<std::int64_t>& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return n;
+}
+
+std::int64_t blockwise_8bit_bytes(std::int64_t n) {
+  if (n < kBnbMin8bitSize) return n * 4;
+  return n + (n + kBnbStateBlock - 1) / kBnbStateBlock * 4;
+}
+
+std::int64_t one_state_bytes(const OptimizerRow& row, std::int64_t n, Dtype state_dtype) {
+  switch (row.storage) {
+    case StateStorage::param_dtype:
+      return dense_bytes(state_dtype, n);
+    case StateStorage::fp32:
+      return n * 4;
+    case StateStorage::blockwise_8bit:
+      return blockwise_8bit_bytes(n);
+  }
+  return 0;
+}
+
+}  // namespace
+
+const std::vector<OptimizerRow>& optimizer_table() {
+  return kTable;
+}
+
+const OptimizerRow& optimizer_row(OptimizerKind kind) {
+  for (const OptimizerRow& row : kTable) {
+    if (row.kind == kind) return row;
+  }
+  return kTable.front();
+}
+
+std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
+                                   Dtype state_dtype, bool adamw_fallback) {
+  const std::int64_t n = elements(shape);
+  const bool matrix = shape.size() >= 2;
+  if (row.muon_split && (!matrix || adamw_fallback))
+    return 2 * one_state_bytes(row, n, state_dtype);
+  std::int64_t bytes = row.full_states * one_state_bytes(row, n, state_dtype);
+  if (row.factored_second_moment) {
+    // Row and column accumulators for matrices, a full one for vectors (4 B each, fp32).
+    bytes += matrix ? (n / shape.back() + shape.back()) * 4 : n * 4;
+  }
+  if (row.blockwise_second_moment) {
+    // One value per output row (neuron or head slice) of a matrix; one for a vector.
+    bytes += (matrix ? shape.front() : 1) * 4;
+  }
+  return bytes;
+}
+
+std::int64_t optimizer_step_scratch_bytes(const OptimizerRow& row, OptimizerImpl impl,
+                                          std::int64_t total_elements,
+                                          std::int64_t largest_elements, Dtype state_dtype) {
+  if (row.kind == OptimizerKind::adamw) {
+    // torch/optim/adamw.py _multi_tensor_adamw: torch._foreach_sqrt(exp_avg_sqs) materialises a
+    // copy of v for the whole group; the fused kernel allocates nothing; the single-tensor loop
+    // one tensor at a time.
+    switch (impl) {
+      case OptimizerImpl::foreach:
+        return dense_bytes(state_dtype, total_elements);
+      case OptimizerImpl::fused:
+        return 0;
+      case OptimizerImpl::for_loop:
+        return dense_bytes(state_dtype, largest_elements);
+    }
+  }
+  if (row.kind == OptimizerKind::muon) {
+    // Newton-Schulz orthogonalisation of the largest matrix in bf16: X, X X^T, the polynomial and
+    // the next X, about 4 bf16 copies (Jordan et al. 2024, muon.py zeropower_via_newtonschulz5).
+    return 4 * 2 * largest_elements;
+  }
+  if (row.kind == OptimizerKind::adafactor) {
+    // Adafactor upcasts the current grad and param to fp32 and forms grad^2 and the update:
+    // about 3 fp32 copies of the largest tensor (transformers/optimization.py Adafactor.step).
+    return 3 * 4 * largest_elements;
+  }
+  return 0;
+}
+
+}  // namespace trainmem

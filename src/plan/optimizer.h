@@ -1,0 +1,56 @@
+// The optimizer table: one row per optimizer, saying what state it keeps per parameter tensor,
+// in which dtype, what its step allocates, and where that comes from.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "trainmem/dtype.h"
+#include "trainmem/plan.h"
+
+namespace trainmem {
+
+// How a row's state is stored.
+enum class StateStorage {
+  param_dtype,     // zeros_like(param): the recipe's state dtype (torch optimizers)
+  fp32,            // always fp32 (bitsandbytes 32-bit, Adafactor accumulators)
+  blockwise_8bit,  // uint8 + fp32 absmax per 256 values; tensors < 4096 elements stay fp32
+};
+
+struct OptimizerRow {
+  OptimizerKind kind;
+  std::string_view name;
+  // Full-size states per parameter (Adam: exp_avg and exp_avg_sq = 2; Lion, momentum = 1).
+  int full_states;
+  // Adafactor: the second moment of a matrix is a row and a column vector instead.
+  bool factored_second_moment;
+  // Adam-mini: the second moment is one value per block (head/neuron) instead of per element.
+  bool blockwise_second_moment;
+  // Muon: 2-D hidden matrices keep 1 state; embeddings, head and vectors fall back to AdamW (2).
+  bool muon_split;
+  StateStorage storage;
+  bool paged;  // state held in CUDA unified (paged) memory: evicted to host under pressure
+  std::string_view source;
+};
+
+const OptimizerRow& optimizer_row(OptimizerKind kind);
+const std::vector<OptimizerRow>& optimizer_table();
+
+// bitsandbytes blockwise 8-bit: block of 256 values per fp32 absmax, and tensors with fewer than
+// 4096 elements keep 32-bit state (bitsandbytes/optim/optimizer.py, min_8bit_size=4096).
+inline constexpr std::int64_t kBnbStateBlock = 256;
+inline constexpr std::int64_t kBnbMin8bitSize = 4096;
+
+// State bytes the optimizer keeps for one tensor of `shape`, given the recipe's state dtype.
+// `adamw_fallback`: Muon steps this tensor with AdamW (embeddings and the head, besides vectors).
+std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
+                                   Dtype state_dtype, bool adamw_fallback = false);
+
+// Scratch the step allocates on top of the states, for tensors with `total_elements` elements
+// whose largest single tensor has `largest_elements`, in `state_dtype`.
+std::int64_t optimizer_step_scratch_bytes(const OptimizerRow& row, OptimizerImpl impl,
+                                          std::int64_t total_elements,
+                                          std::int64_t largest_elements, Dtype state_dtype);
+
+}  // namespace trainmem

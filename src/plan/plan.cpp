@@ -1,0 +1,198 @@
+// One name table per plan enum: the CLI, JSON, Python and the web page all spell values this way.
+#include "trainmem/plan.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <utility>
+
+#include "plan/method.h"
+
+namespace trainmem {
+namespace {
+
+template <class E, std::size_t N>
+using Names = std::array<std::pair<E, std::string_view>, N>;
+
+constexpr Names<Method, 4> kMethods{{{Method::full, "full"},
+                                     {Method::lora, "lora"},
+                                     {Method::qlora, "qlora"},
+                                     {Method::freeze, "freeze"}}};
+constexpr Names<Precision, 5> kPrecisions{{{Precision::bf16_mixed, "bf16-mixed"},
+                                           {Precision::bf16, "bf16"},
+                                           {Precision::fp16_mixed, "fp16-mixed"},
+                                           {Precision::fp32, "fp32"},
+                                           {Precision::autocast_bf16, "autocast-bf16"}}};
+constexpr Names<OptimizerKind, 10> kOptimizers{
+    {{OptimizerKind::adamw, "adamw"},
+     {OptimizerKind::adamw_8bit, "adamw-8bit"},
+     {OptimizerKind::paged_adamw, "paged-adamw"},
+     {OptimizerKind::paged_adamw_8bit, "paged-adamw-8bit"},
+     {OptimizerKind::adafactor, "adafactor"},
+     {OptimizerKind::sgd, "sgd"},
+     {OptimizerKind::sgd_momentum, "sgd-momentum"},
+     {OptimizerKind::lion, "lion"},
+     {OptimizerKind::adam_mini, "adam-mini"},
+     {OptimizerKind::muon, "muon"}}};
+constexpr Names<OptimizerImpl, 3> kImpls{{{OptimizerImpl::foreach, "foreach"},
+                                          {OptimizerImpl::fused, "fused"},
+                                          {OptimizerImpl::for_loop, "for-loop"}}};
+constexpr Names<Checkpointing, 3> kCheckpointing{{{Checkpointing::none, "none"},
+                                                  {Checkpointing::full, "full"},
+                                                  {Checkpointing::selective, "selective"}}};
+constexpr Names<Attention, 3> kAttention{
+    {{Attention::eager, "eager"}, {Attention::sdpa, "sdpa"}, {Attention::flash, "flash"}}};
+constexpr Names<Loss, 3> kLosses{
+    {{Loss::full, "full"}, {Loss::chunked, "chunked"}, {Loss::fused, "fused"}}};
+constexpr Names<Convention, 2> kConventions{
+    {{Convention::exact, "exact"}, {Convention::textbook, "textbook"}}};
+constexpr Names<QuantKind, 3> kQuants{
+    {{QuantKind::nf4, "nf4"}, {QuantKind::fp4, "fp4"}, {QuantKind::int8, "int8"}}};
+
+template <class E, std::size_t N>
+std::string_view find_name(const Names<E, N>& names, E v) {
+  for (const auto& [e, name] : names) {
+    if (e == v) return name;
+  }
+  return "";
+}
+
+template <class E, std::size_t N>
+std::optional<E> find_value(const Names<E, N>& names, std::string_view s) {
+  for (const auto& [e, name] : names) {
+    if (name == s) return e;
+  }
+  return std::nullopt;
+}
+
+template <class E, std::size_t N>
+std::vector<std::string_view> all_names(const Names<E, N>& names) {
+  std::vector<std::string_view> out;
+  for (const auto& entry : names) out.push_back(entry.second);
+  return out;
+}
+
+// An error about one plan field, named as in the plan's JSON ("lora.rank"); front ends translate
+// the name to their own (the command line's --lora-rank).
+Error field_error(std::string field, std::string reason) {
+  return Error{ErrorCode::bad_input, "", std::move(field), std::move(reason)};
+}
+
+}  // namespace
+
+std::string_view name_of(Method v) {
+  return find_name(kMethods, v);
+}
+std::string_view name_of(Precision v) {
+  return find_name(kPrecisions, v);
+}
+std::string_view name_of(OptimizerKind v) {
+  return find_name(kOptimizers, v);
+}
+std::string_view name_of(OptimizerImpl v) {
+  return find_name(kImpls, v);
+}
+std::string_view name_of(Checkpointing v) {
+  return find_name(kCheckpointing, v);
+}
+std::string_view name_of(Attention v) {
+  return find_name(kAttention, v);
+}
+std::string_view name_of(Loss v) {
+  return find_name(kLosses, v);
+}
+std::string_view name_of(Convention v) {
+  return find_name(kConventions, v);
+}
+std::string_view name_of(QuantKind v) {
+  return find_name(kQuants, v);
+}
+
+std::optional<Method> parse_method(std::string_view s) {
+  return find_value(kMethods, s);
+}
+std::optional<Precision> parse_precision(std::string_view s) {
+  return find_value(kPrecisions, s);
+}
+std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
+  return find_value(kOptimizers, s);
+}
+std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view s) {
+  return find_value(kImpls, s);
+}
+std::optional<Checkpointing> parse_checkpointing(std::string_view s) {
+  return find_value(kCheckpointing, s);
+}
+std::optional<Attention> parse_attention(std::string_view s) {
+  return find_value(kAttention, s);
+}
+std::optional<Loss> parse_loss(std::string_view s) {
+  return find_value(kLosses, s);
+}
+std::optional<Convention> parse_convention(std::string_view s) {
+  return find_value(kConventions, s);
+}
+std::optional<QuantKind> parse_quant(std::string_view s) {
+  return find_value(kQuants, s);
+}
+
+std::vector<std::string_view> names_of_methods() {
+  return all_names(kMethods);
+}
+std::vector<std::string_view> names_of_precisions() {
+  return all_names(kPrecisions);
+}
+std::vector<std::string_view> names_of_optimizers() {
+  return all_names(kOptimizers);
+}
+
+std::optional<Error> validate(const TrainingPlan& plan) {
+  // Upper bounds keep every byte count far inside 64 bits (2^63 ~ 9.2e18).
+  constexpr std::int64_t kMaxBatch = 1 << 20;
+  constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;
+  if (plan.batch < 1 || plan.batch > kMaxBatch) {
+    return field_error("batch",
+                       fmt::format("must be between 1 and {}, got {}", kMaxBatch, plan.batch));
+  }
+  if (plan.seq < 1 || plan.seq > kMaxSeq) {
+    return field_error("seq", fmt::format("must be between 1 and {}, got {}", kMaxSeq, plan.seq));
+  }
+  if (plan.grad_accum < 1 || plan.grad_accum > kMaxBatch) {
+    return field_error("grad_accum", fmt::format("must be at least 1, got {}", plan.grad_accum));
+  }
+  const bool adapters = plan.method == Method::lora || plan.method == Method::qlora;
+  if (adapters && (plan.lora.rank < 1 || plan.lora.rank > 65536)) {
+    return field_error("lora.rank",
+                       fmt::format("must be between 1 and 65536, got {}", plan.lora.rank));
+  }
+  if (adapters && plan.lora.targets.empty()) {
+    return field_error("lora.targets", "names no module to adapt");
+  }
+  for (const std::string& t : plan.lora.targets) {
+    if (!is_lora_target_name(t)) {
+      return field_error("lora.targets",
+                         fmt::format("'{}' is not a module name: q, k, v, o, gate, up, down, "
+                                     "lm_head, embed, router, experts, shared_experts, all-linear, "
+                                     "attention, mlp",
+                                     t));
+    }
+  }
+  for (const std::string& t : plan.freeze.train_modules) {
+    if (t != "norm" && !is_lora_target_name(t)) {
+      return field_error(
+          "freeze.train_modules",
+          fmt::format("'{}' is not a module name (those of the LoRA targets, or norm)", t));
+    }
+  }
+  if (plan.method == Method::freeze && plan.freeze.train_modules.empty() &&
+      plan.freeze.train_layers.empty()) {
+    return field_error("freeze.train_modules", "freeze needs modules or layers to train");
+  }
+  if (plan.lora.dropout < 0 || plan.lora.dropout >= 1) {
+    return field_error("lora.dropout", "must be in [0, 1)");
+  }
+  if (plan.params_override < 0) return field_error("params_override", "must be positive");
+  return std::nullopt;
+}
+
+}  // namespace trainmem

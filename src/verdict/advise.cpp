@@ -1,0 +1,286 @@
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "trainmem/estimate.h"
+#include "trainmem/solve.h"
+
+namespace trainmem {
+namespace {
+
+struct Change {
+  std::string change;
+  std::string flags;
+  std::string cost;
+  int cost_rank = 0;
+  std::function<void(TrainingPlan&)> apply;
+  bool stack = true;  // tried in combinations (false: a weaker sibling of another change)
+};
+
+// The single changes that apply to `plan`, in order of cost.
+std::vector<Change> candidates(const TrainingPlan& plan) {
+  std::vector<Change> out;
+  if (plan.loss == Loss::full) {
+    out.push_back({"chunked cross-entropy loss", "--loss chunked",
+                   "no quality change; a little more kernel launch overhead", 1,
+                   [](TrainingPlan& p) { p.loss = Loss::chunked; }, false});
+    out.push_back({"fused linear cross-entropy (Liger)", "--loss fused",
+                   "no quality change; needs the Liger kernels installed", 2,
+                   [](TrainingPlan& p) { p.loss = Loss::fused; }});
+  }
+  if (plan.attention == Attention::eager) {
+    out.push_back({"SDPA attention", "--attention sdpa", "no quality change", 1,
+                   [](TrainingPlan& p) { p.attention = Attention::sdpa; }});
+  }
+  if (plan.checkpointing == Checkpointing::none) {
+    out.push_back({"selective activation checkpointing", "--checkpointing selective",
+                   "about 5-10% more compute: cheap parts of each layer are recomputed", 3,
+                   [](TrainingPlan& p) { p.checkpointing = Checkpointing::selective; }, false});
+  }
+  if (plan.checkpointing != Checkpointing::full) {
+    out.push_back({"full activation checkpointing", "--checkpointing full",
+                   "about 30-40% more compute: every layer's forward runs twice", 4,
+                   [](TrainingPlan& p) { p.checkpointing = Checkpointing::full; }});
+  }
+  if (plan.optimizer_impl == OptimizerImpl::foreach) {
+    out.push_back({"for-loop optimizer step", "--optimizer-impl for-loop",
+                   "a slower optimizer step; no quality change", 3,
+                   [](TrainingPlan& p) { p.optimizer_impl = OptimizerImpl::for_loop; }});
+  }
+  const bool full_states = plan.method != Method::lora && plan.method != Method::qlora;
+  if (plan.optimizer == OptimizerKind::adamw) {
+    out.push_back({"8-bit AdamW (bitsandbytes)", "--optimizer adamw-8bit",
+                   "block-quantised moments; loss curves usually match 32-bit Adam closely", 5,
+                   [](TrainingPlan& p) { p.optimizer = OptimizerKind::adamw_8bit; }});
+    out.push_back({"paged 8-bit AdamW", "--optimizer paged-adamw-8bit",
+                   "8-bit moments that page to CPU under pressure; slow steps when they do", 6,
+                   [](TrainingPlan& p) { p.optimizer = OptimizerKind::paged_adamw_8bit; }, false});
+  }
+  if (full_states) {
+    out.push_back({"LoRA rank 16 on all projections", "--method lora",
+                   "base frozen: close to full fine-tuning for instruction tuning, weaker at "
+                   "teaching new knowledge",
+                   7, [](TrainingPlan& p) {
+                     p.method = Method::lora;
+                     p.freeze = {};
+                   }});
+  }
+  if (plan.method != Method::qlora) {
+    out.push_back({"QLoRA: LoRA on a 4-bit NF4 base", "--method qlora",
+                   "4-bit base: a small quality loss and slower steps (dequantisation)", 8,
+                   [](TrainingPlan& p) {
+                     p.method = Method::qlora;
+                     p.freeze = {};
+                   }});
+  }
+  return out;
+}
+
+AdviceOption price(const LoadedModel& model, const TrainingPlan& plan, const Device& device,
+                   std::string change, std::string flags, std::string cost, int rank, int parts) {
+  AdviceOption o;
+  o.change = std::move(change);
+  o.flags = std::move(flags);
+  o.cost = std::move(cost);
+  o.cost_rank = rank;
+  o.parts = parts;
+  o.plan = plan;
+  const Fit f = fit(peak_of(model, plan), device);
+  o.peak_bytes = f.peak_bytes;
+  o.fits = f.fits;
+  o.margin_bytes = f.margin_bytes;
+  return o;
+}
+
+// Batch and sequence changes on top of `base`: the smallest micro-batch that keeps the effective
+// batch with more accumulation, and the longest sequence that fits.
+void shape_changes(const LoadedModel& model, const TrainingPlan& base, const Device& device,
+                   const std::string& prefix_change, const std::string& prefix_flags,
+                   const std::string& prefix_cost, int prefix_rank, int prefix_parts,
+                   std::vector<AdviceOption>& out) {
+  const auto join = [](const std::string& a, const std::string& b, const char* sep) {
+    return a.empty() ? b : a + sep + b;
+  };
+  // Smaller micro-batch, same effective batch: the largest divisor of batch that fits.
+  for (std::int64_t b = base.batch - 1; b >= 1; --b) {
+    if (base.batch % b != 0) continue;
+    TrainingPlan p = base;
+    p.batch = b;
+    p.grad_accum = base.grad_accum * (base.batch / b);
+    if (validate(p)) continue;
+    if (peak_of(model, p) > device.usable_bytes() && b > 1) continue;
+    out.push_back(price(
+        model, p, device,
+        join(prefix_change,
+             fmt::format("micro-batch {} with gradient accumulation {} (same effective batch)", b,
+                         p.grad_accum),
+             " + "),
+        join(prefix_flags, fmt::format("--batch {} --grad-accum {}", b, p.grad_accum), " "),
+        join(prefix_cost,
+             fmt::format("same optimizer behaviour; about {}x as many smaller forward/backward "
+                         "passes per step, so lower GPU utilisation",
+                         base.batch / b),
+             "; "),
+        prefix_rank + 5, prefix_parts + 1));
+    break;
+  }
+  // Shorter sequence: the longest that fits, on a 64-token grid.
+  SolveOptions by_64;
+  by_64.step = 64;
+  auto r = solve(model, base, device, SolveFor::max_seq, by_64);
+  if (r && r->found && r->answer < base.seq && r->answer >= 128) {
+    TrainingPlan p = base;
+    p.seq = r->answer;
+    out.push_back(price(
+        model, p, device, join(prefix_change, fmt::format("max sequence {} tokens", p.seq), " + "),
+        join(prefix_flags, fmt::format("--seq {}", p.seq), " "),
+        join(prefix_cost,
+             fmt::format("examples longer than {} tokens are truncated or dropped: a quality "
+                         "risk for long-context data",
+                         p.seq),
+             "; "),
+        prefix_rank + 9, prefix_parts + 1));
+  }
+}
+
+}  // namespace
+
+Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& device) {
+  Advice a;
+  a.now = fit(peak_of(model, plan), device);
+  a.fits_now = a.now.fits;
+
+  // Single changes.
+  const std::vector<Change> changes = candidates(plan);
+  std::vector<AdviceOption> singles;
+  std::vector<std::int64_t> single_peak(changes.size(), a.now.peak_bytes);
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    TrainingPlan p = plan;
+    changes[i].apply(p);
+    if (validate(p)) continue;
+    singles.push_back(price(model, p, device, changes[i].change, changes[i].flags, changes[i].cost,
+                            changes[i].cost_rank, 1));
+    single_peak[i] = singles.back().peak_bytes;
+  }
+  shape_changes(model, plan, device, "", "", "", 0, 0, singles);
+
+  // Combinations: per knob, none or one of its stronger alternatives (full checkpointing, fused
+  // loss, 8-bit AdamW, LoRA or QLoRA, ...); every combination priced; one is shown when it fits
+  // and dropping any one of its changes does not.
+  const auto group_of = [](const Change& c) { return c.flags.substr(0, c.flags.find(' ')); };
+  std::vector<std::vector<std::size_t>> knobs;  // alternatives, as indices into changes
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    if (!changes[i].stack) continue;
+    bool placed = false;
+    for (auto& k : knobs) {
+      if (group_of(changes[k.front()]) == group_of(changes[i])) {
+        k.push_back(i);
+        placed = true;
+      }
+    }
+    if (!placed) knobs.push_back({i});
+  }
+  std::vector<std::size_t> radix;
+  std::size_t total = 1;
+  for (const auto& k : knobs) {
+    radix.push_back(k.size() + 1);
+    total *= k.size() + 1;
+  }
+  std::vector<int> fits_at(total, 0);  // 1 fits, 0 not, -1 invalid
+  std::vector<std::int64_t> peak_at(total, a.now.peak_bytes);
+  std::vector<AdviceOption> combos;
+  std::size_t strongest = 0;
+  std::int64_t strongest_peak = a.now.peak_bytes;
+  const auto digits_of = [&](std::size_t code) {
+    std::vector<std::size_t> d(knobs.size());
+    for (std::size_t k = 0; k < knobs.size(); ++k) {
+      d[k] = code % radix[k];
+      code /= radix[k];
+    }
+    return d;
+  };
+  const auto describe = [&](std::size_t code, std::string& change, std::string& flags,
+                            std::string& cost, int& rank, TrainingPlan& p) {
+    const auto d = digits_of(code);
+    int parts = 0;
+    for (std::size_t k = 0; k < knobs.size(); ++k) {
+      if (d[k] == 0) continue;
+      const Change& c = changes[knobs[k][d[k] - 1]];
+      c.apply(p);
+      change += (change.empty() ? "" : " + ") + c.change;
+      flags += (flags.empty() ? "" : " ") + c.flags;
+      cost += (cost.empty() ? "" : "; ") + c.cost;
+      rank += c.cost_rank;
+      ++parts;
+    }
+    return parts;
+  };
+  for (std::size_t code = 1; code < total; ++code) {
+    TrainingPlan p = plan;
+    std::string change, flags, cost;
+    int rank = 0;
+    const int parts = describe(code, change, flags, cost, rank, p);
+    if (validate(p)) {
+      fits_at[code] = -1;
+      continue;
+    }
+    const std::int64_t peak = peak_of(model, p);
+    fits_at[code] = peak <= device.usable_bytes() ? 1 : 0;
+    peak_at[code] = peak;
+    if (peak < strongest_peak) {
+      strongest_peak = peak;
+      strongest = code;
+    }
+    if (fits_at[code] != 1 || parts < 2) continue;
+    // Minimal: dropping any one change (a smaller code, already priced) no longer fits.
+    bool minimal = true;
+    const auto d = digits_of(code);
+    std::size_t place = 1;
+    for (std::size_t k = 0; k < knobs.size() && minimal; ++k) {
+      if (d[k] != 0 && fits_at[code - d[k] * place] == 1) minimal = false;
+      place *= radix[k];
+    }
+    if (!minimal) continue;
+    combos.push_back(price(model, p, device, change, flags, cost, rank, parts));
+  }
+  // Nothing structural is enough: add a batch or sequence change on top of the strongest stack.
+  if (combos.empty() && strongest != 0 && strongest_peak > device.usable_bytes()) {
+    // Drop changes that barely help (under 2% of the usable memory) from the stack.
+    const std::int64_t slack = device.usable_bytes() / 50;
+    std::size_t place = 1;
+    for (std::size_t k = 0; k < knobs.size(); ++k) {
+      const std::size_t digit = (strongest / place) % radix[k];
+      const std::size_t without = strongest - digit * place;
+      if (digit != 0 && without != 0 && fits_at[without] != -1 &&
+          peak_at[without] <= strongest_peak + slack) {
+        strongest = without;
+      }
+      place *= radix[k];
+    }
+    TrainingPlan p = plan;
+    std::string change, flags, cost;
+    int rank = 0;
+    const int parts = describe(strongest, change, flags, cost, rank, p);
+    shape_changes(model, p, device, change, flags, cost, rank, parts, combos);
+  }
+
+  std::vector<AdviceOption> all;
+  for (AdviceOption& o : singles) all.push_back(std::move(o));
+  for (AdviceOption& o : combos) all.push_back(std::move(o));
+  // Drop options that do not lower the peak at all.
+  std::erase_if(all, [&](const AdviceOption& o) { return o.peak_bytes >= a.now.peak_bytes; });
+  std::stable_sort(all.begin(), all.end(), [](const AdviceOption& x, const AdviceOption& y) {
+    if (x.fits != y.fits) return x.fits;
+    if (x.fits) {
+      if (x.cost_rank != y.cost_rank) return x.cost_rank < y.cost_rank;
+      return x.peak_bytes < y.peak_bytes;
+    }
+    return x.peak_bytes < y.peak_bytes;  // not enough alone: the most helpful first
+  });
+  a.options = std::move(all);
+  return a;
+}
+
+}  // namespace trainmem

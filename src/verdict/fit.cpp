@@ -1,0 +1,32 @@
+#include <fmt/format.h>
+
+#include "trainmem/device.h"
+#include "trainmem/units.h"
+
+namespace trainmem {
+
+Fit fit(std::int64_t peak_bytes, const Device& device) {
+  Fit f;
+  f.device = device;
+  f.capacity_bytes = device.capacity_bytes;
+  f.reserve_bytes = device.reserve_bytes;
+  f.usable_bytes = device.capacity_bytes - device.reserve_bytes;
+  f.peak_bytes = peak_bytes;
+  f.margin_bytes = f.usable_bytes - f.peak_bytes;
+  f.fits = f.margin_bytes >= 0;
+  f.tight = f.fits && f.margin_bytes < kHeadroomAdviceBytes;
+  f.used_fraction = f.usable_bytes > 0
+                        ? static_cast<double>(f.peak_bytes) / static_cast<double>(f.usable_bytes)
+                        : 0.0;
+  return f;
+}
+
+Fit fit(const Totals& totals, const Device& device) {
+  return fit(totals.peak_bytes, device);
+}
+
+std::string gb_and_gib(std::int64_t bytes) {
+  return fmt::format("{} = {}", format_bytes(bytes, Unit::gb), format_bytes(bytes, Unit::gib));
+}
+
+}  // namespace trainmem

@@ -1,0 +1,173 @@
+#include "trainmem/solve.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "trainmem/estimate.h"
+#include "trainmem/units.h"
+
+namespace trainmem {
+namespace {
+
+constexpr std::int64_t kBatchLimit = std::int64_t{1} << 20;  // validate()'s ranges
+constexpr std::int64_t kSeqLimit = std::int64_t{1} << 24;
+
+bool computes_in_bf16(const TrainingPlan& p) {
+  return p.precision == Precision::bf16_mixed || p.precision == Precision::bf16 ||
+         p.precision == Precision::autocast_bf16;
+}
+
+// Largest multiple of `step` in [step, limit] with peak <= usable, by doubling then bisection.
+// The invariant lo fits, hi does not, makes the answer exact even where the peak is not monotone.
+SolveResult search(const LoadedModel& model, TrainingPlan plan, std::int64_t TrainingPlan::*field,
+                   std::int64_t usable, std::int64_t step, std::int64_t limit, SolveFor target) {
+  SolveResult r;
+  r.target = target;
+  r.usable_bytes = usable;
+  auto peak_at = [&](std::int64_t units) {
+    plan.*field = units * step;
+    ++r.evaluations;
+    return peak_of(model, plan);
+  };
+  const std::int64_t max_units = limit / step;
+  std::int64_t lo = 1;
+  std::int64_t lo_peak = peak_at(1);
+  if (lo_peak > usable) {
+    r.answer = 0;
+    r.next = step;
+    r.peak_bytes = lo_peak;
+    r.next_peak_bytes = lo_peak;
+    return r;
+  }
+  std::int64_t hi = 0;
+  std::int64_t hi_peak = 0;
+  while (hi == 0) {
+    const std::int64_t probe = std::min(lo * 2, max_units);
+    if (probe == lo) break;  // at the limit and still fitting
+    const std::int64_t p = peak_at(probe);
+    if (p > usable) {
+      hi = probe;
+      hi_peak = p;
+    } else {
+      lo = probe;
+      lo_peak = p;
+    }
+  }
+  if (hi == 0) {
+    r.found = true;
+    r.limit_reached = true;
+    r.answer = lo * step;
+    r.next = r.answer;
+    r.peak_bytes = lo_peak;
+    r.next_peak_bytes = lo_peak;
+    return r;
+  }
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    const std::int64_t p = peak_at(mid);
+    if (p > usable) {
+      hi = mid;
+      hi_peak = p;
+    } else {
+      lo = mid;
+      lo_peak = p;
+    }
+  }
+  r.found = true;
+  r.answer = lo * step;
+  r.next = hi * step;
+  r.peak_bytes = lo_peak;
+  r.next_peak_bytes = hi_peak;
+  return r;
+}
+
+}  // namespace
+
+std::string_view name_of(SolveFor f) {
+  switch (f) {
+    case SolveFor::max_batch:
+      return "max-batch";
+    case SolveFor::max_seq:
+      return "max-seq";
+    case SolveFor::smallest_gpu:
+      return "smallest-gpu";
+    case SolveFor::smallest_tier:
+      return "smallest-tier";
+  }
+  return "max-batch";
+}
+
+std::optional<SolveFor> parse_solve_for(std::string_view s) {
+  for (SolveFor f :
+       {SolveFor::max_batch, SolveFor::max_seq, SolveFor::smallest_gpu, SolveFor::smallest_tier}) {
+    if (s == name_of(f)) return f;
+  }
+  return std::nullopt;
+}
+
+Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
+                          const std::optional<Device>& device, SolveFor target,
+                          const SolveOptions& options) {
+  if (options.step < 1) return bad_input("", "step", "must be at least 1");
+  if (target == SolveFor::max_batch || target == SolveFor::max_seq) {
+    if (!device) {
+      return bad_input("", "device", fmt::format("{} needs a device to fit", name_of(target)));
+    }
+    const bool batch = target == SolveFor::max_batch;
+    SolveResult r =
+        search(model, plan, batch ? &TrainingPlan::batch : &TrainingPlan::seq,
+               device->usable_bytes(), options.step, batch ? kBatchLimit : kSeqLimit, target);
+    r.device = device;
+    if (!r.found) {
+      r.notes.push_back(fmt::format("nothing fits: at {} {} the peak is {} against {} usable",
+                                    batch ? "batch" : "seq", options.step,
+                                    format_bytes(r.peak_bytes, Unit::gib),
+                                    format_bytes(r.usable_bytes, Unit::gib)));
+    }
+    if (r.limit_reached) r.notes.push_back("stopped at the engine's limit, which still fits");
+    return r;
+  }
+
+  // smallest-gpu / smallest-tier: the peak does not depend on the device.
+  SolveResult r;
+  r.target = target;
+  r.peak_bytes = peak_of(model, plan);
+  r.next_peak_bytes = r.peak_bytes;
+  r.evaluations = 1;
+  const DeviceKind kind = target == SolveFor::smallest_gpu ? DeviceKind::gpu : DeviceKind::tier;
+  const bool skip_emulated =
+      kind == DeviceKind::gpu && options.require_native_bf16 && computes_in_bf16(plan);
+  std::vector<Device> candidates;
+  for (Device d : list_devices()) {
+    if (d.kind != kind) continue;
+    if (skip_emulated && !d.bf16) continue;
+    if (options.reserve_bytes) d.reserve_bytes = *options.reserve_bytes;
+    candidates.push_back(std::move(d));
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Device& a, const Device& b) {
+    return a.usable_bytes() < b.usable_bytes();
+  });
+  if (skip_emulated) {
+    r.notes.push_back(
+        "GPUs without native bf16 (compute capability < 8.0) were skipped; plan in fp16 or fp32 "
+        "to consider them");
+  }
+  for (const Device& d : candidates) {
+    if (d.usable_bytes() >= r.peak_bytes) {
+      r.found = true;
+      r.device = d;
+      r.usable_bytes = d.usable_bytes();
+      break;
+    }
+    r.next_smaller = d;
+  }
+  if (!r.found) {
+    r.notes.push_back(fmt::format("no {} in the database holds a peak of {}",
+                                  kind == DeviceKind::gpu ? "GPU" : "tier",
+                                  format_bytes(r.peak_bytes, Unit::gib)));
+  }
+  return r;
+}
+
+}  // namespace trainmem

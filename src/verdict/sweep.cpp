@@ -1,0 +1,54 @@
+#include <algorithm>
+
+#include "trainmem/estimate.h"
+#include "trainmem/solve.h"
+
+namespace trainmem {
+
+std::string_view name_of(SweepAxis a) {
+  return a == SweepAxis::batch ? "batch" : "seq";
+}
+
+std::optional<SweepAxis> parse_sweep_axis(std::string_view s) {
+  if (s == "batch") return SweepAxis::batch;
+  if (s == "seq") return SweepAxis::seq;
+  return std::nullopt;
+}
+
+std::vector<std::int64_t> default_sweep_values(SweepAxis axis, const TrainingPlan& plan) {
+  std::vector<std::int64_t> out;
+  if (axis == SweepAxis::batch) {
+    const std::int64_t top = std::max<std::int64_t>(16, plan.batch * 2);
+    for (std::int64_t b = 1; b <= top; ++b) out.push_back(b);
+    return out;
+  }
+  const std::int64_t top = std::max<std::int64_t>(8192, plan.seq * 2);
+  const std::int64_t step = std::max<std::int64_t>(256, top / 32 / 256 * 256);
+  for (std::int64_t s = step; s <= top; s += step) out.push_back(s);
+  return out;
+}
+
+Sweep sweep(const LoadedModel& model, const TrainingPlan& plan, SweepAxis axis,
+            const std::vector<std::int64_t>& values, const std::optional<Device>& device) {
+  Sweep s;
+  s.axis = axis;
+  s.plan = plan;
+  s.device = device;
+  for (std::int64_t v : values) {
+    TrainingPlan p = plan;
+    (axis == SweepAxis::batch ? p.batch : p.seq) = v;
+    if (validate(p)) continue;
+    const Ledger ledger = estimate(model, p);
+    if (s.model.empty()) s.model = ledger.model.name;
+    const Totals t = totals(ledger);
+    SweepPoint pt;
+    pt.x = v;
+    pt.peak_bytes = t.peak_bytes;
+    pt.static_bytes = t.static_bytes;
+    pt.at_peak = live_at_slot(ledger, t.peak_slot);
+    s.points.push_back(pt);
+  }
+  return s;
+}
+
+}  // namespace trainmem
