@@ -235,7 +235,13 @@ def _families_full_size():
         _row("gemma2-9b", f, lora(targets=SUBSET_TARGETS), EAGER, lora_dropout=0.1, batch=1, seq=1024),
         _row("phi3-mini", f, batch=1, seq=1024),
         _row("phi3-mini", f, lora(targets=SUBSET_TARGETS), CKPT, lora_dropout=0.05, batch=2, seq=1024),
-        _row("gpt2-124m", fp32, batch=2, seq=512),   # the issue's GPT-2 case, real tensors (~3 GB)
+        _row("gpt2-124m", fp32, batch=2, seq=512),   # the issue's GPT-2 case, real tensors (~4 GB)
+        # measurements.jsonl's Qwen3-30B-A3B row again, now through transformers' grouped_mm
+        # experts path (that row used the balanced eager stand-in; docs/accuracy-measurement.md)
+        _row("qwen3-30b-a3b", f, lora(targets="q,k,v,o"), CKPT, batch=1, seq=512),
+        # MLA + 256 experts at full size; eager, because CPU SDPA takes an fp32 math path for
+        # MLA's unequal head dims that CUDA does not
+        _row("deepseek-v3", f, lora(targets="q,k,v,o"), CKPT, EAGER, batch=1, seq=1024),
     ]
 
 

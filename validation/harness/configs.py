@@ -57,6 +57,7 @@ FULL = {
     "gemma2-9b": "Gemma-2-9B",
     "phi3-mini": "Phi-3-mini-4k-instruct",
     "gpt2-124m": "GPT-2 (124M)",
+    "deepseek-v3": "DeepSeek-V3",
 }
 
 
@@ -69,7 +70,11 @@ def load(name):
     path = os.path.join(REPO_ROOT, CONFIG_DIR, name + ".json")
     if name in FULL and os.path.exists(MODELS_JSON):
         with open(MODELS_JSON) as f:
-            return dict(json.load(f)[FULL[name]]["config"])
+            cfg = dict(json.load(f)[FULL[name]]["config"])
+        # The harness builds plain bf16 weights (from_config ignores a checkpoint's fp8
+        # quantization_config); drop it so trainmem prices the same model that was measured.
+        cfg.pop("quantization_config", None)
+        return cfg
     if os.path.exists(path):  # committed copy: the harness still runs without shared/
         with open(path) as f:
             return json.load(f)
