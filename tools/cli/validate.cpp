@@ -22,6 +22,8 @@ struct ValidateArgs {
   bool json = false;
   double max_median = -1;  // fail (exit 1) when exceeded; < 0: no bound
   double max_error = -1;
+  double max_family_median = -1;  // per family (model_type); < 0: no bound
+  double max_family_error = -1;
 };
 
 // A record's plan, in flag vocabulary, through the same parser as the command line.
@@ -188,6 +190,17 @@ int run_validate(const ValidateArgs& a) {
   }
   const bool over = (a.max_median >= 0 && rep.peak.median_abs_pct > a.max_median) ||
                     (a.max_error >= 0 && rep.peak.max_abs_pct > a.max_error);
+  for (const auto& [family, s] : families) {
+    const bool family_over = (a.max_family_median >= 0 && s.median_abs_pct > a.max_family_median) ||
+                             (a.max_family_error >= 0 && s.max_abs_pct > a.max_family_error);
+    if (family_over) {
+      std::cerr << fmt::format(
+          "trainmem: error: accuracy bound exceeded for family {} (median {:.2f}% vs {}%, max "
+          "{:.2f}% vs {}%)\n",
+          family, s.median_abs_pct, a.max_family_median, s.max_abs_pct, a.max_family_error);
+      return 1;
+    }
+  }
   if (over) {
     std::cerr << fmt::format(
         "trainmem: error: accuracy bound exceeded (median {:.2f}% vs {}%, "
@@ -209,6 +222,10 @@ void register_validate(CLI::App& app, Commands& commands) {
                   "exit 1 if the median absolute peak error exceeds this percentage");
   cmd->add_option("--max-error", args->max_error,
                   "exit 1 if the worst absolute peak error exceeds this percentage");
+  cmd->add_option("--max-family-median-error", args->max_family_median,
+                  "exit 1 if any family's median absolute peak error exceeds this percentage");
+  cmd->add_option("--max-family-error", args->max_family_error,
+                  "exit 1 if any family's worst absolute peak error exceeds this percentage");
   commands.on(cmd, [args] { return run_validate(*args); });
 }
 
