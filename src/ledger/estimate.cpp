@@ -41,12 +41,13 @@ std::vector<std::string> notes(const ledger::Context& ctx) {
   std::vector<std::string> out = ctx.model.notes;
   if (!ctx.model.spec.estimated_from.empty()) {
     out.push_back(fmt::format(
-        "model_type '{}' has no adapter: weights, gradients and optimizer state are priced from "
-        "its {} exactly; activations are ESTIMATED from the closest known layer shape, {}.",
+        "model_type '{}' has no adapter: weights, gradients and optimizer state are priced {}; "
+        "activations are ESTIMATED from the closest known layer shape, {}.",
         ctx.model.spec.model_type,
         ctx.model.source == SourceKind::preset || ctx.model.source == SourceKind::config_file
-            ? "config.json's standard keys"
-            : "safetensors headers",
+            ? "from config.json's standard keys in that layer shape (a folder of safetensors "
+              "gives the exact tensor list)"
+            : "exactly from the safetensors headers",
         ctx.model.spec.estimated_from));
   }
   if (ctx.plan.convention == Convention::textbook) {
