@@ -124,14 +124,50 @@ def crosscheck():
 
 
 def cuda():
-    """GPU-only rows (bitsandbytes): QLoRA and 8-bit AdamW. Not run on CPU; no data committed yet."""
+    """The GPU matrix (issue 9): 20 configurations on two families (qwen3, llama), random weights.
+
+    Full, LoRA and QLoRA (bitsandbytes NF4); AdamW, 8-bit AdamW and paged AdamW; checkpointing on
+    and off; expandable_segments on and off (`alloc_conf`, set in a fresh process per row); batch
+    and sequence sweeps. Each configuration gives three rows: torch.cuda.max_memory_allocated,
+    max_memory_reserved, and the device's used memory (nvidia-smi's figure, from mem_get_info),
+    with the per-phase figures beside them. Run as one command on a CUDA machine:
+
+        python validation/measure.py --matrix cuda --out validation/data/gpu-measured.jsonl
+
+    About 3 minutes on an H100-class GPU (the two 1B full fine-tunes dominate).
+    """
     g = dict(mode="cuda")
     qlora = dict(lora(), method="qlora")
     adam8 = dict(optimizer="adamw-8bit", optimizer_impl=None)
-    return [_row("qwen3-0.6b", g, qlora, CKPT, batch=4, seq=1024),
-            _row("qwen3-0.6b", g, qlora, batch=2, seq=512),
-            _row("qwen3-0.6b", g, adam8, batch=2, seq=512),
-            _row("llama-tiny", g, qlora), _row("qwen3-tiny", g, adam8), _row("qwen3-tiny", g)]
+    paged = dict(optimizer="paged-adamw", optimizer_impl=None)
+    fused = OPT["adamw-fused"]
+    exp = dict(alloc_conf="expandable_segments:True")
+    q, l = "qwen3-0.6b", "llama-3.2-1b"
+    return [
+        # qwen3-0.6b: methods and optimizers
+        _row(q, g, batch=2, seq=512),
+        _row(q, g, fused, batch=2, seq=512),
+        _row(q, g, adam8, batch=2, seq=512),
+        _row(q, g, paged, batch=2, seq=512),
+        _row(q, g, CKPT, batch=2, seq=512),
+        _row(q, g, exp, batch=2, seq=512),
+        _row(q, g, lora(), batch=2, seq=512),
+        _row(q, g, lora(), CKPT, batch=4, seq=1024),
+        _row(q, g, qlora, batch=2, seq=512),
+        _row(q, g, qlora, CKPT, batch=4, seq=1024),
+        _row(q, g, qlora, CKPT, exp, batch=4, seq=1024),
+        # batch and sequence sweeps (LoRA, qwen3)
+        _row(q, g, lora(), batch=1, seq=512),
+        _row(q, g, lora(), batch=8, seq=512),
+        _row(q, g, lora(), batch=2, seq=2048),
+        _row(q, g, lora(), exp, batch=2, seq=2048),
+        # llama-3.2-1b: the second family
+        _row(l, g, fused, batch=1, seq=1024),
+        _row(l, g, fused, CKPT, exp, batch=2, seq=1024),
+        _row(l, g, lora(), batch=2, seq=1024),
+        _row(l, g, qlora, CKPT, batch=2, seq=1024),
+        _row(l, g, paged, lora(), batch=4, seq=512),
+    ]
 
 
 # ---- issue 15: every family ------------------------------------------------------------------

@@ -3,6 +3,7 @@
 //   model.h     load_model(): a preset, config.json, safetensors folder or HF cache entry ->
 //               LoadedModel (model_spec.h, inventory.h, dtype.h describe it)
 //   plan.h      TrainingPlan: method, precision, optimizer, batch, sequence, ... + validate()
+//   framework.h framework profiles (--framework): differences from hf applied to the plan
 //   estimate.h  estimate(model, plan) -> Ledger (ledger.h): every byte as a line with its formula
 //   device.h    the device database and fit(): the verdict against a card
 //   gpu.h       gpu_estimate(): the step replayed through PyTorch's caching allocator, plus the
@@ -21,8 +22,10 @@
 #include "trainmem/device.h"
 #include "trainmem/errors.h"
 #include "trainmem/estimate.h"
+#include "trainmem/framework.h"
 #include "trainmem/gpu.h"
 #include "trainmem/ledger.h"
+#include "trainmem/limits.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
 #include "trainmem/render.h"

@@ -101,7 +101,9 @@ def _plan_json(fields: Mapping[str, Any]) -> str:
     for key, value in fields.items():
         if value is None:
             continue
-        if key in _NESTED:
+        if isinstance(value, Mapping):  # a nested group given whole: lora={"rank": 8}
+            out.setdefault(key, {}).update(value)
+        elif key in _NESTED:
             group, sub = _NESTED[key]
             if key in ("lora_targets", "train_modules") and isinstance(value, str):
                 value = [t.strip() for t in value.split(",") if t.strip()]

@@ -100,6 +100,14 @@ bool linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_
       shared_saved = true;
     }
   }
+  if (cfg.bnb_saves_input && !shared_saved) {
+    // bitsandbytes < 0.44 MatMul4Bit.forward keeps its input A in ctx.tensors whenever the input
+    // requires grad, though the 4-bit weight gets no gradient; the linears reading one tensor
+    // share it (Linear4bit's cast to the compute dtype is a no-op in bf16).
+    s.token(what + ": input kept by bitsandbytes MatMul4Bit (< 0.44)", in_bytes * width,
+            "bitsandbytes v0.43 autograd/_functions.py MatMul4Bit.forward ctx.tensors = (A, B)");
+    shared_saved = true;
+  }
   if (adapted == 0 || cfg.lora_rank == 0) return shared_saved;
   const std::int64_t r = cfg.lora_rank;
   const bool dropout = cfg.lora_dropout > 0;
@@ -287,8 +295,9 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
   const bool fused = spec.fused_qkv;
   const int t_in =
       fused ? count(l.trainable, {Role::qkv}) : count(l.trainable, {Role::q, Role::k, Role::v});
-  const int ad_in =
-      fused ? count(l.adapted, {Role::qkv}) : count(l.adapted, {Role::q, Role::k, Role::v});
+  int ad_in = fused ? count(l.adapted, {Role::qkv}) : count(l.adapted, {Role::q, Role::k, Role::v});
+  // litgpt's LoRAQKVLinear adapts q, k and v through one lora_A on one (dropped) input.
+  if (cfg.fused_qkv_attention) ad_in = std::min(ad_in, 1);
   const bool saved = linear_inputs(s, "q/k/v input (norm output)", spec.hidden, cfg.stream_bytes,
                                    t_in, ad_in, false, cfg, in_rg);
   const bool q_rg = in_rg || (l.trainable & qkv_roles) || (l.adapted & qkv_roles) ||
@@ -308,6 +317,19 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
                           : "transformers integrations/sdpa_attention.py; flash backward "
                             "signature (q, k, v, out, logsumexp)";
   s.token("attention: q after rotary", e * a * d, src);
+  if (cfg.fused_qkv_attention && cfg.attention != Attention::eager) {
+    // litgpt CausalSelfAttention: k, v expanded to every head when kv < heads (SDPA saves the
+    // contiguous copies); otherwise v is a view of the fused qkv output, which stays whole.
+    const char* lit = "litgpt model.py CausalSelfAttention.forward (qkv split, expand, SDPA)";
+    s.token("attention: k after rotary, every head (litgpt)", e * a * d, lit);
+    if (kv < a) {
+      s.token("attention: v expanded to every head (litgpt)", e * a * d, lit);
+    } else {
+      s.token("attention: fused qkv output kept by the v view (litgpt)", e * (a + 2 * kv) * d, lit);
+    }
+    attention_output(s, spec, l, a * d, src, cfg);
+    return {true, saved};
+  }
   s.token(repeat ? "attention: k repeated to all heads (repeat_kv)" : "attention: k (GQA heads)",
           e * kv_saved * d, src);
   if (spec.fused_qkv_view && (!repeat || kv == a)) {
@@ -449,10 +471,15 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   if (lora) {
     cfg.lora_rank = plan.lora.rank;
     cfg.lora_dropout = plan.lora.dropout;
-    cfg.adapter_bytes = 4;  // peft autocast_adapter_dtype=True: adapters in fp32
+    // PEFT autocast_adapter_dtype=True keeps adapters in fp32; litgpt, torchtune and mlx build
+    // them in the model dtype (FrameworkBehaviour::adapters_fp32).
+    cfg.adapter_bytes = plan.behaviour.adapters_fp32 ? 4 : cfg.compute_bytes;
   }
   cfg.cpu_kernels = plan.cpu_kernels;
   cfg.seq = plan.seq;
+  cfg.padding_mask = plan.behaviour.padding_mask;
+  cfg.bnb_saves_input = plan.method == Method::qlora && plan.behaviour.bnb_saves_4bit_input;
+  cfg.fused_qkv_attention = plan.behaviour.fused_qkv_attention;
   return cfg;
 }
 
@@ -645,8 +672,10 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bo
   std::vector<ActivationTerm> out;
   Sink s{out};
   norm_terms(s, spec, "final norm", spec.hidden, 1, input_rg, norm_trainable, cfg);
+  ActivationSettings head = cfg;
+  head.bnb_saves_input = false;  // the lm_head stays 16-bit under QLoRA
   linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes, lm_head_trainable ? 1 : 0, 0,
-                false, cfg);
+                false, head);
   return out;
 }
 

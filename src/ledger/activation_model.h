@@ -56,6 +56,8 @@ struct ActivationSettings {
   // dropout runs the math kernel instead of a fused one.
   bool cpu_kernels = false;
   std::int64_t seq = 0;  // sequence length: a sliding window shorter than it materialises a mask
+  bool bnb_saves_input = false;      // bitsandbytes < 0.44: every 4-bit linear keeps its input
+  bool fused_qkv_attention = false;  // litgpt CausalSelfAttention (FrameworkBehaviour)
 };
 
 // Tensors of the MLP width the activation saves for backward, by autograd's rules

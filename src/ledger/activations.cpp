@@ -124,15 +124,27 @@ void add_activations(const Context& ctx, Items& items) {
     // GradientCheckpointingLayer keeps each layer's input hidden states (transformers
     // modeling_layers.py; torch.utils.checkpoint); a layer nothing upstream or inside trains
     // saves nothing.
-    const auto layers = std::count(la.needs_input.begin(), la.needs_input.end(), true);
+    const auto needing = std::count(la.needs_input.begin(), la.needs_input.end(), true);
+    // Offloaded checkpoints (torchtune OffloadActivations, unsloth's offloaded checkpointer): each
+    // layer input is copied to host memory once the next layer starts; the one being copied and
+    // the one in use stay on the device.
+    constexpr std::int64_t kOffloadResidentLayers = 2;
+    const bool offload = p.behaviour.offload_checkpoints;
+    const std::int64_t layers = offload ? std::min<std::int64_t>(needing, kOffloadResidentLayers)
+                                        : static_cast<std::int64_t>(needing);
     const std::int64_t each = tokens * s.hidden * la.settings.stream_bytes;
-    items.push_back({Tenant::activations, "Checkpointed layer inputs (hidden states)",
-                     layers * each,
-                     fmt::format("{} layers x {} tokens x {} hidden x {} B", layers,
-                                 with_commas(tokens), s.hidden, la.settings.stream_bytes),
-                     "transformers modeling_layers.py GradientCheckpointingLayer; "
-                     "torch.utils.checkpoint",
-                     forward_to_backward_start(), true});
+    items.push_back(
+        {Tenant::activations,
+         offload ? "Checkpointed layer inputs on the device (the rest offloaded to host memory)"
+                 : "Checkpointed layer inputs (hidden states)",
+         layers * each,
+         fmt::format("{} layers x {} tokens x {} hidden x {} B", layers, with_commas(tokens),
+                     s.hidden, la.settings.stream_bytes),
+         offload ? "torchtune training/_activation_offloading.py OffloadActivations; unsloth "
+                   "models/_utils.py Unsloth_Offloaded_Gradient_Checkpointer"
+                 : "transformers modeling_layers.py GradientCheckpointingLayer; "
+                   "torch.utils.checkpoint",
+         forward_to_backward_start(), true});
     items.push_back(
         {Tenant::activations, "Recomputed layer during its backward", la.max_layer_bytes,
          fmt::format("the largest layer: {}", layers_formula({largest_layer(la, ctx)}, ctx)),

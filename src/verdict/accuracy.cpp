@@ -35,6 +35,7 @@ ErrorStats error_stats(const std::vector<double>& signed_pct_errors) {
 std::vector<std::pair<std::string, ErrorStats>> family_stats(const std::vector<AccuracyRow>& rows) {
   std::map<std::string, std::vector<double>> by_family;
   for (const AccuracyRow& row : rows) {
+    if (row.family.empty()) continue;
     by_family[row.family].push_back(pct_error(row.predicted_peak_bytes, row.measured_peak_bytes));
   }
   std::vector<std::pair<std::string, ErrorStats>> out;

@@ -28,8 +28,8 @@ TEST(Accuracy, EvenCountMedianAveragesTheMiddlePair) {
 }
 
 TEST(Accuracy, ReportSkipsCategoriesNotMeasured) {
-  AccuracyRow a{"a", "llama", 100, 104, "", "", {50, 0, 0, 0}, {55, 7, 0, 0}};
-  AccuracyRow b{"b", "phi", 200, 190, "", "", {100, 0, 0, 0}, {100, 0, 0, 0}};
+  AccuracyRow a{"a", 100, 104, "", "", {50, 0, 0, 0}, {55, 7, 0, 0}, "llama"};
+  AccuracyRow b{"b", 200, 190, "", "", {100, 0, 0, 0}, {100, 0, 0, 0}, "phi"};
   const AccuracyReport r = accuracy_report({a, b});
   EXPECT_EQ(r.peak.rows, 2u);
   EXPECT_DOUBLE_EQ(r.peak.max_abs_pct, 5);
@@ -40,9 +40,9 @@ TEST(Accuracy, ReportSkipsCategoriesNotMeasured) {
 
 TEST(Accuracy, FamilyStatsGroupRowsByModelType) {
   // llama: +4 % and -1 %; phi: -5 %. Median of |4|, |1| = 2.5; families sorted by name.
-  AccuracyRow a{"a", "llama", 100, 104, "", "", {}, {}};
-  AccuracyRow b{"b", "phi", 200, 190, "", "", {}, {}};
-  AccuracyRow c{"c", "llama", 100, 99, "", "", {}, {}};
+  AccuracyRow a{"a", 100, 104, "", "", {}, {}, "llama"};
+  AccuracyRow b{"b", 200, 190, "", "", {}, {}, "phi"};
+  AccuracyRow c{"c", 100, 99, "", "", {}, {}, "llama"};
   const auto fams = family_stats({a, b, c});
   ASSERT_EQ(fams.size(), 2u);
   EXPECT_EQ(fams[0].first, "llama");

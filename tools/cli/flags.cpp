@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <sstream>
 
+#include "trainmem/framework.h"
+#include "trainmem/limits.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -38,13 +41,21 @@ Result<std::vector<std::int64_t>> parse_layers(const std::string& text) {
       const std::int64_t first = std::stoll(part.substr(0, dash), &used);
       const std::int64_t last =
           dash == std::string::npos ? first : std::stoll(part.substr(dash + 1));
-      if (first < 0 || last < first || last - first > 100000) throw std::invalid_argument(part);
+      if (dash != std::string::npos && dash + 1 >= part.size()) throw std::invalid_argument(part);
+      if (first < 0 || last < first) throw std::invalid_argument(part);
+      // No loop runs as many times as a typed number: indices stop at the layer cap.
+      if (last >= kMaxLayers) {
+        return Error{ErrorCode::usage, "", "--train-layers",
+                     fmt::format("layer {} is past any model (limit {})", last, kMaxLayers - 1)};
+      }
       for (std::int64_t l = first; l <= last; ++l) out.push_back(l);
     } catch (const std::exception&) {
       return Error{ErrorCode::usage, "", "--train-layers",
                    fmt::format("'{}' is not a layer index or range like 0-3", part)};
     }
   }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -53,35 +64,49 @@ Result<std::vector<std::int64_t>> parse_layers(const std::string& text) {
 void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   cmd.add_option("--method", f.method, "full | lora | qlora | freeze")->capture_default_str();
   cmd.add_option("--precision", f.precision,
-                 "bf16-mixed | bf16 | fp16-mixed | fp32 | autocast-bf16")
-      ->capture_default_str();
+                 "bf16-mixed | bf16 | fp16-mixed | fp32 | autocast-bf16 (default: the "
+                 "framework's, else bf16-mixed)");
   cmd.add_option("--optimizer", f.optimizer,
                  "adamw | adamw-8bit | paged-adamw | paged-adamw-8bit | adafactor | sgd | "
-                 "sgd-momentum | lion | adam-mini | muon")
-      ->capture_default_str();
-  cmd.add_option("--optimizer-impl", f.optimizer_impl, "foreach | fused | for-loop")
-      ->capture_default_str();
+                 "sgd-momentum | lion | adam-mini | muon (default: the framework's, else adamw)");
+  cmd.add_option("--optimizer-impl", f.optimizer_impl,
+                 "foreach | fused | for-loop (default: the framework's, else foreach)");
   cmd.add_option("--batch", f.batch, "micro-batch per GPU (sequences)")->capture_default_str();
   cmd.add_option("--seq", f.seq, "longest sequence in a batch (tokens)")->capture_default_str();
   cmd.add_option("--grad-accum", f.grad_accum, "micro-batches per optimizer step")
       ->capture_default_str();
-  cmd.add_option("--checkpointing", f.checkpointing, "none | full | selective")
-      ->capture_default_str();
+  cmd.add_option("--checkpointing", f.checkpointing,
+                 "none | full | selective (default: the framework's, else none)");
   cmd.add_option("--attention", f.attention, "eager | sdpa | flash")->capture_default_str();
-  cmd.add_option("--loss", f.loss, "full | chunked | fused")->capture_default_str();
-  cmd.add_option("--framework", f.framework, "whose allocation behaviour to model")
+  cmd.add_option("--loss", f.loss, "full | chunked | fused (default: the framework's, else full)");
+  cmd.add_option("--framework", f.framework,
+                 "hf | trl | litgpt | torchtune | unsloth | axolotl | mlx, optionally NAME@VERSION "
+                 "(docs/frameworks.md)")
       ->capture_default_str();
+  cmd.add_option("--versions", f.versions,
+                 "library versions whose behaviour differs, e.g. transformers=4.43,"
+                 "bitsandbytes=0.41 (default: current releases)");
+  cmd.add_flag("--padding-mask", f.padding_mask,
+               "batches carry a padding mask (SDPA repeats K/V and takes the masked path)");
+  cmd.add_flag("--offload-activations", f.offload_activations,
+               "checkpointed layer inputs go to host memory (torchtune, unsloth, axolotl offload)");
+  cmd.add_flag(
+      "--optimizer-in-backward", f.optimizer_in_backward,
+      "step each parameter in backward and free its gradient (torchtune optimizer_in_bwd)");
+  cmd.add_flag("--keep-outputs", f.keep_outputs,
+               "the training loop keeps the model output (logits) alive through backward");
   cmd.add_option("--convention", f.convention, "exact | textbook")->capture_default_str();
   cmd.add_option("--params", f.params, "price this published parameter count, e.g. 1.54e9");
   cmd.add_option("--lora-rank", f.lora_rank, "LoRA rank r")->capture_default_str();
   cmd.add_option("--lora-alpha", f.lora_alpha, "LoRA alpha (no memory effect)");
-  cmd.add_option("--lora-dropout", f.lora_dropout, "LoRA dropout (saves masks when > 0)");
+  cmd.add_option("--lora-dropout", f.lora_dropout,
+                 "LoRA dropout, saves masks when > 0 (default: the framework's, else 0)");
   cmd.add_option("--lora-targets", f.lora_targets,
                  "q,k,v,o,gate,up,down,lm_head,embed | all-linear | attention | mlp; MoE: "
                  "experts,shared_experts,router")
       ->capture_default_str();
   cmd.add_flag("--dora", f.dora, "DoRA: add a magnitude vector per adapted linear");
-  cmd.add_option("--quant", f.quant, "QLoRA base: nf4 | fp4 | int8")->capture_default_str();
+  cmd.add_option("--quant", f.quant, "QLoRA base: nf4 (default) | fp4 | int8");
   cmd.add_flag("--no-double-quant", f.no_double_quant, "keep fp32 absmax per block");
   cmd.add_flag("--no-prepare-kbit", f.no_prepare_kbit,
                "skip prepare_model_for_kbit_training's fp32 upcast");
@@ -101,8 +126,18 @@ void add_output_flags(CLI::App& cmd, OutputFlags& f) {
   cmd.add_option("--units", f.units, "gib | gb | mib | bytes")->capture_default_str();
 }
 
+// A flag left empty takes the framework profile's default for the method, else the global one.
+std::string with_default(const std::string& given, const TrainingPlan& p, std::string_view flag,
+                         std::string_view global) {
+  if (!given.empty()) return given;
+  const std::string_view d = profile_default(p.framework, name_of(p.method), flag);
+  return std::string(d.empty() ? global : d);
+}
+
 Result<TrainingPlan> make_plan(const PlanFlags& f) {
   TrainingPlan p;
+  if (auto e = parse_framework(f.framework, p.framework, p.library_versions)) return *e;
+  if (auto e = parse_library_versions(f.versions, p.library_versions)) return *e;
 #define TRAINMEM_PARSE(field, parser, text, flag, accepted) \
   {                                                         \
     auto v = parse_enum(parser, text, flag, accepted);      \
@@ -110,27 +145,42 @@ Result<TrainingPlan> make_plan(const PlanFlags& f) {
     p.field = v.value();                                    \
   }
   TRAINMEM_PARSE(method, parse_method, f.method, "--method", "full, lora, qlora, freeze")
-  TRAINMEM_PARSE(precision, parse_precision, f.precision, "--precision",
+  const std::string precision = with_default(f.precision, p, "precision", "bf16-mixed");
+  const std::string optimizer = with_default(f.optimizer, p, "optimizer", "adamw");
+  const std::string optimizer_impl = with_default(f.optimizer_impl, p, "optimizer_impl", "foreach");
+  const std::string checkpointing = with_default(f.checkpointing, p, "checkpointing", "none");
+  const std::string loss = with_default(f.loss, p, "loss", "full");
+  TRAINMEM_PARSE(precision, parse_precision, precision, "--precision",
                  "bf16-mixed, bf16, fp16-mixed, fp32, autocast-bf16")
-  TRAINMEM_PARSE(optimizer, parse_optimizer, f.optimizer, "--optimizer",
+  TRAINMEM_PARSE(optimizer, parse_optimizer, optimizer, "--optimizer",
                  "adamw, adamw-8bit, paged-adamw, paged-adamw-8bit, adafactor, sgd, "
                  "sgd-momentum, lion, adam-mini, muon")
-  TRAINMEM_PARSE(optimizer_impl, parse_optimizer_impl, f.optimizer_impl, "--optimizer-impl",
+  TRAINMEM_PARSE(optimizer_impl, parse_optimizer_impl, optimizer_impl, "--optimizer-impl",
                  "foreach, fused, for-loop")
-  TRAINMEM_PARSE(checkpointing, parse_checkpointing, f.checkpointing, "--checkpointing",
+  TRAINMEM_PARSE(checkpointing, parse_checkpointing, checkpointing, "--checkpointing",
                  "none, full, selective")
   TRAINMEM_PARSE(attention, parse_attention, f.attention, "--attention", "eager, sdpa, flash")
-  TRAINMEM_PARSE(loss, parse_loss, f.loss, "--loss", "full, chunked, fused")
+  TRAINMEM_PARSE(loss, parse_loss, loss, "--loss", "full, chunked, fused")
   TRAINMEM_PARSE(convention, parse_convention, f.convention, "--convention", "exact, textbook")
-  TRAINMEM_PARSE(quant.kind, parse_quant, f.quant, "--quant", "nf4, fp4, int8")
+  if (!f.quant.empty()) {
+    TRAINMEM_PARSE(quant.kind, parse_quant, f.quant, "--quant", "nf4, fp4, int8")
+    if (p.method != Method::qlora) {
+      return Error{ErrorCode::usage, "", "--quant",
+                   fmt::format("applies only to --method qlora, not {}", name_of(p.method))};
+    }
+  }
 #undef TRAINMEM_PARSE
   p.batch = f.batch;
   p.seq = f.seq;
   p.grad_accum = f.grad_accum;
-  p.framework = f.framework;
   p.lora.rank = f.lora_rank;
   p.lora.alpha = f.lora_alpha;
-  p.lora.dropout = f.lora_dropout;
+  if (f.lora_dropout) {
+    p.lora.dropout = *f.lora_dropout;  // validate() refuses NaN and values outside [0, 1)
+  } else {
+    const std::string_view d = profile_default(p.framework, name_of(p.method), "lora_dropout");
+    p.lora.dropout = d.empty() ? 0.0 : std::stod(std::string(d));
+  }
   p.lora.targets = split_list(f.lora_targets);
   p.lora.dora = f.dora;
   p.quant.double_quant = !f.no_double_quant;
@@ -144,6 +194,12 @@ Result<TrainingPlan> make_plan(const PlanFlags& f) {
     if (!n) return n.error();
     p.params_override = n.value();
   }
+  // The profile's differences, then the flags that switch a behaviour on.
+  apply_framework(p);
+  p.behaviour.padding_mask = p.behaviour.padding_mask || f.padding_mask;
+  p.behaviour.offload_checkpoints = p.behaviour.offload_checkpoints || f.offload_activations;
+  p.behaviour.optimizer_in_backward = p.behaviour.optimizer_in_backward || f.optimizer_in_backward;
+  p.behaviour.outputs_kept = p.behaviour.outputs_kept || f.keep_outputs;
   if (auto e = validate(p)) return *e;
   return p;
 }
@@ -156,6 +212,12 @@ Result<std::optional<Device>> make_device(const DeviceFlags& f) {
   if (!f.memory.empty()) {
     auto bytes = parse_size(f.memory, "--memory");
     if (!bytes) return bytes.error();
+    // Sizes below 1 MiB are a missing unit (--memory 0.4 is 0 bytes), not a device.
+    if (bytes.value() < kMiB) {
+      return Error{ErrorCode::usage, "", "--memory",
+                   fmt::format("'{}' is {} bytes; give a device size with a unit, e.g. 24GB",
+                               f.memory, bytes.value())};
+    }
     device = custom_device(bytes.value());
   }
   if (!f.gpu.empty()) {
@@ -168,6 +230,13 @@ Result<std::optional<Device>> make_device(const DeviceFlags& f) {
     if (!bytes) return bytes.error();
     if (!device) return Error{ErrorCode::usage, "", "--reserve", "needs --memory or --gpu"};
     device->reserve_bytes = bytes.value();
+    if (device->usable_bytes() <= 0) {
+      return Error{ErrorCode::usage, "", "--reserve",
+                   fmt::format("{} leaves nothing of the device's {}: the usable budget must be "
+                               "positive",
+                               format_bytes(bytes.value(), Unit::gb),
+                               format_bytes(device->capacity_bytes, Unit::gb))};
+    }
   }
   return device;
 }
@@ -192,17 +261,27 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
   if (!o) return o.error();
   auto m = load_model(model);
   if (!m) return m.error();
+  if (auto e = check_plan_matches_model(m.value(), p.value())) return *e;
+  if (auto e = check_plan_size(m.value(), p.value())) return *e;
   return PricingInputs{std::move(p).value(), std::move(d).value(), o.value(), std::move(m).value()};
 }
 
 // The flag that sets a plan field the library names ("lora.rank" -> "--lora-rank"); fields in a
 // file, and names that are already flags, are left as they are.
 std::string flag_for_field(const std::string& field) {
-  if (field.empty() || field.starts_with("-") || field == "MODEL") return field;
+  // Plan fields are lower-case snake_case paths; anything else (MODEL, an environment variable
+  // such as PYTORCH_CUDA_ALLOC_CONF, a flag) is shown as it is.
+  const bool plan_field = !field.empty() && std::all_of(field.begin(), field.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  });
+  if (!plan_field) return field;
   static const std::map<std::string, std::string> kSpecial = {
       {"device", "--gpu"},
       {"params_override", "--params"},
       {"quant.kind", "--quant"},
+      {"lora.dora", "--dora"},
+      {"quant.double_quant", "--no-double-quant"},
+      {"quant.prepare_kbit", "--no-prepare-kbit"},
       {"step", "--step"},
       {"freeze.train_modules", "--train-modules"},
       {"freeze.train_layers", "--train-layers"}};

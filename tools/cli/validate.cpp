@@ -4,13 +4,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
 
 namespace trainmem::cli {
 namespace {
@@ -35,8 +39,15 @@ Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
   auto number = [&](const char* key, auto& field) -> bool {
     auto it = r.plan.find(key);
     if (it == r.plan.end()) return true;
+    using T = std::remove_reference_t<decltype(field)>;
     try {
-      field = static_cast<std::remove_reference_t<decltype(field)>>(std::stod(it->second));
+      const double v = std::stod(it->second);
+      // NaN, infinities, and integers past int64 or with a fraction would be undefined casts.
+      if (!std::isfinite(v)) return false;
+      if constexpr (std::is_integral_v<T>) {
+        if (v < -9.0e18 || v > 9.0e18 || v != std::floor(v)) return false;
+      }
+      field = static_cast<T>(v);
       return true;
     } catch (const std::exception&) {
       return false;
@@ -53,6 +64,22 @@ Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
   text("train_modules", f.train_modules);
   text("train_layers", f.train_layers);
   text("quant", f.quant);
+  text("framework", f.framework);
+  text("versions", f.versions);
+  auto flag = [&](const char* key, bool& field) {
+    if (auto it = r.plan.find(key); it != r.plan.end()) field = it->second == "true";
+  };
+  flag("keep_outputs", f.keep_outputs);
+  flag("padding_mask", f.padding_mask);
+  flag("optimizer_in_backward", f.optimizer_in_backward);
+  flag("offload_activations", f.offload_activations);
+  flag("dora", f.dora);
+  if (auto it = r.plan.find("double_quant"); it != r.plan.end()) {
+    f.no_double_quant = it->second == "false";
+  }
+  if (auto it = r.plan.find("prepare_kbit"); it != r.plan.end()) {
+    f.no_prepare_kbit = it->second == "false";
+  }
   if (!number("batch", f.batch) || !number("seq", f.seq) || !number("grad_accum", f.grad_accum) ||
       !number("lora_rank", f.lora_rank) || !number("lora_alpha", f.lora_alpha) ||
       !number("lora_dropout", f.lora_dropout)) {
@@ -108,10 +135,65 @@ nlohmann::json stats_json(const ErrorStats& s) {
           {"mean_signed_pct_error", s.mean_signed_pct}};
 }
 
+struct RowGroup {
+  std::string metric;  // "" for CPU traces
+  std::string source;
+};
+
+// The device a GPU row ran on, for the allocator replay: its compute capability and what a
+// process may hold on it. Unknown devices replay without a limit (a note in the docs).
+GpuOptions row_gpu_options(const MeasurementRecord& r) {
+  std::string conf;  // the row's PYTORCH_CUDA_ALLOC_CONF (harness rows with expandable segments)
+  if (auto it = r.plan.find("alloc_conf"); it != r.plan.end()) conf = it->second;
+  if (!r.device_id.empty()) {
+    if (auto d = find_device(r.device_id)) return gpu_options_for(d.value(), conf);
+  }
+  GpuOptions o;
+  o.alloc_conf = conf;
+  return o;
+}
+
+// The figure a GPU row's metric names, and the slot where it peaks.
+Result<std::pair<std::int64_t, int>> gpu_figure(const MeasurementRecord& r,
+                                                const LoadedModel& model, const TrainingPlan& plan,
+                                                const Ledger& ledger) {
+  auto gpu = gpu_estimate(model, plan, ledger, row_gpu_options(r));
+  if (!gpu) return gpu.error();
+  const GpuEstimate& g = gpu.value();
+  if (r.metric == "max_memory_allocated") return std::pair{g.peak_allocated_bytes, g.peak_slot};
+  if (r.metric == "max_memory_reserved") return std::pair{g.peak_reserved_bytes, g.peak_slot};
+  return std::pair{g.device_total_bytes, g.peak_slot};
+}
+
+// Error statistics of the rows whose group matches `keep`, keyed by `key`, in first-seen order.
+template <class Key>
+std::vector<std::pair<std::string, ErrorStats>> grouped_stats(const std::vector<AccuracyRow>& rows,
+                                                              const std::vector<RowGroup>& groups,
+                                                              Key key) {
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> errors;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const std::string k = key(groups[i]);
+    if (k.empty()) continue;
+    auto it = std::find(names.begin(), names.end(), k);
+    if (it == names.end()) {
+      names.push_back(k);
+      errors.emplace_back();
+      it = names.end() - 1;
+    }
+    errors[static_cast<std::size_t>(it - names.begin())].push_back(
+        pct_error(rows[i].predicted_peak_bytes, rows[i].measured_peak_bytes));
+  }
+  std::vector<std::pair<std::string, ErrorStats>> out;
+  for (std::size_t i = 0; i < names.size(); ++i) out.emplace_back(names[i], error_stats(errors[i]));
+  return out;
+}
+
 int run_validate(const ValidateArgs& a) {
   auto records = read_measurements(a.file);
   if (!records) return report(records.error());
   std::vector<AccuracyRow> rows;
+  std::vector<RowGroup> groups;  // per row: its metric and source
   for (const MeasurementRecord& r : records.value()) {
     auto plan = plan_of(r);
     if (!plan)
@@ -126,15 +208,32 @@ int run_validate(const ValidateArgs& a) {
     plan->cpu_kernels = traced;
     const Ledger ledger = estimate(model.value(), plan.value());
     const Totals t = totals(ledger);
+    if (!r.metric.empty()) {
+      // A GPU figure: compare like with like (the allocator replay's matching figure).
+      auto figure = gpu_figure(r, model.value(), plan.value(), ledger);
+      if (!figure)
+        return report(Error{figure.error().code, a.file + " " + r.id, figure.error().field,
+                            figure.error().reason});
+      rows.push_back(
+          {r.id, r.peak_bytes, figure->first, r.metric, slot_name(figure->second), {}, {}});
+      groups.push_back({r.metric, r.source});
+      continue;
+    }
     const std::int64_t overhead = t.by_tenant[static_cast<std::size_t>(Tenant::overhead)];
-    rows.push_back({r.id, model->spec.model_type, r.peak_bytes,
-                    t.peak_bytes - (traced ? overhead : 0),
+    rows.push_back({r.id, r.peak_bytes, t.peak_bytes - (traced ? overhead : 0),
                     r.peak_phase + (r.peak_step ? fmt::format(" (step {})", r.peak_step) : ""),
                     slot_name(t.peak_slot), measured_categories(r),
-                    predicted_categories(ledger, t.peak_slot)});
+                    predicted_categories(ledger, t.peak_slot), model->spec.model_type});
+    groups.push_back({"", r.source});
   }
   const AccuracyReport rep = accuracy_report(rows);
   const auto families = family_stats(rows);
+  const auto by_metric = grouped_stats(rows, groups, [](const RowGroup& g) { return g.metric; });
+  const auto by_source = grouped_stats(rows, groups, [](const RowGroup& g) { return g.source; });
+  nlohmann::json by_metric_json = nlohmann::json::object();
+  for (const auto& [k, st] : by_metric) by_metric_json[k] = stats_json(st);
+  nlohmann::json by_source_json = nlohmann::json::object();
+  for (const auto& [k, st] : by_source) by_source_json[k] = stats_json(st);
   if (a.json) {
     nlohmann::json per_row = nlohmann::json::array();
     for (const AccuracyRow& r : rows) {
@@ -145,6 +244,9 @@ int run_validate(const ValidateArgs& a) {
                          {"pct_error", pct_error(r.predicted_peak_bytes, r.measured_peak_bytes)},
                          {"measured_phase", r.measured_phase},
                          {"predicted_phase", r.predicted_phase}});
+      const RowGroup& g = groups[per_row.size() - 1];
+      if (!g.metric.empty()) per_row.back()["metric"] = g.metric;
+      if (!g.source.empty()) per_row.back()["source"] = g.source;
     }
     nlohmann::json by_category = nlohmann::json::object();
     for (std::size_t c = 0; c < kCompareCategories.size(); ++c) {
@@ -161,8 +263,10 @@ int run_validate(const ValidateArgs& a) {
                           {"mean_signed_pct_error", rep.peak.mean_signed_pct},
                           {"by_category", by_category},
                           {"by_family", by_family},
+                          {"by_metric", by_metric_json},
+                          {"by_source", by_source_json},
                           {"per_row", per_row}};
-    std::cout << doc.dump(2) << "\n";
+    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     fmt::print("{:<64} {:>14} {:>14} {:>8}\n", "configuration", "measured MiB", "predicted MiB",
                "error");
@@ -187,6 +291,18 @@ int run_validate(const ValidateArgs& a) {
       fmt::print("  {:<14} {:>5} {:>8.2f}% {:>8.2f}% {:>+8.2f}%\n", family, s.rows,
                  s.median_abs_pct, s.max_abs_pct, s.mean_signed_pct);
     }
+    auto print_groups = [](const char* title,
+                           const std::vector<std::pair<std::string, ErrorStats>>& list) {
+      if (list.empty()) return;
+      fmt::print("{}\n", title);
+      for (const auto& [k, st] : list) {
+        fmt::print("  {:<64} median {:6.2f}%  max {:6.2f}%  bias {:+6.2f}%  ({} rows)\n",
+                   k.size() > 64 ? k.substr(0, 61) + "..." : k, st.median_abs_pct, st.max_abs_pct,
+                   st.mean_signed_pct, st.rows);
+      }
+    };
+    print_groups("by metric (each against the matching figure):", by_metric);
+    print_groups("by source:", by_source);
   }
   const bool over = (a.max_median >= 0 && rep.peak.median_abs_pct > a.max_median) ||
                     (a.max_error >= 0 && rep.peak.max_abs_pct > a.max_error);

@@ -75,6 +75,9 @@ def load(name):
         # quantization_config); drop it so trainmem prices the same model that was measured.
         cfg.pop("quantization_config", None)
         return cfg
+    published = os.path.join(REPO_ROOT, CONFIG_DIR, "published", name + ".json")
+    if not os.path.exists(path) and os.path.exists(published):
+        path = published  # the published config.json fields (validation/configs/published/)
     if os.path.exists(path):  # committed copy: the harness still runs without shared/
         with open(path) as f:
             return json.load(f)

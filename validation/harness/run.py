@@ -73,5 +73,10 @@ def _measure_cuda(spec, command):
                      grad_accum=spec.get("grad_accum", 1))
     measured = record.measured_block(tracker, "cuda", device="cuda")
     measured["cuda_context"] = tracker.context
+    measured["gpu_phases"] = tracker.gpu_phases()
     row = record.make_row(spec, configs.write(spec["model"]), measured, command)
-    return record.check_row(row)
+    if spec.get("alloc_conf"):
+        row["config"]["alloc_conf"] = spec["alloc_conf"]
+        row["id"] += "_" + spec["alloc_conf"].replace(":", "-").replace(",", "_")
+    record.check_row(row)
+    return cuda.metric_rows(row, tracker)
