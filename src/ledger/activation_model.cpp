@@ -190,8 +190,7 @@ bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in
   const bool fused = spec.fused_qkv;
   const int t_in =
       fused ? count(l.trainable, {Role::qkv}) : count(l.trainable, {Role::q, Role::k, Role::v});
-  int ad_in =
-      fused ? count(l.adapted, {Role::qkv}) : count(l.adapted, {Role::q, Role::k, Role::v});
+  int ad_in = fused ? count(l.adapted, {Role::qkv}) : count(l.adapted, {Role::q, Role::k, Role::v});
   // litgpt's LoRAQKVLinear adapts q, k and v through one lora_A on one (dropped) input.
   if (cfg.fused_qkv_attention) ad_in = std::min(ad_in, 1);
   linear_inputs(s, "q/k/v input (norm output)", spec.hidden, cfg.stream_bytes, t_in, ad_in, false,
@@ -221,8 +220,7 @@ bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in
     if (kv < a) {
       s.token("attention: v expanded to every head (litgpt)", e * a * d, lit);
     } else {
-      s.token("attention: fused qkv output kept by the v view (litgpt)", e * (a + 2 * kv) * d,
-              lit);
+      s.token("attention: fused qkv output kept by the v view (litgpt)", e * (a + 2 * kv) * d, lit);
     }
     attention_output(s, spec, l, a * d, src, cfg);
     return true;

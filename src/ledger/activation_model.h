@@ -44,14 +44,14 @@ struct LayerPlan {
 // no padding mask (packed or equal-length batches), PEFT adapters upcast to fp32.
 struct ActivationSettings {
   Attention attention = Attention::sdpa;
-  bool padding_mask = false;     // an attention mask: SDPA repeats K/V and saves a float mask
-  bool autocast = false;         // fp32 weights, bf16 matmuls under torch.autocast
-  int stream_bytes = 2;          // residual stream / norm dtype (4 when fp32)
-  int compute_bytes = 2;         // dtype of linear outputs and most saved tensors
-  std::int64_t lora_rank = 0;    // 0: no adapters
-  double lora_dropout = 0.0;     // > 0: a bool mask and a dropped copy per adapted input
-  int adapter_bytes = 4;         // PEFT autocast_adapter_dtype: fp32 adapters on a bf16 base
-  bool bnb_saves_input = false;  // bitsandbytes < 0.44: every 4-bit linear keeps its input
+  bool padding_mask = false;         // an attention mask: SDPA repeats K/V and saves a float mask
+  bool autocast = false;             // fp32 weights, bf16 matmuls under torch.autocast
+  int stream_bytes = 2;              // residual stream / norm dtype (4 when fp32)
+  int compute_bytes = 2;             // dtype of linear outputs and most saved tensors
+  std::int64_t lora_rank = 0;        // 0: no adapters
+  double lora_dropout = 0.0;         // > 0: a bool mask and a dropped copy per adapted input
+  int adapter_bytes = 4;             // PEFT autocast_adapter_dtype: fp32 adapters on a bf16 base
+  bool bnb_saves_input = false;      // bitsandbytes < 0.44: every 4-bit linear keeps its input
   bool fused_qkv_attention = false;  // litgpt CausalSelfAttention (FrameworkBehaviour)
 };
 

@@ -158,8 +158,8 @@ Result<std::pair<std::int64_t, int>> gpu_figure(const MeasurementRecord& r,
 // Error statistics of the rows whose group matches `keep`, keyed by `key`, in first-seen order.
 template <class Key>
 std::vector<std::pair<std::string, ErrorStats>> grouped_stats(const std::vector<AccuracyRow>& rows,
-                                                               const std::vector<RowGroup>& groups,
-                                                               Key key) {
+                                                              const std::vector<RowGroup>& groups,
+                                                              Key key) {
   std::vector<std::string> names;
   std::vector<std::vector<double>> errors;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -196,10 +196,11 @@ int run_validate(const ValidateArgs& a) {
     if (!r.metric.empty()) {
       // A GPU figure: compare like with like (the allocator replay's matching figure).
       auto figure = gpu_figure(r, model.value(), plan.value(), ledger);
-      if (!figure) return report(Error{figure.error().code, a.file + " " + r.id,
-                                       figure.error().field, figure.error().reason});
-      rows.push_back({r.id, r.peak_bytes, figure->first, r.metric, slot_name(figure->second),
-                      {}, {}});
+      if (!figure)
+        return report(Error{figure.error().code, a.file + " " + r.id, figure.error().field,
+                            figure.error().reason});
+      rows.push_back(
+          {r.id, r.peak_bytes, figure->first, r.metric, slot_name(figure->second), {}, {}});
       groups.push_back({r.metric, r.source});
       continue;
     }
@@ -214,10 +215,8 @@ int run_validate(const ValidateArgs& a) {
     groups.push_back({"", r.source});
   }
   const AccuracyReport rep = accuracy_report(rows);
-  const auto by_metric =
-      grouped_stats(rows, groups, [](const RowGroup& g) { return g.metric; });
-  const auto by_source =
-      grouped_stats(rows, groups, [](const RowGroup& g) { return g.source; });
+  const auto by_metric = grouped_stats(rows, groups, [](const RowGroup& g) { return g.metric; });
+  const auto by_source = grouped_stats(rows, groups, [](const RowGroup& g) { return g.source; });
   nlohmann::json by_metric_json = nlohmann::json::object();
   for (const auto& [k, st] : by_metric) by_metric_json[k] = stats_json(st);
   nlohmann::json by_source_json = nlohmann::json::object();
@@ -275,8 +274,8 @@ int run_validate(const ValidateArgs& a) {
       fmt::print("{}\n", title);
       for (const auto& [k, st] : list) {
         fmt::print("  {:<64} median {:6.2f}%  max {:6.2f}%  bias {:+6.2f}%  ({} rows)\n",
-                   k.size() > 64 ? k.substr(0, 61) + "..." : k, st.median_abs_pct,
-                   st.max_abs_pct, st.mean_signed_pct, st.rows);
+                   k.size() > 64 ? k.substr(0, 61) + "..." : k, st.median_abs_pct, st.max_abs_pct,
+                   st.mean_signed_pct, st.rows);
       }
     };
     print_groups("by metric (each against the matching figure):", by_metric);
