@@ -1,5 +1,5 @@
 # The two commands a new user runs: `make run` and `make test`. Both install what is missing.
-.PHONY: deps build build-all run test test-cpp test-python python asan format bench gpu-accuracy clean
+.PHONY: deps build build-all run test test-cpp test-python python asan fuzz format bench gpu-accuracy clean
 
 # The PyTorch measurement harness: make measure | measure-subset | measure-test (validation/).
 include validation/measure.mk
@@ -43,6 +43,13 @@ test-python: python build
 asan: deps
 	@cmake --workflow --preset asan
 
+# Every libFuzzer target (tests/fuzz) for FUZZ_SECONDS each, from the committed seed corpora.
+# Needs clang with libFuzzer (installed by scripts/install-deps.sh --fuzz). docs/reliability.md.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	@scripts/fuzz.sh $(FUZZ_SECONDS)
+
 # Google Benchmark of the estimate call, then whole-process timings of the command line.
 # The estimator against published GPU runs (docs/accuracy.md, "GPU"): a benchmark, not a test.
 gpu-accuracy: build
@@ -57,4 +64,4 @@ format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	@rm -rf build build-asan
+	@rm -rf build build-asan build-fuzz

@@ -25,6 +25,7 @@
 #include "trainmem/framework.h"
 #include "trainmem/gpu.h"
 #include "trainmem/ledger.h"
+#include "trainmem/limits.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
 #include "trainmem/render.h"

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "io/json_parse.h"
 #include "trainmem/plan.h"
 
 namespace trainmem {
@@ -117,8 +118,9 @@ class ObjectReader {
 }  // namespace
 
 Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& file) {
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return bad_input(file, "", "is not valid JSON");
+  auto parsed = io::parse_json(text, file);  // depth cap, 1e400, syntax: one-line errors
+  if (!parsed) return parsed.error();
+  const json& doc = parsed.value();
   if (!doc.is_object()) return bad_input(file, "", "must be a JSON object of plan fields");
   TrainingPlan p;
   ObjectReader r(doc, "", file);

@@ -6,7 +6,9 @@
 #include "ledger/context.h"
 #include "plan/method.h"
 #include "trainmem/framework.h"
+#include "trainmem/limits.h"
 #include "trainmem/units.h"
+#include "util/checked.h"
 
 namespace trainmem {
 namespace {
@@ -143,7 +145,10 @@ Ledger estimate(const LoadedModel& model, const TrainingPlan& given) {
 }
 
 std::int64_t peak_of(const LoadedModel& model, const TrainingPlan& plan) {
-  return totals(estimate(model, plan)).peak_bytes;
+  // A candidate past what 64-bit byte counts hold (limits.h) is over every device.
+  if (!plan_size_ok(model, plan)) return kSaturated;
+  const Totals t = totals(estimate(model, plan));
+  return t.overflow ? kSaturated : t.peak_bytes;
 }
 
 }  // namespace trainmem

@@ -11,6 +11,8 @@
 
 #include <array>
 
+#include "util/checked.h"
+
 namespace trainmem {
 namespace {
 
@@ -200,12 +202,12 @@ ParameterInventory inventory(const ModelSpec& spec) {
 
 std::int64_t tensor_elements(const TensorGroup& group) {
   std::int64_t n = 1;
-  for (std::int64_t d : group.shape) n *= d;
+  for (std::int64_t d : group.shape) n = sat_mul(n, d);
   return n;
 }
 
 std::int64_t group_params(const TensorGroup& group) {
-  return tensor_elements(group) * group.multiplicity;
+  return sat_mul(tensor_elements(group), group.multiplicity);
 }
 
 bool is_linear_weight(const TensorGroup& g) {
@@ -297,19 +299,20 @@ std::string_view role_name(Role role) {
 
 std::int64_t params_total(const ParameterInventory& inv) {
   std::int64_t n = 0;
-  for (const TensorGroup& g : inv.groups) n += g.mtp ? 0 : group_params(g);
+  for (const TensorGroup& g : inv.groups) n = sat_add(n, g.mtp ? 0 : group_params(g));
   return n;
 }
 
 std::int64_t params_trainable(const ParameterInventory& inv) {
   std::int64_t n = 0;
-  for (const TensorGroup& g : inv.groups) n += (g.trainable && !g.mtp) ? group_params(g) : 0;
+  for (const TensorGroup& g : inv.groups)
+    n = sat_add(n, (g.trainable && !g.mtp) ? group_params(g) : 0);
   return n;
 }
 
 std::int64_t params_mtp(const ParameterInventory& inv) {
   std::int64_t n = 0;
-  for (const TensorGroup& g : inv.groups) n += g.mtp ? group_params(g) : 0;
+  for (const TensorGroup& g : inv.groups) n = sat_add(n, g.mtp ? group_params(g) : 0);
   return n;
 }
 
@@ -318,9 +321,9 @@ std::int64_t params_active(const ParameterInventory& inv, const ModelSpec& spec)
   for (const TensorGroup& g : inv.groups) {
     if (g.mtp) continue;
     if (g.expert == ExpertKind::routed && spec.moe.experts > 0) {
-      n += group_params(g) / spec.moe.experts * spec.moe.top_k;
+      n = sat_add(n, sat_mul(group_params(g) / spec.moe.experts, spec.moe.top_k));
     } else {
-      n += group_params(g);
+      n = sat_add(n, group_params(g));
     }
   }
   return n;
@@ -332,7 +335,7 @@ std::int64_t params_non_embedding(const ParameterInventory& inv) {
     // Model cards' "non-embedding" count leaves out the token/position tables and the head.
     const bool embedding =
         g.role == Role::embedding || g.role == Role::position_embedding || g.role == Role::lm_head;
-    n += (g.mtp || embedding) ? 0 : group_params(g);
+    n = sat_add(n, (g.mtp || embedding) ? 0 : group_params(g));
   }
   return n;
 }

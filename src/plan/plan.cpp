@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "plan/method.h"
+#include "trainmem/limits.h"
 
 namespace trainmem {
 namespace {
@@ -188,8 +190,31 @@ std::optional<Error> validate(const TrainingPlan& plan) {
       plan.freeze.train_layers.empty()) {
     return field_error("freeze.train_modules", "freeze needs modules or layers to train");
   }
-  if (plan.lora.dropout < 0 || plan.lora.dropout >= 1) {
-    return field_error("lora.dropout", "must be in [0, 1)");
+  // Written so that NaN fails too: every comparison with NaN is false.
+  if (!(plan.lora.dropout >= 0 && plan.lora.dropout < 1)) {
+    return field_error("lora.dropout",
+                      fmt::format("must be in [0, 1), got {}", plan.lora.dropout));
+  }
+  if (!std::isfinite(plan.lora.alpha)) {
+    return field_error("lora.alpha",
+                      fmt::format("must be a finite number, got {}", plan.lora.alpha));
+  }
+  // Adapter flags on a method without adapters would be silently ignored.
+  if (!adapters && plan.lora.dora) {
+    return field_error("lora.dora", fmt::format("applies only to method lora or qlora, not {}",
+                                            name_of(plan.method)));
+  }
+  if (plan.method != Method::qlora && !plan.quant.double_quant) {
+    return field_error("quant.double_quant", "applies only to method qlora");
+  }
+  if (plan.method != Method::qlora && !plan.quant.prepare_kbit) {
+    return field_error("quant.prepare_kbit", "applies only to method qlora");
+  }
+  for (std::int64_t layer : plan.freeze.train_layers) {
+    if (layer < 0 || layer >= kMaxLayers) {
+      return field_error("freeze.train_layers", fmt::format("layer {} is past any model (limit {})",
+                                                      layer, kMaxLayers - 1));
+    }
   }
   if (plan.params_override < 0) return field_error("params_override", "must be positive");
   return std::nullopt;

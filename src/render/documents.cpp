@@ -14,7 +14,7 @@ namespace {
 using nlohmann::json;
 
 std::string dump(const json& doc) {
-  return doc.dump(2) + "\n";
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 json sweep_points_json(const Sweep& s) {

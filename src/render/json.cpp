@@ -121,7 +121,7 @@ json ledger_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu) {
 }
 
 std::string render_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu) {
-  return ledger_json(ledger, fit, gpu).dump(2) + "\n";
+  return ledger_json(ledger, fit, gpu).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace trainmem

@@ -37,7 +37,7 @@ nlohmann::json plan_json(const TrainingPlan& p) {
 }
 
 std::string render_plan_json(const TrainingPlan& plan) {
-  return plan_json(plan).dump(2) + "\n";
+  return plan_json(plan).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace trainmem

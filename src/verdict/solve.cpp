@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "trainmem/estimate.h"
+#include "trainmem/limits.h"
 #include "trainmem/units.h"
+#include "util/checked.h"
 
 namespace trainmem {
 namespace {
@@ -115,6 +117,15 @@ Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
       return bad_input("", "device", fmt::format("{} needs a device to fit", name_of(target)));
     }
     const bool batch = target == SolveFor::max_batch;
+    const std::int64_t limit = batch ? kBatchLimit : kSeqLimit;
+    if (options.step > limit) {
+      return Error{ErrorCode::usage, "", "--step",
+                   fmt::format("must be between 1 and {} (the largest {} priced), got {}", limit,
+                               batch ? "batch" : "sequence", options.step)};
+    }
+    if (device->usable_bytes() <= 0) {
+      return Error{ErrorCode::usage, "", "--reserve", "leaves no usable memory on the device"};
+    }
     SolveResult r =
         search(model, plan, batch ? &TrainingPlan::batch : &TrainingPlan::seq,
                device->usable_bytes(), options.step, batch ? kBatchLimit : kSeqLimit, target);
@@ -143,6 +154,7 @@ Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
     if (d.kind != kind) continue;
     if (skip_emulated && !d.bf16) continue;
     if (options.reserve_bytes) d.reserve_bytes = *options.reserve_bytes;
+    if (d.usable_bytes() <= 0) continue;  // a reserve past the device's memory leaves nothing
     candidates.push_back(std::move(d));
   }
   std::stable_sort(candidates.begin(), candidates.end(), [](const Device& a, const Device& b) {

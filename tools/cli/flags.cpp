@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "trainmem/framework.h"
+#include "trainmem/limits.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -40,13 +41,21 @@ Result<std::vector<std::int64_t>> parse_layers(const std::string& text) {
       const std::int64_t first = std::stoll(part.substr(0, dash), &used);
       const std::int64_t last =
           dash == std::string::npos ? first : std::stoll(part.substr(dash + 1));
-      if (first < 0 || last < first || last - first > 100000) throw std::invalid_argument(part);
+      if (dash != std::string::npos && dash + 1 >= part.size()) throw std::invalid_argument(part);
+      if (first < 0 || last < first) throw std::invalid_argument(part);
+      // No loop runs as many times as a typed number: indices stop at the layer cap.
+      if (last >= kMaxLayers) {
+        return Error{ErrorCode::usage, "", "--train-layers",
+                     fmt::format("layer {} is past any model (limit {})", last, kMaxLayers - 1)};
+      }
       for (std::int64_t l = first; l <= last; ++l) out.push_back(l);
     } catch (const std::exception&) {
       return Error{ErrorCode::usage, "", "--train-layers",
                    fmt::format("'{}' is not a layer index or range like 0-3", part)};
     }
   }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
@@ -97,7 +106,7 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
                  "experts,shared_experts,router")
       ->capture_default_str();
   cmd.add_flag("--dora", f.dora, "DoRA: add a magnitude vector per adapted linear");
-  cmd.add_option("--quant", f.quant, "QLoRA base: nf4 | fp4 | int8")->capture_default_str();
+  cmd.add_option("--quant", f.quant, "QLoRA base: nf4 (default) | fp4 | int8");
   cmd.add_flag("--no-double-quant", f.no_double_quant, "keep fp32 absmax per block");
   cmd.add_flag("--no-prepare-kbit", f.no_prepare_kbit,
                "skip prepare_model_for_kbit_training's fp32 upcast");
@@ -153,15 +162,21 @@ Result<TrainingPlan> make_plan(const PlanFlags& f) {
   TRAINMEM_PARSE(attention, parse_attention, f.attention, "--attention", "eager, sdpa, flash")
   TRAINMEM_PARSE(loss, parse_loss, loss, "--loss", "full, chunked, fused")
   TRAINMEM_PARSE(convention, parse_convention, f.convention, "--convention", "exact, textbook")
-  TRAINMEM_PARSE(quant.kind, parse_quant, f.quant, "--quant", "nf4, fp4, int8")
+  if (!f.quant.empty()) {
+    TRAINMEM_PARSE(quant.kind, parse_quant, f.quant, "--quant", "nf4, fp4, int8")
+    if (p.method != Method::qlora) {
+      return Error{ErrorCode::usage, "", "--quant",
+                   fmt::format("applies only to --method qlora, not {}", name_of(p.method))};
+    }
+  }
 #undef TRAINMEM_PARSE
   p.batch = f.batch;
   p.seq = f.seq;
   p.grad_accum = f.grad_accum;
   p.lora.rank = f.lora_rank;
   p.lora.alpha = f.lora_alpha;
-  if (f.lora_dropout >= 0) {
-    p.lora.dropout = f.lora_dropout;
+  if (f.lora_dropout) {
+    p.lora.dropout = *f.lora_dropout;  // validate() refuses NaN and values outside [0, 1)
   } else {
     const std::string_view d = profile_default(p.framework, name_of(p.method), "lora_dropout");
     p.lora.dropout = d.empty() ? 0.0 : std::stod(std::string(d));
@@ -197,6 +212,12 @@ Result<std::optional<Device>> make_device(const DeviceFlags& f) {
   if (!f.memory.empty()) {
     auto bytes = parse_size(f.memory, "--memory");
     if (!bytes) return bytes.error();
+    // Sizes below 1 MiB are a missing unit (--memory 0.4 is 0 bytes), not a device.
+    if (bytes.value() < kMiB) {
+      return Error{ErrorCode::usage, "", "--memory",
+                   fmt::format("'{}' is {} bytes; give a device size with a unit, e.g. 24GB",
+                               f.memory, bytes.value())};
+    }
     device = custom_device(bytes.value());
   }
   if (!f.gpu.empty()) {
@@ -209,6 +230,13 @@ Result<std::optional<Device>> make_device(const DeviceFlags& f) {
     if (!bytes) return bytes.error();
     if (!device) return Error{ErrorCode::usage, "", "--reserve", "needs --memory or --gpu"};
     device->reserve_bytes = bytes.value();
+    if (device->usable_bytes() <= 0) {
+      return Error{ErrorCode::usage, "", "--reserve",
+                   fmt::format("{} leaves nothing of the device's {}: the usable budget must be "
+                               "positive",
+                               format_bytes(bytes.value(), Unit::gb),
+                               format_bytes(device->capacity_bytes, Unit::gb))};
+    }
   }
   return device;
 }
@@ -233,6 +261,8 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
   if (!o) return o.error();
   auto m = load_model(model);
   if (!m) return m.error();
+  if (auto e = check_plan_matches_model(m.value(), p.value())) return *e;
+  if (auto e = check_plan_size(m.value(), p.value())) return *e;
   return PricingInputs{std::move(p).value(), std::move(d).value(), o.value(), std::move(m).value()};
 }
 
@@ -249,6 +279,9 @@ std::string flag_for_field(const std::string& field) {
       {"device", "--gpu"},
       {"params_override", "--params"},
       {"quant.kind", "--quant"},
+      {"lora.dora", "--dora"},
+      {"quant.double_quant", "--no-double-quant"},
+      {"quant.prepare_kbit", "--no-prepare-kbit"},
       {"step", "--step"},
       {"freeze.train_modules", "--train-modules"},
       {"freeze.train_layers", "--train-layers"}};

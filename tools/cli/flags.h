@@ -19,13 +19,14 @@ struct PlanFlags {
   // precision, optimizer, optimizer_impl, checkpointing and loss left empty take the framework
   // profile's default (src/plan/framework.h), else the global one.
   std::string method = "full", precision, optimizer, optimizer_impl, checkpointing,
-              attention = "sdpa", loss, convention = "exact", quant = "nf4", framework = "hf";
+              attention = "sdpa", loss, convention = "exact", framework = "hf";
+  std::string quant;  // empty: nf4; given with a method other than qlora: refused
   std::string versions;  // --versions transformers=4.43,bitsandbytes=0.41
   bool padding_mask = false, offload_activations = false, optimizer_in_backward = false,
        keep_outputs = false;
   std::int64_t batch = 1, seq = 1024, grad_accum = 1, lora_rank = 16;
   double lora_alpha = 32;
-  double lora_dropout = -1;  // < 0: the framework's default (litgpt 0.05), else 0
+  std::optional<double> lora_dropout;  // unset: the framework's default (litgpt 0.05), else 0
   std::string lora_targets = "q,k,v,o,gate,up,down";
   bool dora = false, no_double_quant = false, no_prepare_kbit = false;
   std::string train_modules, train_layers;

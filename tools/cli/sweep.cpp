@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/limits.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
 #include "trainmem/solve.h"
@@ -37,11 +38,18 @@ std::string points_text(const Sweep& s, Unit u) {
   return out;
 }
 
+constexpr std::size_t kMaxSweepValues = 1000;
+
 Result<std::vector<std::int64_t>> parse_values(const std::string& text) {
   std::vector<std::int64_t> values;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
+    if (values.size() >= kMaxSweepValues) {
+      return Error{
+          ErrorCode::usage, "", "--values",
+          fmt::format("more than {} values; a sweep is a curve, not a table", kMaxSweepValues)};
+    }
     auto n = parse_count(item, "--values");
     if (!n) return n.error();
     values.push_back(n.value());
@@ -67,6 +75,19 @@ int run_sweep(const SweepArgs& a) {
     auto v = parse_values(a.values);
     if (!v) return report(v.error());
     values = v.value();
+    // Each value is a plan: refuse one that validate() or the 64-bit rule would refuse, rather
+    // than dropping it from the table.
+    for (std::int64_t x : values) {
+      TrainingPlan p = in->plan;
+      (*axis == SweepAxis::batch ? p.batch : p.seq) = x;
+      auto e = validate(p);
+      if (!e) e = check_plan_size(in->model, p);
+      if (e) {
+        return report(Error{
+            ErrorCode::bad_input, "", "--values",
+            fmt::format("{}: {}", x, e->field.empty() ? e->reason : e->field + ": " + e->reason)});
+      }
+    }
   }
 
   std::vector<Sweep> sweeps;

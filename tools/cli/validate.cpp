@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -36,8 +37,15 @@ Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
   auto number = [&](const char* key, auto& field) -> bool {
     auto it = r.plan.find(key);
     if (it == r.plan.end()) return true;
+    using T = std::remove_reference_t<decltype(field)>;
     try {
-      field = static_cast<std::remove_reference_t<decltype(field)>>(std::stod(it->second));
+      const double v = std::stod(it->second);
+      // NaN, infinities, and integers past int64 or with a fraction would be undefined casts.
+      if (!std::isfinite(v)) return false;
+      if constexpr (std::is_integral_v<T>) {
+        if (v < -9.0e18 || v > 9.0e18 || v != std::floor(v)) return false;
+      }
+      field = static_cast<T>(v);
       return true;
     } catch (const std::exception&) {
       return false;
@@ -249,7 +257,7 @@ int run_validate(const ValidateArgs& a) {
                           {"by_metric", by_metric_json},
                           {"by_source", by_source_json},
                           {"per_row", per_row}};
-    std::cout << doc.dump(2) << "\n";
+    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     fmt::print("{:<64} {:>14} {:>14} {:>8}\n", "configuration", "measured MiB", "predicted MiB",
                "error");

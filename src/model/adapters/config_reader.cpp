@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "trainmem/limits.h"
+#include "util/json_text.h"
+
 namespace trainmem::adapters {
 
 using nlohmann::json;
@@ -28,13 +33,18 @@ std::int64_t ConfigReader::count_any(const std::vector<std::string>& keys,
     if (!has(key)) continue;
     const json& v = config_[key];
     if (!v.is_number_integer()) {
-      fail(key, fmt::format("must be a positive integer, got {}", v.dump()));
+      fail(key, fmt::format("must be a positive integer, got {}", json_excerpt(v)));
+      return 0;
+    }
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) {
+      fail(key, fmt::format("must be a positive integer up to 2^52, got {}", json_excerpt(v)));
       return 0;
     }
     const auto n = v.get<std::int64_t>();
-    // 2^40 per dimension keeps every product of two dimensions far inside 64 bits.
-    if (n <= 0 || n > (std::int64_t{1} << 40)) {
-      fail(key, fmt::format("must be a positive integer below 2^40, got {}", n));
+    // One dimension alone may not pass the largest figure trainmem prices (limits.h); products
+    // of dimensions are checked by check_plan_size().
+    if (n <= 0 || n > kMaxFigureElements) {
+      fail(key, fmt::format("must be a positive integer up to 2^52, got {}", n));
       return 0;
     }
     return n;
@@ -47,9 +57,9 @@ std::int64_t ConfigReader::count_any(const std::vector<std::string>& keys,
 std::int64_t ConfigReader::optional_count(const std::string& key, std::int64_t fallback) {
   if (!has(key)) return fallback;
   const json& v = config_[key];
-  if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
-      v.get<std::int64_t>() > (std::int64_t{1} << 40)) {
-    fail(key, fmt::format("must be a non-negative integer, got {}", v.dump()));
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) ||
+      v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > kMaxFigureElements) {
+    fail(key, fmt::format("must be a non-negative integer, got {}", json_excerpt(v)));
     return fallback;
   }
   return v.get<std::int64_t>();
@@ -58,7 +68,7 @@ std::int64_t ConfigReader::optional_count(const std::string& key, std::int64_t f
 bool ConfigReader::flag(const std::string& key, bool fallback) {
   if (!has(key)) return fallback;
   if (!config_[key].is_boolean()) {
-    fail(key, fmt::format("must be true or false, got {}", config_[key].dump()));
+    fail(key, fmt::format("must be true or false, got {}", json_excerpt(config_[key])));
     return fallback;
   }
   return config_[key].get<bool>();
@@ -67,7 +77,11 @@ bool ConfigReader::flag(const std::string& key, bool fallback) {
 double ConfigReader::number(const std::string& key, double fallback) {
   if (!has(key)) return fallback;
   if (!config_[key].is_number()) {
-    fail(key, fmt::format("must be a number, got {}", config_[key].dump()));
+    fail(key, fmt::format("must be a number, got {}", json_excerpt(config_[key])));
+    return fallback;
+  }
+  if (!std::isfinite(config_[key].get<double>())) {
+    fail(key, "must be a finite number");
     return fallback;
   }
   return config_[key].get<double>();
@@ -96,6 +110,20 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
 
 void check_common(ConfigReader& r, const ModelSpec& spec) {
   if (r.error()) return;
+  // Work per layer and per expert is bounded by what a model could be (limits.h).
+  if (spec.layers > kMaxLayers) {
+    r.fail("num_hidden_layers",
+           fmt::format("{} layers: no published decoder has more than a few hundred (limit {})",
+                       spec.layers, kMaxLayers));
+  }
+  if (spec.moe.experts > kMaxExperts) {
+    r.fail("num_experts", fmt::format("{} experts per layer is past any published model (limit {})",
+                                      spec.moe.experts, kMaxExperts));
+  }
+  if (spec.mtp_layers > kMaxLayers) {
+    r.fail("num_nextn_predict_layers",
+           fmt::format("{} is past the limit of {} layers", spec.mtp_layers, kMaxLayers));
+  }
   if (!r.has("head_dim") && spec.hidden % spec.heads != 0 && !spec.mla) {
     r.fail("num_attention_heads", fmt::format("{} heads do not divide hidden_size {} and no "
                                               "head_dim is given",
