@@ -278,8 +278,8 @@ Result<TrainingPlan> make_plan(const PlanFlags& f) {
   p.grad_accum = f.grad_accum;
   p.lora.rank = f.lora_rank;
   p.lora.alpha = f.lora_alpha;
-  if (f.lora_dropout >= 0) {
-    p.lora.dropout = f.lora_dropout;
+  if (f.lora_dropout) {
+    p.lora.dropout = *f.lora_dropout;  // validate() refuses NaN and values outside [0, 1)
   } else {
     const std::string_view d = profile_default(p.framework, name_of(p.method), "lora_dropout");
     p.lora.dropout = d.empty() ? 0.0 : std::stod(std::string(d));

@@ -40,7 +40,7 @@ struct PlanFlags {
        keep_outputs = false;
   std::int64_t batch = 1, seq = 1024, grad_accum = 1, lora_rank = 16;
   double lora_alpha = 32;
-  double lora_dropout = -1;  // < 0: the framework's default (litgpt 0.05), else 0
+  std::optional<double> lora_dropout;  // unset: the framework's default (litgpt 0.05), else 0
   std::string lora_targets = "q,k,v,o,gate,up,down";
   bool dora = false, no_double_quant = false, no_prepare_kbit = false;
   std::string train_modules, train_layers;
@@ -81,6 +81,10 @@ struct PricingInputs {
 };
 Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFlags& plan,
                                           const DeviceFlags& device, const OutputFlags& output);
+
+// The flag that sets a plan field the library names ("lora.rank" -> "--lora-rank"); fields in a
+// file, and names that are already flags, are left as they are. report() and the web page use it.
+std::string flag_for_field(const std::string& field);
 
 // Prints "trainmem: error: MESSAGE" and returns the exit code for the error (1, or 2 for usage).
 int report(const Error& error);
