@@ -146,6 +146,9 @@ struct TrainingPlan {
   std::string framework = "hf";
   std::vector<std::pair<std::string, std::string>> library_versions;
   FrameworkBehaviour behaviour;  // filled from the profile by make_plan / apply_framework
+  // Price the kernels PyTorch picks on CPU instead of CUDA (set by `validate` for CPU traces;
+  // see ActivationSettings::cpu_kernels).
+  bool cpu_kernels = false;
 
   Convention convention = Convention::exact;
   std::int64_t params_override = 0;  // price this published count instead (0: use inventory)
