@@ -1,7 +1,8 @@
 // trainmem's public API, in one include. The pipeline, one header per stage:
 //
 //   model.h     load_model(): a preset, config.json, safetensors folder or HF cache entry ->
-//               LoadedModel (model_spec.h, inventory.h, dtype.h describe it)
+//               LoadedModel (model_spec.h, inventory.h, dtype.h describe it); model_files.h:
+//               the same from file contents (the web page's dropped folder)
 //   plan.h      TrainingPlan: method, precision, optimizer, batch, sequence, ... + validate()
 //   framework.h framework profiles (--framework): differences from hf applied to the plan
 //   estimate.h  estimate(model, plan) -> Ledger (ledger.h): every byte as a line with its formula
@@ -27,6 +28,7 @@
 #include "trainmem/ledger.h"
 #include "trainmem/limits.h"
 #include "trainmem/model.h"
+#include "trainmem/model_files.h"
 #include "trainmem/plan.h"
 #include "trainmem/render.h"
 #include "trainmem/solve.h"

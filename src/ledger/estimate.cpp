@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "ledger/context.h"
-#include "trainmem/framework.h"
 #include "plan/method.h"
+#include "trainmem/framework.h"
 #include "trainmem/limits.h"
 #include "trainmem/units.h"
 #include "util/checked.h"

@@ -64,6 +64,10 @@ struct PricingInputs {
 Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFlags& plan,
                                           const DeviceFlags& device, const OutputFlags& output);
 
+// The flag that sets a plan field the library names ("lora.rank" -> "--lora-rank"); fields in a
+// file, and names that are already flags, are left as they are. report() and the web page use it.
+std::string flag_for_field(const std::string& field);
+
 // Prints "trainmem: error: MESSAGE" and returns the exit code for the error (1, or 2 for usage).
 int report(const Error& error);
 

@@ -215,7 +215,8 @@ int run_validate(const ValidateArgs& a) {
         return report(Error{figure.error().code, a.file + " " + r.id, figure.error().field,
                             figure.error().reason});
       rows.push_back(
-          {r.id, r.peak_bytes, figure->first, r.metric, slot_name(figure->second), {}, {}, ""});
+          {r.id, r.peak_bytes, figure->first, r.metric, slot_name(figure->second), {}, {},
+           model->spec.model_type});
       groups.push_back({r.metric, r.source});
       continue;
     }
