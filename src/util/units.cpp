@@ -117,6 +117,11 @@ Result<std::pair<double, std::string>> split_number(std::string_view text,
 Result<std::int64_t> checked(double value, std::string_view text, const std::string& field) {
   if (value <= 0) return bad_input("", field, fmt::format("'{}' must be positive", text));
   if (value >= 9.0e18) return bad_input("", field, fmt::format("'{}' is too large", text));
+  // Found by flags_fuzz: "0.4" passed "positive" and then rounded to 0.
+  if (value < 0.5) {
+    return bad_input("", field,
+                     fmt::format("'{}' rounds to 0; give at least 1 (with a unit)", text));
+  }
   return static_cast<std::int64_t>(std::llround(value));
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "trainmem/dtype.h"
+#include "trainmem/units.h"
 
 namespace trainmem {
 namespace {
@@ -37,6 +38,19 @@ TEST(Checked, DenseBytesNeverWraps) {
   EXPECT_EQ(dense_bytes(Dtype::f32, std::int64_t{1} << 62), kSaturated);
   EXPECT_EQ(dense_bytes(Dtype::nf4, 3), 2);  // 12 bits round up to 2 bytes
   EXPECT_EQ(dense_bytes(Dtype::nf4, 17), 9);
+}
+
+}  // namespace
+}  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// flags_fuzz's finding: a size that rounds to 0 bytes was accepted as 0.
+TEST(Checked, SizesThatRoundToZeroAreRefused) {
+  EXPECT_FALSE(parse_size("0.4", "--memory").ok());
+  EXPECT_FALSE(parse_count("0.2", "--params").ok());
+  EXPECT_EQ(parse_size("0.5", "--memory").value(), 1);
 }
 
 }  // namespace
