@@ -2,6 +2,7 @@
 #include <benchmark/benchmark.h>
 
 #include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
 
@@ -39,6 +40,22 @@ void BM_EstimateAndRenderJson(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_EstimateAndRenderJson);
+
+// The GPU figures: the step's allocation events replayed through the caching allocator model.
+void BM_GpuEstimate(benchmark::State& state, const char* preset, Method method) {
+  auto model = load_preset(preset);
+  TrainingPlan plan;
+  plan.method = method;
+  plan.batch = 4;
+  const Ledger ledger = estimate(model.value(), plan);
+  for (auto _ : state) {
+    auto gpu = gpu_estimate(model.value(), plan, ledger, GpuOptions{});
+    benchmark::DoNotOptimize(gpu);
+  }
+}
+BENCHMARK_CAPTURE(BM_GpuEstimate, qwen3_8b_full, "qwen3-8b", Method::full);
+BENCHMARK_CAPTURE(BM_GpuEstimate, qwen3_8b_lora, "qwen3-8b", Method::lora);
+BENCHMARK_CAPTURE(BM_GpuEstimate, qwen3_30b_a3b_qlora, "qwen3-30b-a3b", Method::qlora);
 
 }  // namespace
 

@@ -124,14 +124,186 @@ def crosscheck():
 
 
 def cuda():
-    """GPU-only rows (bitsandbytes): QLoRA and 8-bit AdamW. Not run on CPU; no data committed yet."""
+    """The GPU matrix (issue 9): 20 configurations on two families (qwen3, llama), random weights.
+
+    Full, LoRA and QLoRA (bitsandbytes NF4); AdamW, 8-bit AdamW and paged AdamW; checkpointing on
+    and off; expandable_segments on and off (`alloc_conf`, set in a fresh process per row); batch
+    and sequence sweeps. Each configuration gives three rows: torch.cuda.max_memory_allocated,
+    max_memory_reserved, and the device's used memory (nvidia-smi's figure, from mem_get_info),
+    with the per-phase figures beside them. Run as one command on a CUDA machine:
+
+        python validation/measure.py --matrix cuda --out validation/data/gpu-measured.jsonl
+
+    About 3 minutes on an H100-class GPU (the two 1B full fine-tunes dominate).
+    """
     g = dict(mode="cuda")
     qlora = dict(lora(), method="qlora")
     adam8 = dict(optimizer="adamw-8bit", optimizer_impl=None)
-    return [_row("qwen3-0.6b", g, qlora, CKPT, batch=4, seq=1024),
-            _row("qwen3-0.6b", g, qlora, batch=2, seq=512),
-            _row("qwen3-0.6b", g, adam8, batch=2, seq=512),
-            _row("llama-tiny", g, qlora), _row("qwen3-tiny", g, adam8), _row("qwen3-tiny", g)]
+    paged = dict(optimizer="paged-adamw", optimizer_impl=None)
+    fused = OPT["adamw-fused"]
+    exp = dict(alloc_conf="expandable_segments:True")
+    q, l = "qwen3-0.6b", "llama-3.2-1b"
+    return [
+        # qwen3-0.6b: methods and optimizers
+        _row(q, g, batch=2, seq=512),
+        _row(q, g, fused, batch=2, seq=512),
+        _row(q, g, adam8, batch=2, seq=512),
+        _row(q, g, paged, batch=2, seq=512),
+        _row(q, g, CKPT, batch=2, seq=512),
+        _row(q, g, exp, batch=2, seq=512),
+        _row(q, g, lora(), batch=2, seq=512),
+        _row(q, g, lora(), CKPT, batch=4, seq=1024),
+        _row(q, g, qlora, batch=2, seq=512),
+        _row(q, g, qlora, CKPT, batch=4, seq=1024),
+        _row(q, g, qlora, CKPT, exp, batch=4, seq=1024),
+        # batch and sequence sweeps (LoRA, qwen3)
+        _row(q, g, lora(), batch=1, seq=512),
+        _row(q, g, lora(), batch=8, seq=512),
+        _row(q, g, lora(), batch=2, seq=2048),
+        _row(q, g, lora(), exp, batch=2, seq=2048),
+        # llama-3.2-1b: the second family
+        _row(l, g, fused, batch=1, seq=1024),
+        _row(l, g, fused, CKPT, exp, batch=2, seq=1024),
+        _row(l, g, lora(), batch=2, seq=1024),
+        _row(l, g, qlora, CKPT, batch=2, seq=1024),
+        _row(l, g, paged, lora(), batch=4, seq=512),
+    ]
 
 
-MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda}
+# ---- issue 15: every family ------------------------------------------------------------------
+# Supported families: (tiny config, MoE?, attention implementations the family runs). Gemma-2
+# is measured with eager first, as transformers recommends for its soft-capping.
+SUPPORTED_FAMILIES = [
+    ("llama-tiny", False, ("sdpa", "eager")),
+    ("mistral-tiny", False, ("sdpa", "eager")),
+    ("qwen2-tiny", False, ("sdpa", "eager")),
+    ("qwen3-tiny", False, ("sdpa", "eager")),
+    ("qwen3moe-tiny", True, ("sdpa", "eager")),
+    ("mixtral-tiny", True, ("sdpa", "eager")),
+    ("gemma2-tiny", False, ("eager",)),  # transformers 5.24 refuses sdpa for gemma2
+    ("gemma3-tiny", False, ("sdpa", "eager")),
+    ("phi3-tiny", False, ("sdpa", "eager")),
+    ("gpt2-tiny", False, ("sdpa", "eager")),
+    ("deepseek_v3-tiny", True, ("sdpa", "eager")),
+]
+NEW_FAMILIES = [
+    ("phi-tiny", False, ("sdpa",)),
+    ("gpt_neox-tiny", False, ("sdpa",)),
+    ("olmo2-tiny", False, ("sdpa",)),
+    ("gemma-tiny", False, ("sdpa",)),
+    ("granite-tiny", False, ("sdpa",)),
+    ("starcoder2-tiny", False, ("sdpa",)),
+    ("falcon-tiny", False, ("sdpa",)),
+    ("cohere-tiny", False, ("sdpa",)),
+    ("qwen2_moe-tiny", True, ("sdpa",)),
+    ("deepseek_v2-tiny", True, ("sdpa",)),
+]
+SUBSET_TARGETS = "q,v"      # LoRA on a subset of targets (the fused qkv on phi3/gpt2/neox/falcon)
+LONG = dict(batch=1, seq=512)  # the second batch x seq point: 2x the tokens, 4x the L^2 terms
+
+
+def _freeze_last2(moe):
+    return freeze("last2", "q,k,v,o,experts,router,shared_experts,norm" if moe
+                  else "q,k,v,o,gate,up,down,norm", "2,3")
+
+
+def _supported_family_grid(model, moe, attentions):
+    first, *others = attentions
+    a = dict(attention=first)
+    rows = [
+        _row(model, a),                                             # full, b2 s128
+        _row(model, a, LONG),                                       # full, b1 s512
+        _row(model, a, lora(targets=SUBSET_TARGETS)),               # LoRA q,v, no dropout
+        _row(model, a, lora(targets=SUBSET_TARGETS), lora_dropout=0.1),
+        _row(model, a, lora(targets=SUBSET_TARGETS), LONG, lora_dropout=0.1),
+        _row(model, a, lora(targets="q,k,v,o" if moe else ALL_LINEAR)),
+        _row(model, a, _freeze_last2(moe)),
+        _row(model, a, AUTOCAST),                                   # fp32 weights under autocast
+        _row(model, a, grad_accum=2),
+        _row(model, a, CKPT),
+        _row(model, a, CKPT, LONG),
+        _row(model, a, lora(targets=SUBSET_TARGETS), CKPT, lora_dropout=0.1),
+    ]
+    for other in others:
+        rows += [_row(model, attention=other), _row(model, LONG, attention=other)]
+    return rows
+
+
+def _new_family_grid(model, moe, attentions):
+    a = dict(attention=attentions[0])
+    return [
+        _row(model, a),
+        _row(model, a, LONG),
+        _row(model, a, lora(targets=SUBSET_TARGETS)),
+        _row(model, a, lora(targets="q,k,v,o" if moe else ALL_LINEAR), lora_dropout=0.1),
+        _row(model, a, CKPT),
+        _row(model, a, CKPT, LONG),
+    ]
+
+
+def families():
+    """Every family on tiny configs, real tensors (validation/data/families.jsonl)."""
+    rows = []
+    for model, moe, attn in SUPPORTED_FAMILIES:
+        rows += _supported_family_grid(model, moe, attn)
+    # The issue's dropout finding: the same GPT-2 with every config dropout at 0.
+    rows += [_row("gpt2-nodrop-tiny"), _row("gpt2-nodrop-tiny", LONG), _row("gpt2-nodrop-tiny", AUTOCAST)]
+    # Residual and embedding dropout without attention dropout (no CPU kernel switch).
+    rows += [_row("gpt2-residdrop-tiny"), _row("gpt2-residdrop-tiny", LONG),
+             _row("gpt2-residdrop-tiny", lora(targets=SUBSET_TARGETS), lora_dropout=0.1)]
+    for model, moe, attn in NEW_FAMILIES:
+        rows += _new_family_grid(model, moe, attn)
+    return rows + _families_full_size()
+
+
+def _families_full_size():
+    """Published configs of supported families (shared/models.json), fake tensors, after each
+    family's fake-vs-real cross-check (families_crosscheck). GPT-2 124M is small enough to run
+    for real; families_crosscheck measures the same plan with fake tensors."""
+    f = dict(mode="fake")
+    fp32 = dict(precision="fp32")
+    return [
+        _row("gpt2-124m", f, fp32, EAGER, batch=2, seq=512),
+        _row("mistral-7b", f, lora(), CKPT, batch=1, seq=8192),  # past the 4096 window
+        _row("mistral-7b", f, batch=1, seq=1024),
+        _row("mixtral-8x7b", f, lora(targets="q,k,v,o"), CKPT, batch=1, seq=1024),
+        _row("gemma2-9b", f, lora(), CKPT, EAGER, batch=1, seq=2048),
+        _row("gemma2-9b", f, lora(targets=SUBSET_TARGETS), EAGER, lora_dropout=0.1, batch=1, seq=1024),
+        _row("phi3-mini", f, batch=1, seq=1024),
+        _row("phi3-mini", f, lora(targets=SUBSET_TARGETS), CKPT, lora_dropout=0.05, batch=2, seq=1024),
+        _row("gpt2-124m", fp32, batch=2, seq=512),   # the issue's GPT-2 case, real tensors (~4 GB)
+        # measurements.jsonl's Qwen3-30B-A3B row again, now through transformers' grouped_mm
+        # experts path (that row used the balanced eager stand-in; docs/accuracy-measurement.md)
+        _row("qwen3-30b-a3b", f, lora(targets="q,k,v,o"), CKPT, batch=1, seq=512),
+        # MLA + 256 experts at full size; eager, because CPU SDPA takes an fp32 math path for
+        # MLA's unequal head dims that CUDA does not
+        _row("deepseek-v3", f, lora(targets="q,k,v,o"), CKPT, EAGER, batch=1, seq=1024),
+    ]
+
+
+def families_subset():
+    """One base row per family: a quick look (validation/out/families-subset.jsonl)."""
+    return [_row(m, attention=attn[0]) for m, _, attn in SUPPORTED_FAMILIES + NEW_FAMILIES]
+
+
+def families_crosscheck():
+    """Fake vs real per family, before any full-size fake row of that family is trusted.
+
+    Each row re-measures a plan of families() under FakeTensorMode; the real row with the same
+    id is in families.jsonl (validation/data/families-crosscheck.jsonl).
+    """
+    rows = []
+    for model, moe, attn in SUPPORTED_FAMILIES + NEW_FAMILIES:
+        a = dict(attention=attn[0], mode="fake")
+        rows += [_row(model, a), _row(model, a, lora(targets=SUBSET_TARGETS))]
+    # LoRA + dropout + checkpointing, the shape of most full-size fake rows (recomputation and
+    # dropout RNG under fake tensors).
+    for model, moe, attn in SUPPORTED_FAMILIES:
+        rows.append(_row(model, dict(attention=attn[0], mode="fake"), lora(targets=SUBSET_TARGETS),
+                         CKPT, lora_dropout=0.1))
+    return rows + [_row("gpt2-124m", mode="fake", precision="fp32", batch=2, seq=512)]
+
+
+MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
+            "families": families, "families-subset": families_subset,
+            "families-crosscheck": families_crosscheck}

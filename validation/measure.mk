@@ -5,6 +5,9 @@
 #   make measure         full matrix -> validation/data/measurements.jsonl and crosscheck.jsonl
 #   make measure-subset  five rows -> validation/out/subset.jsonl (not committed)
 #   make measure-test    pytest checks + one tiny real measurement (validation/out/tiny.jsonl)
+#   make measure-families         every family (issue 15) -> validation/data/families.jsonl, then
+#                                 fake-vs-real per family -> validation/data/families-crosscheck.jsonl
+#   make measure-families-subset  one row per family -> validation/out/families-subset.jsonl
 
 VALIDATION_PYTHON ?= python3
 VALIDATION_VENV := validation/.venv
@@ -16,7 +19,7 @@ $(VALIDATION_STAMP): validation/requirements.txt
 	$(VALIDATION_PY) -m pip install -q -r validation/requirements.txt
 	touch $@
 
-.PHONY: measure measure-subset measure-test
+.PHONY: measure measure-subset measure-test measure-families measure-families-subset
 
 measure: $(VALIDATION_STAMP)
 	$(VALIDATION_PY) validation/measure.py --matrix full --out validation/data/measurements.jsonl
@@ -28,3 +31,10 @@ measure-subset: $(VALIDATION_STAMP)
 measure-test: $(VALIDATION_STAMP)
 	$(VALIDATION_PY) -m pytest -q validation/tests
 	$(VALIDATION_PY) validation/measure.py --matrix tiny --out validation/out/tiny.jsonl
+
+measure-families: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix families --out validation/data/families.jsonl
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix families-crosscheck --out validation/data/families-crosscheck.jsonl
+
+measure-families-subset: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix families-subset --out validation/out/families-subset.jsonl

@@ -40,6 +40,23 @@ def _tracker_name(spec):
     return ("fake+" if spec["mode"] == "fake" else "") + spec["tracker"]
 
 
+def _measure_cuda_isolated(spec, args):
+    """A cuda row in a fresh process with its PYTORCH_CUDA_ALLOC_CONF (read when CUDA starts)."""
+    import subprocess
+    import tempfile
+    env = dict(os.environ)
+    env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    if spec.get("alloc_conf"):
+        env["PYTORCH_CUDA_ALLOC_CONF"] = spec["alloc_conf"]
+    with tempfile.NamedTemporaryFile("w+", suffix=".json") as tmp:
+        code = ("import json, sys; sys.path.insert(0, %r); from harness import run; "
+                "spec = json.loads(%r); json.dump(run.measure(spec, %r), open(%r, 'w'))"
+                % (os.path.dirname(os.path.abspath(__file__)), json.dumps(spec),
+                   record.command_line(), tmp.name))
+        subprocess.run([sys.executable, "-c", code], env=env, check=True)
+        return json.load(open(tmp.name))
+
+
 def main(argv=None):
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -60,14 +77,19 @@ def main(argv=None):
             rid = record.row_id(spec)
             t0 = time.time()
             try:
-                row = run.measure(spec, command)
+                if spec.get("mode") == "cuda":
+                    rows = _measure_cuda_isolated(spec, args)
+                else:
+                    rows = [run.measure(spec, command)]
             except Exception:  # one broken configuration must not lose the others
                 failed += 1
                 print(f"[{i}/{len(specs)}] FAILED {rid} ({spec['mode']})", file=sys.stderr)
                 traceback.print_exc()
                 continue
-            out.write(json.dumps(row, sort_keys=False) + "\n")
+            for row in rows:
+                out.write(json.dumps(row, sort_keys=False) + "\n")
             out.flush()
+            row = rows[0]
             m = row["measured"]
             print(f"[{i}/{len(specs)}] {rid} ({spec['mode']}, {spec['tracker']}): "
                   f"peak {m['peak_bytes'] / 2**20:.1f} MiB at step{m['peak_step']} {m['peak_phase']} "

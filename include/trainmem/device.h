@@ -61,6 +61,9 @@ struct Fit {
   std::int64_t margin_bytes = 0;    // usable - peak (negative: over budget)
   bool tight = false;               // fits, but with less than kHeadroomAdviceBytes to spare
   double used_fraction = 0;         // peak / usable
+  // Which figure peak_bytes is: "peak" (live bytes, the ledger) or "device total" (nvidia-smi:
+  // allocator reserve + CUDA context, trainmem/gpu.h).
+  std::string figure = "peak";
 };
 
 Fit fit(const Totals& totals, const Device& device);

@@ -1,6 +1,6 @@
-// Errors as values. Created at the edges (parsing files and flags); the core after validate() has
-// no error paths. The CLI maps an Error to exit code 1 (2 for usage), Python to an exception, the
-// web page to a message.
+// Errors as values. Created at the edges (parsing files and plans); the core after validate() has
+// no error paths. Each front end maps them: the command line to a message naming its flag and an
+// exit code, Python to an exception, the web page to a message.
 #pragma once
 
 #include <string>
@@ -10,15 +10,17 @@
 namespace trainmem {
 
 enum class ErrorCode {
-  bad_input,  // a file or value is malformed, missing or nonsensical: exit 1
-  usage,      // the command line itself is wrong: exit 2
-  not_found,  // a model, preset or device name that is not known: exit 1
+  bad_input,  // a file or value is malformed, missing or nonsensical
+  usage,      // the request itself is malformed (a front end's own parsing)
+  not_found,  // a model, preset or device name that is not known
 };
 
 struct Error {
   ErrorCode code = ErrorCode::bad_input;
-  std::string file;    // the file the bad input came from; empty for flags
-  std::string field;   // the JSON path or flag name, e.g. "num_hidden_layers" or "--batch"
+  std::string file;  // the file the bad input came from; empty for flags
+  // The field: a JSON path in `file` ("num_hidden_layers"), or a plan field ("lora.rank", "batch",
+  // "device") when `file` is empty.
+  std::string field;
   std::string reason;  // what is wrong, in words a user can act on
 
   // "FILE: FIELD: REASON", omitting empty parts.

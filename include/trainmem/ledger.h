@@ -91,6 +91,10 @@ struct Totals {
   int peak_slot = 0;                  // the slot where the peak falls
   std::array<std::int64_t, kTenantCount> by_tenant{};  // sum of items per tenant
   std::array<std::int64_t, kPhaseSlots> by_slot{};     // live bytes per phase slot
+  // A figure did not fit 64 bits (saturated at 2^63 - 1): the plan needs more than 8 EiB and
+  // never fits. check_plan_size() (limits.h) refuses such plans up front; this is the second
+  // guard.
+  bool overflow = false;
 };
 
 Totals totals(const Ledger& ledger);

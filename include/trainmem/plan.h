@@ -6,10 +6,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trainmem/dtype.h"
 #include "trainmem/errors.h"
+#include "trainmem/layout.h"
 
 namespace trainmem {
 
@@ -76,6 +78,58 @@ struct FreezePlan {
   std::vector<std::int64_t> train_layers;
 };
 
+// How the framework that runs the step allocates, as knobs the ledger reads. The defaults are the
+// Hugging Face behaviour (transformers >= 4.49 Trainer, PEFT, bitsandbytes >= 0.44); a framework
+// profile (src/plan/framework.h, docs/frameworks.md) changes some of them when the plan is built.
+struct FrameworkBehaviour {
+  // The model output (logits) stays referenced through backward and into the next forward: a
+  // plain `out = model(...); out.loss.backward()` loop, or litgpt's `logits = model(...)`.
+  bool outputs_kept = false;
+  // transformers < 4.46: LlamaForCausalLM.forward did `logits = logits.float()`, so the output
+  // holds fp32 logits.
+  bool fp32_logits_in_model = false;
+  // transformers < 4.49: the loss made `logits[..., :-1, :].contiguous()`, a second fp32 copy.
+  bool loss_shift_copy = false;
+  // The loss upcasts logits to fp32 before log_softmax (HF ForCausalLMLoss, torchtune); litgpt's
+  // chunked_cross_entropy runs on the compute dtype.
+  bool loss_upcast = true;
+  // The lm_head and the loss run per chunk: a fixed number of chunks (torchtune
+  // num_output_chunks), or chunks of this many positions per sequence (litgpt
+  // lm_head_chunk_size). 0: one piece.
+  std::int64_t loss_chunks = 0;
+  std::int64_t loss_chunk_positions = 0;
+  // The recipe deletes the logits right after the loss (torchtune `del logits`).
+  bool logits_freed_after_loss = false;
+  // PEFT autocast_adapter_dtype=True keeps adapters in fp32; litgpt/torchtune/mlx build them in
+  // the model dtype.
+  bool adapters_fp32 = true;
+  // The optimizer steps each parameter inside backward and frees its gradient (torchtune
+  // optimizer_in_bwd): at most one gradient is live.
+  bool optimizer_in_backward = false;
+  // Checkpointed layer inputs are copied to host memory (torchtune enable_activation_offloading,
+  // unsloth's offloaded gradient checkpointing): two layers' inputs stay on the device.
+  bool offload_checkpoints = false;
+  // bitsandbytes < 0.44: MatMul4Bit keeps its input for backward even though the 4-bit weight
+  // gets no gradient.
+  bool bnb_saves_4bit_input = false;
+  // The batch carries a padding mask: SDPA repeats K/V to every head and saves a float mask.
+  bool padding_mask = false;
+  // Attention as litgpt writes it (CausalSelfAttention): one fused qkv projection; with as many
+  // key/value heads as query heads SDPA saves v as a view of that output, keeping all of it; with
+  // fewer, k and v are expanded to every head before SDPA. LoRA on q/k/v is one LoRAQKVLinear:
+  // one dropout and one adapter input for the three.
+  bool fused_qkv_attention = false;
+  // TRL SFTTrainer logs mean_token_accuracy from `outputs.logits[..., :-1, :].contiguous()`: one
+  // more copy of the logits at the end of forward.
+  bool metrics_logits_copy = false;
+  // cuBLAS workspaces come from PyTorch's caching allocator (CUDA). False on Apple/MLX.
+  bool cublas_workspaces = true;
+  // Apple unified memory (mlx): no CUDA context, no caching allocator.
+  bool unified_memory = false;
+  // mlx-lm adapts only the last N layers (lora_layers / num_layers, default 16); 0: all layers.
+  std::int64_t lora_last_layers = 0;
+};
+
 struct TrainingPlan {
   Method method = Method::full;
   // The library's neutral recipe (the seeds'); the command line and imports start from
@@ -93,10 +147,21 @@ struct TrainingPlan {
   Checkpointing checkpointing = Checkpointing::none;
   Attention attention = Attention::sdpa;
   Loss loss = Loss::full;
-  std::string framework = "hf";  // whose allocation behaviour is modelled (HF transformers)
+  // Whose allocation behaviour is modelled: a profile name from src/plan/framework.h (hf, trl,
+  // litgpt, torchtune, unsloth, axolotl, mlx), and the versions given for it and its libraries
+  // ("transformers=4.43", "bitsandbytes=0.41.1"); empty: current releases.
+  std::string framework = "hf";
+  std::vector<std::pair<std::string, std::string>> library_versions;
+  FrameworkBehaviour behaviour;  // filled from the profile by make_plan / apply_framework
+  // Price the kernels PyTorch picks on CPU instead of CUDA (set by `validate` for CPU traces;
+  // see ActivationSettings::cpu_kernels).
+  bool cpu_kernels = false;
 
   Convention convention = Convention::exact;
   std::int64_t params_override = 0;  // price this published count instead (0: use inventory)
+
+  // How the run is spread over GPUs (docs/distributed.md). The default is one GPU.
+  Layout layout;
 };
 
 // What the HF Trainer does on current torch with its defaults: bf16=True (fp32 weights under bf16
@@ -107,6 +172,11 @@ TrainingPlan hf_trainer_defaults();
 // meaning (16-bit weights with an fp32 master copy: bf16_mixed / fp16_mixed). estimate() prices
 // this reading, so every caller gets it.
 TrainingPlan under_convention(TrainingPlan plan);
+// The plan as a JSON object with every field (docs/formats.md, "plan"), and back. Keys missing
+// from the JSON keep their defaults; unknown keys, wrong types and unknown names are errors naming
+// the key; the result has passed validate(). `file` names the source in errors.
+std::string render_plan_json(const TrainingPlan& plan);
+Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& file = "plan");
 
 // Checks ranges and combinations; the returned Error names the flag (e.g. "--batch").
 std::optional<Error> validate(const TrainingPlan& plan);

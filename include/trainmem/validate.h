@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainmem/errors.h"
@@ -22,7 +23,12 @@ struct MeasurementRecord {
   int peak_step = 0;                          // 1 = first step, 2 = steady state
   std::array<std::int64_t, 5> by_category{};  // kMeasuredCategories order (accuracy.h)
   std::string device;                         // "cpu", or a CUDA device name
-  std::string tracker;                        // "memtracker", "fake+memtracker", "cuda", ...
+  std::string tracker;  // "memtracker", "fake+memtracker", "cuda", "published", ...
+  // What peak_bytes is: "" for a CPU trace of live tensors; on a GPU "max_memory_allocated",
+  // "max_memory_reserved" or "nvidia-smi" (validate compares it with the matching figure).
+  std::string metric;
+  std::string device_id;  // a `trainmem gpus` id for the device, "" when unknown
+  std::string source;     // who published the row (source.name), "" for our own measurements
 };
 
 // One record per non-empty line; an error names the file, the line and the field.
@@ -48,6 +54,7 @@ struct AccuracyRow {
   std::string predicted_phase;
   std::array<std::int64_t, 4> measured_by_category{};  // kCompareCategories order
   std::array<std::int64_t, 4> predicted_by_category{};
+  std::string family;  // the model's model_type, for per-family figures ("": not grouped)
 };
 
 // (predicted - measured) / measured x 100.
@@ -70,5 +77,9 @@ struct AccuracyReport {
 };
 
 AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows);
+
+// Peak-error statistics of each family's rows, families in name order (rows without a family,
+// such as published GPU figures, are left out).
+std::vector<std::pair<std::string, ErrorStats>> family_stats(const std::vector<AccuracyRow>& rows);
 
 }  // namespace trainmem

@@ -5,8 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/json_parse.h"
 #include "model/adapters/adapters.h"
 #include "trainmem/model.h"
+#include "util/json_text.h"
 
 namespace trainmem {
 namespace {
@@ -34,13 +36,23 @@ std::string supported_types() {
   return out;
 }
 
-Dtype read_dtype(const json& config) {
+// The first of dtype, torch_dtype that is present; absent both, bf16. A value that names no
+// dtype is an error rather than a silent bf16: the weights' bytes follow from it.
+Result<Dtype> read_dtype(const json& config, const std::string& file) {
   for (const char* key : {"dtype", "torch_dtype"}) {
-    if (config.contains(key) && config[key].is_string()) {
-      std::string text = config[key].get<std::string>();
-      if (text.rfind("torch.", 0) == 0) text = text.substr(6);
-      if (auto d = parse_dtype(text)) return *d;
+    if (!config.contains(key) || config[key].is_null()) continue;
+    if (!config[key].is_string()) {
+      return bad_input(file, key,
+                       fmt::format("must be a dtype name such as \"bfloat16\", got {}",
+                                   json_excerpt(config[key])));
     }
+    std::string text = config[key].get<std::string>();
+    if (text.rfind("torch.", 0) == 0) text = text.substr(6);
+    if (auto d = parse_dtype(text)) return *d;
+    return bad_input(file, key,
+                     fmt::format("'{}' is not a known dtype (float32, bfloat16, float16, "
+                                 "float64, int8, uint8, float8_e4m3fn)",
+                                 text_excerpt(text, 40)));
   }
   return Dtype::bf16;
 }
@@ -48,12 +60,9 @@ Dtype read_dtype(const json& config) {
 }  // namespace
 
 Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::string& file) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    return bad_input(file, "", fmt::format("not valid JSON (near byte {})", e.byte));
-  }
+  auto parsed = io::parse_json(json_text, file);
+  if (!parsed) return parsed.error();
+  const json& root = parsed.value();
   if (!root.is_object()) return bad_input(file, "", "must be a JSON object");
   if (!root.contains("model_type") || !root["model_type"].is_string()) {
     return bad_input(file, "model_type", "is missing: cannot tell the architecture");
@@ -70,16 +79,26 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
     }
   }
   const adapters::Adapter* adapter = adapters::find(model_type);
-  if (adapter == nullptr) {
-    return bad_input(
-        file, "model_type",
-        fmt::format("'{}' is not supported (supported: {})", model_type, supported_types()));
-  }
   ModelSpec spec;
   spec.model_type = model_type;
-  spec.storage_dtype = read_dtype(*config);
+  auto dtype = read_dtype(*config, file);
+  if (!dtype) return dtype.error();
+  spec.storage_dtype = dtype.value();
   adapters::ConfigReader reader(*config, file);
-  adapter->read(reader, spec);
+  if (adapter != nullptr) {
+    adapter->read(reader, spec);
+  } else {
+    // Not a known family: read the standard keys as the closest known layer shape rather than
+    // refuse; the estimate says so (spec.estimated_from).
+    adapters::read_generic(reader, spec);
+    if (reader.error()) {
+      const Error& e = *reader.error();
+      return Error{e.code, e.file, e.field,
+                   fmt::format("{} ('{}' has no adapter, so its standard keys are read; "
+                               "families with adapters: {})",
+                               e.reason, model_type, supported_types())};
+    }
+  }
   adapters::check_common(reader, spec);
   if (reader.error()) return *reader.error();
   spec.defaulted_keys = reader.defaulted();

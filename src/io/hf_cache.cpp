@@ -2,8 +2,10 @@
 // cache" specification.
 #include "io/hf_cache.h"
 
+#include "io/read_file.h"
+
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -35,8 +37,10 @@ bool has_config(const fs::path& snapshot) {
 
 // The commit a ref file names, trimmed; nullopt when the file is absent or empty.
 std::optional<std::string> read_ref(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) return std::nullopt;
+  // A ref file holds one commit id; a link to a device or pipe is not read (read_file.h).
+  auto text = read_regular_file(file, 4096, "a ref file");
+  if (!text) return std::nullopt;
+  std::istringstream in(text.value());
   std::string hash;
   in >> hash;
   if (hash.empty() || !safe_part(hash, false)) return std::nullopt;

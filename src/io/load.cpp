@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "io/hf_cache.h"
+#include "io/read_file.h"
 #include "io/safetensors.h"
 #include "trainmem/model.h"
 
@@ -14,22 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Config files are small; anything past this is not a config.json.
-constexpr std::uintmax_t kMaxConfigBytes = 16 << 20;
-
+// Config files are small; anything past io::kMaxConfigBytes is not a config.json.
 Result<std::string> read_small_file(const fs::path& path) {
-  std::error_code ec;
-  const std::uintmax_t size = fs::file_size(path, ec);
-  if (ec) return bad_input(path.string(), "", "cannot be read: " + ec.message());
-  if (size > kMaxConfigBytes) {
-    return bad_input(path.string(), "",
-                     fmt::format("is {} bytes; a config.json is far smaller", size));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return bad_input(path.string(), "", "cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return io::read_regular_file(path, io::kMaxConfigBytes, "a config.json");
 }
 
 Result<LoadedModel> load_config_file(const fs::path& path) {
@@ -53,7 +41,10 @@ bool has_safetensors(const fs::path& dir) {
 Result<LoadedModel> load_folder(const fs::path& dir) {
   // safetensors: the inventory from the headers, the architecture from config.json.
   if (has_safetensors(dir)) return io::load_safetensors_model(dir, SourceKind::safetensors);
-  if (fs::exists(dir / "config.json")) return load_config_file(dir / "config.json");
+  std::error_code ec;
+  if (fs::exists(dir / "config.json", ec) || io::describe_non_file(dir / "config.json")) {
+    return load_config_file(dir / "config.json");
+  }
   return bad_input(dir.string(), "", "holds neither config.json nor *.safetensors files");
 }
 
@@ -66,6 +57,10 @@ Result<LoadedModel> load_model(std::string_view ref, const LoadOptions& options)
   if (fs::is_regular_file(path, ec)) return load_config_file(path);
   const bool looks_like_path = ref.find(".json") != std::string_view::npos ||
                                ref.rfind("./", 0) == 0 || ref.rfind("/", 0) == 0;
+  // A device, pipe or socket is named as what it is, never read.
+  if (auto kind = io::describe_non_file(path)) {
+    return bad_input(std::string(ref), "", fmt::format("is {}, not a file", *kind));
+  }
   if (looks_like_path) return bad_input(std::string(ref), "", "no such file or folder");
   // hf cache: an "org/name[@rev]" snapshot in the local Hugging Face cache.
   if (options.use_hf_cache) {

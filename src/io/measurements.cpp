@@ -1,9 +1,12 @@
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "io/json_parse.h"
+#include "io/read_file.h"
 #include "trainmem/validate.h"
+#include "util/json_text.h"
 
 namespace trainmem {
 namespace {
@@ -13,7 +16,18 @@ using nlohmann::json;
 std::string as_text(const json& v) {
   if (v.is_string()) return v.get<std::string>();
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  return v.dump();
+  return json_excerpt(v);
+}
+
+// An integer field: present, an integer (not 1e30 or 2.5), in int64 range.
+std::optional<std::int64_t> integer(const json& v) {
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      return std::nullopt;
+    }
+    return v.get<std::int64_t>();
+  }
+  return std::nullopt;
 }
 
 Result<MeasurementRecord> parse_record(const json& j, const std::string& where) {
@@ -29,40 +43,67 @@ Result<MeasurementRecord> parse_record(const json& j, const std::string& where) 
       if (key != "model" && !value.is_null()) r.plan[key] = as_text(value);
     }
     const json& m = j.at("measured");
-    r.peak_bytes = m.at("peak_bytes").get<std::int64_t>();
+    const auto peak = integer(m.at("peak_bytes"));
+    if (!peak) return bad_input(where, "measured.peak_bytes", "must be an integer byte count");
+    r.peak_bytes = *peak;
     r.peak_phase = m.value("peak_phase", "");
-    r.peak_step = m.value("peak_step", 0);
+    if (m.contains("peak_step")) {
+      const auto step = integer(m["peak_step"]);
+      if (!step || *step < 0 || *step > 1'000'000) {
+        return bad_input(where, "measured.peak_step", "must be a small non-negative integer");
+      }
+      r.peak_step = static_cast<int>(*step);
+    }
     r.device = m.value("device", "");
     r.tracker = m.value("tracker", "");
+    r.metric = m.value("metric", "");
+    r.device_id = m.value("device_id", "");
+    if (j.contains("source") && j["source"].is_object()) r.source = j["source"].value("name", "");
     if (m.contains("by_category")) {
       for (std::size_t c = 0; c < kMeasuredCategories.size(); ++c) {
-        r.by_category[c] = m["by_category"].value(kMeasuredCategories[c], std::int64_t{0});
+        const json& cats = m["by_category"];
+        const std::string key(kMeasuredCategories[c]);
+        if (!cats.is_object() || !cats.contains(key)) continue;
+        const auto bytes = integer(cats[key]);
+        if (!bytes || *bytes < 0) {
+          return bad_input(where, "measured.by_category." + key,
+                           "must be a non-negative integer byte count");
+        }
+        r.by_category[c] = *bytes;
       }
     }
   } catch (const json::exception& e) {
-    return bad_input(where, "", fmt::format("malformed record: {}", e.what()));
+    // e.what() can quote the input at length; the error id and kind are enough to act on.
+    return bad_input(where, "",
+                     fmt::format("malformed record (a field is missing or of the wrong "
+                                 "type; json error {})",
+                                 e.id));
   }
   if (r.peak_bytes <= 0) return bad_input(where, "measured.peak_bytes", "must be positive");
+  if (!r.metric.empty() && r.metric != "max_memory_allocated" &&
+      r.metric != "max_memory_reserved" && r.metric != "nvidia-smi") {
+    return bad_input(where, "measured.metric",
+                     fmt::format("'{}' is not max_memory_allocated, max_memory_reserved or "
+                                 "nvidia-smi",
+                                 r.metric));
+  }
   return r;
 }
 
 }  // namespace
 
 Result<std::vector<MeasurementRecord>> read_measurements(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return bad_input(path, "", "cannot be opened");
+  auto text = io::read_regular_file(path, io::kMaxMeasurementBytes, "a measurement file");
+  if (!text) return text.error();
   std::vector<MeasurementRecord> out;
+  std::istringstream in(text.value());
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = fmt::format("{}:{}", path, number);
-    json j;
-    try {
-      j = json::parse(line);
-    } catch (const json::parse_error& e) {
-      return bad_input(where, "", fmt::format("not valid JSON (near byte {})", e.byte));
-    }
-    auto record = parse_record(j, where);
+    auto parsed = io::parse_json(line, where);
+    if (!parsed) return parsed.error();
+    auto record = parse_record(parsed.value(), where);
     if (!record) return record.error();
     out.push_back(std::move(record).value());
   }

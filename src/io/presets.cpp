@@ -49,6 +49,20 @@ std::vector<PresetInfo> list_presets() {
   return out;
 }
 
+std::vector<ModelListing> list_models() {
+  std::vector<ModelListing> out;
+  for (const Preset& p : presets()) {
+    auto model = load_preset(p.info.id);
+    if (!model) continue;  // presets are tested to load (inventory_test.cpp)
+    out.push_back({.preset = p.info,
+                   .model_type = model->spec.model_type,
+                   .params_total = params_total(model->inventory),
+                   .params_active = params_active(model->inventory, model->spec),
+                   .params_mtp = params_mtp(model->inventory)});
+  }
+  return out;
+}
+
 Result<LoadedModel> load_preset(std::string_view name) {
   const std::string key = lower(name);
   for (const Preset& p : presets()) {

@@ -12,6 +12,10 @@
 #include <optional>
 #include <set>
 
+#include "io/json_parse.h"
+#include "io/read_file.h"
+#include "util/json_text.h"
+
 namespace trainmem::io {
 namespace {
 
@@ -50,38 +54,22 @@ constexpr std::array<StDtype, 22> kStDtypes{{
     {"F4", 4, Dtype::fp4},
 }};
 
+const StDtype* find_st_dtype(std::string_view name);
+
+}  // namespace
+
+std::optional<Dtype> safetensors_dtype(std::string_view name) {
+  const StDtype* d = find_st_dtype(name);
+  return d == nullptr ? std::nullopt : d->dtype;
+}
+
+namespace {
+
 const StDtype* find_st_dtype(std::string_view name) {
   for (const StDtype& d : kStDtypes) {
     if (d.name == name) return &d;
   }
   return nullptr;
-}
-
-constexpr std::int64_t kMaxJsonDepth = 64;  // a valid header nests 3 deep
-
-// Nesting depth of a JSON text, counted outside strings; stops early past the limit.
-std::int64_t json_depth(std::string_view text) {
-  std::int64_t depth = 0, max_depth = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      max_depth = std::max(max_depth, ++depth);
-      if (max_depth > kMaxJsonDepth) break;
-    } else if (c == '}' || c == ']') {
-      --depth;
-    }
-  }
-  return max_depth;
 }
 
 // A JSON integer in [0, INT64_MAX], or nullopt.
@@ -132,7 +120,8 @@ Result<SafetensorsTensor> parse_entry(const std::string& name, const json& entry
   std::int64_t elements = 1;
   for (const json& dim : *shape_it) {
     const auto d = non_negative_int(dim);
-    if (!d) return fail("shape", "dimension " + dim.dump() + " is not a non-negative integer");
+    if (!d)
+      return fail("shape", "dimension " + json_excerpt(dim) + " is not a non-negative integer");
     t.shape.push_back(*d);
     if (__builtin_mul_overflow(elements, *d, &elements)) {
       return fail("shape", "the element count overflows 64 bits");
@@ -202,15 +191,9 @@ Result<std::vector<SafetensorsTensor>> parse_safetensors_header(std::string_view
                          str(8 + header_bytes) + " bytes were read");
   }
   const std::string_view text = prefix.substr(8, static_cast<std::size_t>(header_bytes));
-  if (json_depth(text) > kMaxJsonDepth) {
-    return bad_input(file, "header", "JSON nested more than " + str(kMaxJsonDepth) + " deep");
-  }
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {
-    return bad_input(file, "header", std::string("not valid JSON: ") + e.what());
-  }
+  auto parsed = parse_json(text, file, "header");
+  if (!parsed) return parsed.error();
+  const json& root = parsed.value();
   if (!root.is_object()) {
     return bad_input(file, "header", "must be a JSON object, got " + std::string(root.type_name()));
   }
@@ -270,6 +253,8 @@ Result<std::vector<SafetensorsTensor>> parse_safetensors_header(std::string_view
 Result<std::vector<SafetensorsTensor>> read_safetensors_file(const fs::path& path) {
   const std::string file = path.string();
   std::error_code ec;
+  if (auto kind = describe_non_file(path))
+    return bad_input(file, "", "is " + *kind + ", not a file");
   if (!fs::is_regular_file(path, ec)) {
     return Error{ErrorCode::not_found, file, "", "no such file"};
   }
@@ -314,25 +299,12 @@ bool safe_relative(const fs::path& p) {
 Result<std::vector<SafetensorsTensor>> read_indexed(const fs::path& dir, const fs::path& index) {
   const std::string file = index.string();
   std::error_code ec;
-  const auto size = fs::file_size(index, ec);
-  if (ec) return bad_input(file, "", "cannot read: " + ec.message());
-  if (size > static_cast<std::uintmax_t>(kSafetensorsMaxHeaderBytes)) {
-    return bad_input(file, "",
-                     "index file is over the " + str(kSafetensorsMaxHeaderBytes) + "-byte limit");
-  }
-  std::ifstream in(index, std::ios::binary);
-  std::string text(static_cast<std::size_t>(size), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!in) return bad_input(file, "", "cannot read");
-  if (json_depth(text) > kMaxJsonDepth) {
-    return bad_input(file, "", "JSON nested more than " + str(kMaxJsonDepth) + " deep");
-  }
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception& e) {
-    return bad_input(file, "", std::string("not valid JSON: ") + e.what());
-  }
+  auto read = read_regular_file(index, kSafetensorsMaxHeaderBytes, "a safetensors index");
+  if (!read) return read.error();
+  const std::string& text = read.value();
+  auto parsed = parse_json(text, file);
+  if (!parsed) return parsed.error();
+  const json& root = parsed.value();
   if (!root.is_object()) return bad_input(file, "", "must be a JSON object");
   const auto map_it = root.find("weight_map");
   if (map_it == root.end()) return bad_input(file, "weight_map", "missing");
@@ -343,7 +315,7 @@ Result<std::vector<SafetensorsTensor>> read_indexed(const fs::path& dir, const f
   for (const auto& [name, shard] : map_it->items()) {
     if (!shard.is_string() || !safe_relative(fs::path(shard.get<std::string>()))) {
       return bad_input(file, "weight_map." + name,
-                       "must name a shard file inside the folder, got " + shard.dump());
+                       "must name a shard file inside the folder, got " + json_excerpt(shard));
     }
     shards[shard.get<std::string>()].insert(name);
   }

@@ -32,6 +32,9 @@ struct SafetensorsTensor {
   std::string file;      // the file the header came from
 };
 
+// Our dtype for a safetensors dtype name ("BF16", "F32", ...); none when unknown or unsupported.
+std::optional<Dtype> safetensors_dtype(std::string_view name);
+
 // Parses a header given the file's first bytes (`prefix`: the 8-byte length and at least the JSON
 // that follows) and the total file size. `file` names the file in errors. Tensors come back sorted
 // by data offset.
@@ -53,6 +56,10 @@ struct TensorMapping {
       notes;  // skipped buffers, unknown names, tied duplicates (one line each)
   std::int64_t unknown_tensors = 0;  // tensors whose name matched no rule (kept, closest role)
   std::int64_t skipped_tensors = 0;  // non-parameter buffers left out (GPT-2 attn.bias, scales)
+  // The highest layer index past config.json's layers (and MTP layers), -1 when none: the
+  // headers and the config disagree.
+  std::int64_t layer_past_config = -1;
+  std::string layer_past_config_name;  // one tensor in that layer
 };
 
 // Maps Hugging Face tensor names to inventory groups. Tensors identical in (name pattern, role,

@@ -10,8 +10,10 @@
 #include <optional>
 #include <sstream>
 
+#include "io/read_file.h"
 #include "io/safetensors.h"
 #include "trainmem/model.h"
+#include "util/json_text.h"
 
 namespace trainmem::io {
 namespace {
@@ -156,7 +158,9 @@ Mapped map_one(const SafetensorsTensor& t, const ModelSpec& spec) {
     }
   }
   for (std::size_t i = 0; i < parts.size(); ++i) m.pattern += (i ? "." : "") + parts[i];
-  m.mtp = spec.layers > 0 && m.layer >= spec.layers;
+  // Only a model with next-token-prediction layers (DeepSeek-V3 num_nextn_predict_layers) stores
+  // layers after the last decoder layer; anywhere else such a layer is a mismatch.
+  m.mtp = spec.mtp_layers > 0 && m.layer >= spec.layers && m.layer < spec.layers + spec.mtp_layers;
   const bool in_layer = m.layer >= 0;
 
   const std::string& last = parts.back();
@@ -236,6 +240,10 @@ TensorMapping map_tensors(const std::vector<SafetensorsTensor>& tensors, const M
   std::vector<std::string> unknown_patterns;
   for (const SafetensorsTensor& t : tensors) {
     Mapped m = map_one(t, spec);
+    if (m.layer >= spec.layers + spec.mtp_layers && m.layer > out.layer_past_config) {
+      out.layer_past_config = m.layer;
+      out.layer_past_config_name = t.name;
+    }
     if (m.skip_reason.empty() && spec.tied_embeddings && m.role == Role::lm_head && m.layer < 0 &&
         has_embedding) {
       m.skip_reason = "tied to the embedding (stored twice, one parameter)";
@@ -317,19 +325,33 @@ ParameterInventory inventory_from_tensors(const std::vector<SafetensorsTensor>& 
 
 Result<LoadedModel> load_safetensors_model(const std::filesystem::path& dir, SourceKind kind) {
   const std::filesystem::path config = dir / "config.json";
-  std::ifstream in(config, std::ios::binary);
-  if (!in) {
+  std::error_code ec;
+  if (!std::filesystem::exists(config, ec) && !describe_non_file(config)) {
     return Error{ErrorCode::not_found, config.string(), "",
                  "no config.json beside the safetensors files (trainmem needs the architecture)"};
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto spec = spec_from_config_text(text.str(), config.string());
+  auto text = read_regular_file(config, kMaxConfigBytes, "a config.json");
+  if (!text) return text.error();
+  auto spec = spec_from_config_text(text.value(), config.string());
   if (!spec) return spec.error();
   auto tensors = read_safetensors_folder(dir);
   if (!tensors) return tensors.error();
   LoadedModel model;
+  if (tensors->empty()) {
+    return bad_input(dir.string(), "", "the safetensors files hold no tensors (empty headers)");
+  }
   TensorMapping mapping = map_tensors(*tensors, *spec);
+  if (mapping.layer_past_config >= 0) {
+    return bad_input(
+        dir.string(), "num_hidden_layers",
+        fmt::format("the safetensors headers and config.json disagree: tensor {} is in layer {}, "
+                    "but config.json has {} layers{}",
+                    text_excerpt(mapping.layer_past_config_name), mapping.layer_past_config,
+                    spec->layers,
+                    spec->mtp_layers > 0
+                        ? fmt::format(" and {} next-token-prediction layers", spec->mtp_layers)
+                        : ""));
+  }
   model.inventory = std::move(mapping.inventory);
   model.notes = std::move(mapping.notes);
   model.spec = std::move(spec).value();

@@ -5,7 +5,10 @@
 
 #include "ledger/context.h"
 #include "plan/method.h"
+#include "trainmem/framework.h"
+#include "trainmem/limits.h"
 #include "trainmem/units.h"
+#include "util/checked.h"
 
 namespace trainmem {
 namespace {
@@ -37,8 +40,52 @@ ModelSummary summarise(const ledger::Context& ctx) {
   return m;
 }
 
+// "Framework assumptions (litgpt): ..." from the profile rows that applied.
+std::string framework_note(const TrainingPlan& plan) {
+  std::string versions;
+  for (const auto& [lib, v] : plan.library_versions) {
+    versions += fmt::format("{}{} {}", versions.empty() ? "; " : ", ", lib, v);
+  }
+  std::string out = fmt::format("Framework assumptions ({}{}): ", plan.framework, versions);
+  const auto applied = applied_differences(plan);
+  if (applied.empty()) {
+    out += "transformers >= 4.49 loss; PEFT adapters in fp32; bitsandbytes >= 0.44.";
+  } else {
+    for (std::size_t i = 0; i < applied.size(); ++i) {
+      out += fmt::format("{}{}", i ? "; " : "", applied[i]->what);
+    }
+    out += ".";
+  }
+  const FrameworkBehaviour& b = plan.behaviour;
+  out += b.outputs_kept ? " The loop keeps the model output (logits) through the step."
+                        : " The model output is dropped before backward (HF Trainer).";
+  if (b.padding_mask) out += " Padding mask: SDPA repeats K/V to every head.";
+  if (b.optimizer_in_backward) out += " The optimizer steps in backward.";
+  if (b.offload_checkpoints && plan.checkpointing != Checkpointing::full) {
+    out +=
+        " Activation offloading moves checkpointed layer inputs only: with --checkpointing "
+        "none it changes nothing here.";
+  }
+  if (b.unified_memory) {
+    out += " Apple unified memory: the OS and other apps share the same memory.";
+  }
+  out += " The late-backward phase counts every gradient.";
+  return out;
+}
+
 std::vector<std::string> notes(const ledger::Context& ctx) {
   std::vector<std::string> out = ctx.model.notes;
+  if (!ctx.model.spec.estimated_from.empty()) {
+    out.push_back(fmt::format(
+        "model_type '{}' has no adapter: weights, gradients and optimizer state are priced {}; "
+        "activations are ESTIMATED from the closest known layer shape, {}.",
+        ctx.model.spec.model_type,
+        ctx.model.source == SourceKind::preset || ctx.model.source == SourceKind::config_file
+            ? "from config.json's standard keys in that layer shape (a folder of safetensors "
+              "gives the exact tensor list)"
+            : "exactly from the safetensors headers",
+        ctx.model.spec.estimated_from));
+  }
   if (ctx.plan.convention == Convention::textbook) {
     out.push_back(fmt::format(
         "Textbook convention: uniform bytes per parameter on {} params ({}), as the seeds do.",
@@ -62,10 +109,7 @@ std::vector<std::string> notes(const ledger::Context& ctx) {
       "average: size against max_length.",
       ctx.plan.seq));
   if (ctx.plan.convention == Convention::exact) {
-    out.push_back(
-        "Framework assumptions (hf): HF Trainer drops the model outputs before backward; no "
-        "padding mask (a mask makes SDPA repeat K/V to every head); transformers >= 4.48 loss; "
-        "PEFT adapters in fp32. The late-backward phase counts every gradient.");
+    out.push_back(framework_note(ctx.plan));
     if (ctx.plan.loss == Loss::chunked) {
       out.push_back("Chunked loss: one chunk of 1,024 tokens assumed (TRL chunk_token_size).");
     }
@@ -73,10 +117,24 @@ std::vector<std::string> notes(const ledger::Context& ctx) {
   return out;
 }
 
+// mlx-lm adapts the last N layers unless told otherwise (FrameworkBehaviour::lora_last_layers):
+// the plan as that framework builds it.
+TrainingPlan effective_plan(const LoadedModel& model, const TrainingPlan& plan) {
+  TrainingPlan p = plan;
+  const std::int64_t n = p.behaviour.lora_last_layers;
+  const bool adapters = p.method == Method::lora || p.method == Method::qlora;
+  if (adapters && n > 0 && p.freeze.train_layers.empty() && n < model.spec.layers) {
+    for (std::int64_t l = model.spec.layers - n; l < model.spec.layers; ++l) {
+      p.freeze.train_layers.push_back(l);
+    }
+  }
+  return p;
+}
+
 }  // namespace
 
-Ledger estimate(const LoadedModel& model, const TrainingPlan& as_given) {
-  const TrainingPlan plan = under_convention(as_given);
+Ledger estimate(const LoadedModel& model, const TrainingPlan& given) {
+  const TrainingPlan plan = effective_plan(model, under_convention(given));
   ledger::Context ctx{model, plan, apply_method(model, plan)};
   ctx.params_total = params_total(model.inventory);
   ctx.params_trainable = params_trainable(ctx.inventory);
@@ -98,7 +156,10 @@ Ledger estimate(const LoadedModel& model, const TrainingPlan& as_given) {
 }
 
 std::int64_t peak_of(const LoadedModel& model, const TrainingPlan& plan) {
-  return totals(estimate(model, plan)).peak_bytes;
+  // A candidate past what 64-bit byte counts hold (limits.h) is over every device.
+  if (!plan_size_ok(model, plan)) return kSaturated;
+  const Totals t = totals(estimate(model, plan));
+  return t.overflow ? kSaturated : t.peak_bytes;
 }
 
 }  // namespace trainmem

@@ -8,6 +8,7 @@
 
 #include "ledger/context.h"
 #include "ledger/format.h"
+#include "ledger/phases.h"
 #include "plan/precision.h"
 
 namespace trainmem::ledger {
@@ -36,6 +37,28 @@ void add_gradients(const Context& ctx, Items& items) {
   }
   // Adapters may be kept in another dtype than the base (PEFT autocast_adapter_dtype): the
   // gradient follows the parameter's own dtype when it is wider than the recipe's.
+  if (ctx.plan.behaviour.optimizer_in_backward) {
+    // torchtune optimizer_in_bwd: a post-accumulate-grad hook steps the parameter and frees its
+    // gradient, so at most the largest parameter's gradient is live, only during backward.
+    std::int64_t largest = 0;
+    Dtype d_largest = dtype;
+    for (const TensorGroup& g : ctx.inventory.groups) {
+      if (!g.trainable || g.mtp) continue;
+      const Dtype d = dtype_info(g.dtype).bits > dtype_info(dtype).bits ? g.dtype : dtype;
+      if (dense_bytes(d, tensor_elements(g)) > dense_bytes(d_largest, largest)) {
+        largest = tensor_elements(g);
+        d_largest = d;
+      }
+    }
+    items.push_back({Tenant::gradients,
+                     fmt::format("Gradient of one parameter, {} (optimizer steps in backward)",
+                                 dtype_name(d_largest)),
+                     dense_bytes(d_largest, largest), per_param(largest, d_largest),
+                     "torchtune training/_memory.py register_optim_in_bwd_hooks "
+                     "(register_post_accumulate_grad_hook)",
+                     in_phase(Phase::backward) | in_phase(Phase::end_of_backward), false});
+    return;
+  }
   std::map<Dtype, std::int64_t> by_dtype;
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (!g.trainable || g.mtp) continue;

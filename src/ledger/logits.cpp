@@ -28,17 +28,52 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
-// The CE chain on `rows` tokens: logits in the compute dtype, the fp32 upcast, log_softmax's
-// saved output, and at the start of backward the fp32 grads of nll_loss and log_softmax.
+// How many pieces the lm_head and the loss run in: torchtune's fixed count, or litgpt's chunks of
+// `loss_chunk_positions` positions per sequence (FrameworkBehaviour, src/plan/framework.cpp).
+std::int64_t loss_pieces(const FrameworkBehaviour& b, std::int64_t seq) {
+  if (b.loss_chunks > 0) return std::min(b.loss_chunks, seq);
+  if (b.loss_chunk_positions > 0) return ceil_div(seq, b.loss_chunk_positions);
+  return 1;
+}
+
+// The CE chain on `rows` tokens, as the framework runs it (FrameworkBehaviour): the lm_head
+// output (fp32 when the model upcasts it), the loss's fp32 upcast (per piece when chunked), the
+// shifted contiguous copy of older transformers, log_softmax's saved output (every piece's, so
+// chunking does not shrink it), and at the start of backward the grads of nll_loss and
+// log_softmax for one piece. The logits live in forward only when the loop drops the model
+// output (HF Trainer.compute_loss returns only the loss; torchtune `del logits`), and through the
+// step when the loop keeps it (litgpt, plain `out = model(...)` loops), where the previous step's
+// logits are still referenced while the next forward runs.
 void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::string& what,
                 PhaseMask forward_only, PhaseMask saved, PhaseMask bwd_start) {
+  const FrameworkBehaviour& b = ctx.plan.behaviour;
   const std::int64_t v = ctx.model.spec.vocab;
   const int e = activation_settings(ctx.plan).compute_bytes;
+  const int out_bytes = b.fp32_logits_in_model ? 4 : e;  // dtype of the model's logits
+  const int loss_bytes = b.loss_upcast ? 4 : out_bytes;  // dtype log_softmax runs in
+  const std::int64_t pieces = what.empty() ? loss_pieces(b, ctx.plan.seq) : 1;
+  const std::int64_t piece_rows = ceil_div(rows, pieces);
   const std::string nv = fmt::format("{} tokens x {} vocab", with_commas(rows), with_commas(v));
-  items.push_back({Tenant::logits,
-                   fmt::format("{}logits, {} (lm_head output)", what, e == 4 ? "fp32" : "bf16"),
-                   e * rows * v, fmt::format("{} x {} B", nv, e),
-                   "transformers modeling_llama.py LlamaForCausalLM.forward", forward_only, false});
+  const std::string piece_nv = pieces > 1
+                                   ? fmt::format("{} tokens (1 of {} chunks) x {} vocab",
+                                                 with_commas(piece_rows), pieces, with_commas(v))
+                                   : nv;
+  const char* fw = "FrameworkBehaviour (docs/frameworks.md)";
+  const PhaseMask kept = from_phase(0, Phase::forward);
+  items.push_back(
+      {Tenant::logits,
+       fmt::format("{}logits, {} (lm_head output{})", what, out_bytes == 4 ? "fp32" : "bf16",
+                   b.outputs_kept ? ", kept by the loop through the step" : ""),
+       out_bytes * rows * v, fmt::format("{} x {} B", nv, out_bytes),
+       b.fp32_logits_in_model ? "transformers v4.45 modeling_llama.py: logits = logits.float()"
+                              : "transformers modeling_llama.py LlamaForCausalLM.forward",
+       b.outputs_kept ? kept : forward_only, false});
+  if (b.outputs_kept) {
+    items.push_back({Tenant::logits,
+                     fmt::format("{}previous step's logits, until forward returns", what),
+                     out_bytes * rows * v, fmt::format("{} x {} B", nv, out_bytes), fw,
+                     phase_bit(1, Phase::forward), false});
+  }
   if (ctx.model.spec.logit_softcap > 0) {
     // final_logit_softcapping: logits / cap, tanh (saves its output), * cap.
     items.push_back({Tenant::logits, fmt::format("{}soft-cap tanh output (saved)", what),
@@ -46,15 +81,37 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
                      "transformers models/gemma2/modeling_gemma2.py final_logit_softcapping", saved,
                      false});
   }
-  if (e != 4) {
-    items.push_back({Tenant::logits, fmt::format("{}loss: fp32 upcast of the logits", what),
-                     4 * rows * v, fmt::format("{} x 4 B", nv), kLoss, forward_only, false});
+  if (b.loss_shift_copy) {
+    items.push_back({Tenant::logits,
+                     fmt::format("{}loss: shifted contiguous copy of the logits", what),
+                     loss_bytes * rows * v, fmt::format("{} x {} B", nv, loss_bytes),
+                     "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (PR #35646 removed it)",
+                     forward_only, false});
   }
-  items.push_back({Tenant::logits, fmt::format("{}loss: log_softmax output, fp32 (saved)", what),
-                   4 * rows * v, fmt::format("{} x 4 B", nv), kLoss, saved, false});
+  if (loss_bytes == 4 && out_bytes != 4) {
+    items.push_back({Tenant::logits, fmt::format("{}loss: fp32 upcast of the logits", what),
+                     4 * piece_rows * v, fmt::format("{} x 4 B", piece_nv),
+                     pieces > 1 ? "torchtune modules/loss/ce_chunked_output_loss.py" : kLoss,
+                     forward_only, false});
+  }
   items.push_back({Tenant::logits,
-                   fmt::format("{}loss backward: fp32 grads of nll_loss and log_softmax", what),
-                   8 * rows * v, fmt::format("{} x 2 x 4 B", nv), kLoss, bwd_start, false});
+                   fmt::format("{}loss: log_softmax output, {} (saved)", what,
+                               loss_bytes == 4 ? "fp32" : "bf16"),
+                   loss_bytes * rows * v, fmt::format("{} x {} B", nv, loss_bytes),
+                   loss_bytes == 4 ? kLoss : "litgpt utils.py chunked_cross_entropy (bf16 CE)",
+                   saved, false});
+  items.push_back({Tenant::logits,
+                   fmt::format("{}loss backward: grads of nll_loss and log_softmax{}", what,
+                               pieces > 1 ? " (one chunk)" : ""),
+                   2 * loss_bytes * piece_rows * v,
+                   fmt::format("{} x 2 x {} B", piece_nv, loss_bytes), kLoss, bwd_start, false});
+  if (b.metrics_logits_copy) {
+    items.push_back({Tenant::logits,
+                     fmt::format("{}token-accuracy metric: shifted logits copy", what),
+                     out_bytes * rows * v, fmt::format("{} x {} B", nv, out_bytes),
+                     "trl trainer/sft_trainer.py SFTTrainer.compute_loss (mean_token_accuracy)",
+                     forward_only, false});
+  }
 }
 
 }  // namespace

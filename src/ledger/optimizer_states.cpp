@@ -16,6 +16,8 @@ namespace {
 
 PhaseMask state_phases(const TrainingPlan& plan) {
   if (plan.convention == Convention::textbook) return kAllPhases;
+  // Stepping in backward (torchtune optimizer_in_bwd) creates the state in the first backward.
+  if (plan.behaviour.optimizer_in_backward) return from_phase(0, Phase::backward);
   return phase_bit(0, Phase::optimizer_step) | steady_only();
 }
 

@@ -19,7 +19,8 @@ constexpr std::int64_t kCublasWorkspaceBytes = std::int64_t{4096} * 1024 * 8;
 constexpr std::int64_t kCublasHandlesInTraining = 2;
 
 void add_overhead(const Context& ctx, Items& items) {
-  if (ctx.plan.convention == Convention::textbook || ctx.plan.framework != "hf") return;
+  // Apple/MLX has no cuBLAS (FrameworkBehaviour::cublas_workspaces, src/plan/framework.cpp).
+  if (ctx.plan.convention == Convention::textbook || !ctx.plan.behaviour.cublas_workspaces) return;
   items.push_back(
       {Tenant::overhead, "cuBLAS workspaces (forward and backward threads)",
        kCublasHandlesInTraining * kCublasWorkspaceBytes, "2 handles x 4,096 KiB x 8 (sm90 default)",

@@ -29,16 +29,17 @@ void optimizer_scratch(const Context& ctx, Items& items) {
   }
   const OptimizerRow& row = optimizer_row(ctx.plan.optimizer);
   const Dtype dtype = recipe(ctx.plan.precision).states;
-  const std::int64_t bytes =
-      optimizer_step_scratch_bytes(row, ctx.plan.optimizer_impl, total, largest, dtype);
+  // Stepping in backward runs one parameter at a time, like the for-loop implementation.
+  const bool in_bwd = ctx.plan.behaviour.optimizer_in_backward;
+  const OptimizerImpl impl = in_bwd ? OptimizerImpl::for_loop : ctx.plan.optimizer_impl;
+  const std::int64_t bytes = optimizer_step_scratch_bytes(row, impl, total, largest, dtype);
   if (bytes == 0) return;
-  items.push_back(
-      {Tenant::temporaries,
-       fmt::format("Optimizer step scratch ({}, {})", row.name, name_of(ctx.plan.optimizer_impl)),
-       bytes,
-       fmt::format("{} trainable params, largest tensor {}", with_commas(total),
-                   with_commas(largest)),
-       std::string(row.source), in_phase(Phase::optimizer_step), false});
+  items.push_back({Tenant::temporaries,
+                   fmt::format("Optimizer step scratch ({}, {})", row.name, name_of(impl)), bytes,
+                   fmt::format("{} trainable params, largest tensor {}", with_commas(total),
+                               with_commas(largest)),
+                   std::string(row.source),
+                   in_bwd ? late_backward() : in_phase(Phase::optimizer_step), false});
 }
 
 // Inside one layer's backward: the MLP's gate and up gradients coexist with what the layer still

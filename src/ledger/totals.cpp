@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "trainmem/ledger.h"
+#include "util/checked.h"
 
 namespace trainmem {
 
@@ -77,16 +78,22 @@ std::string slot_name(int slot) {
 Totals totals(const Ledger& ledger) {
   Totals t;
   for (const LedgerItem& item : ledger.items) {
-    t.by_tenant[static_cast<std::size_t>(item.tenant)] += item.bytes;
+    auto& by_tenant = t.by_tenant[static_cast<std::size_t>(item.tenant)];
+    by_tenant = sat_add(by_tenant, item.bytes);
     for (int slot = 0; slot < kPhaseSlots; ++slot) {
-      if (item.live & (PhaseMask{1} << slot))
-        t.by_slot[static_cast<std::size_t>(slot)] += item.bytes;
+      if (item.live & (PhaseMask{1} << slot)) {
+        auto& by_slot = t.by_slot[static_cast<std::size_t>(slot)];
+        by_slot = sat_add(by_slot, item.bytes);
+      }
     }
+    // A negative or saturated line is a figure that did not fit 64 bits.
+    if (item.bytes < 0 || is_saturated(item.bytes)) t.overflow = true;
   }
   auto tenant = [&](Tenant x) { return t.by_tenant[static_cast<std::size_t>(x)]; };
-  t.static_bytes = tenant(Tenant::weights) + tenant(Tenant::gradients) +
-                   tenant(Tenant::optimizer_states) + tenant(Tenant::master_weights);
-  t.activation_bytes = tenant(Tenant::activations) + tenant(Tenant::logits);
+  t.static_bytes =
+      sat_add(sat_add(tenant(Tenant::weights), tenant(Tenant::gradients)),
+              sat_add(tenant(Tenant::optimizer_states), tenant(Tenant::master_weights)));
+  t.activation_bytes = sat_add(tenant(Tenant::activations), tenant(Tenant::logits));
   // The first slot wins ties, so a peak shared by the first step and the steady state is
   // reported where it first happens.
   for (int slot = 0; slot < kPhaseSlots; ++slot) {
@@ -95,6 +102,7 @@ Totals totals(const Ledger& ledger) {
       t.peak_slot = slot;
     }
   }
+  if (is_saturated(t.peak_bytes) || is_saturated(t.static_bytes)) t.overflow = true;
   return t;
 }
 

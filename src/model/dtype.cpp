@@ -5,6 +5,8 @@
 #include <array>
 #include <string>
 
+#include "util/checked.h"
+
 namespace trainmem {
 namespace {
 
@@ -69,7 +71,8 @@ std::optional<Dtype> parse_dtype(std::string_view text) {
 
 std::int64_t dense_bytes(Dtype dtype, std::int64_t count) {
   const std::int64_t bits = dtype_info(dtype).bits;
-  return (count * bits + 7) / 8;
+  // count / 8 x bits plus the remainder's bytes: no intermediate count x bits to overflow.
+  return sat_add(sat_mul(count / 8, bits), (count % 8 * bits + 7) / 8);
 }
 
 }  // namespace trainmem

@@ -14,6 +14,10 @@ std::string_view source_kind_name(SourceKind kind) {
       return "safetensors headers";
     case SourceKind::hf_cache:
       return "hf cache";
+    case SourceKind::config_text:
+      return "config";
+    case SourceKind::module:
+      return "module";
   }
   return "";
 }

@@ -92,7 +92,8 @@ void append_adapter(ParameterInventory& out, const TensorGroup& base, std::int64
 // adapter parameter like any trainable one, at the recipe's weight dtype.
 Dtype adapter_dtype(const TrainingPlan& plan) {
   if (plan.convention == Convention::textbook) return recipe(plan.precision).weights;
-  return Dtype::f32;
+  // litgpt, torchtune and mlx build adapters in the model dtype (FrameworkBehaviour).
+  return plan.behaviour.adapters_fp32 ? Dtype::f32 : recipe(plan.precision).weights;
 }
 
 // --train-layers with LoRA is PEFT's layers_to_transform: only those layers get adapters. The

@@ -55,7 +55,11 @@ void lora_notes(const LoadedModel& model, const TrainingPlan& plan, const Parame
       plan.method == Method::qlora ? "QLoRA" : "LoRA", plan.lora.rank, join(plan.lora.targets),
       with_commas(modules), join({roles.begin(), roles.end()}),
       plan.lora.dora ? ", with DoRA magnitude vectors" : "", peft_line(adapter, base + adapter)));
-  if (plan.convention == Convention::exact) {
+  if (plan.convention == Convention::exact && !plan.behaviour.adapters_fp32) {
+    out.push_back(fmt::format(
+        "Adapters are built in the model dtype ({} framework profile), like the base weights.",
+        plan.framework));
+  } else if (plan.convention == Convention::exact) {
     out.push_back(
         "Adapters are kept in fp32 (PEFT get_peft_model autocast_adapter_dtype=True), so each "
         "adapter parameter costs 4 B weight + 4 B gradient + its optimizer state, with no "

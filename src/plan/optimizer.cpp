@@ -73,7 +73,10 @@ std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<st
   std::int64_t bytes = row.full_states * one_state_bytes(row, n, state_dtype);
   if (row.factored_second_moment) {
     // Row and column accumulators for matrices, a full one for vectors (4 B each, fp32).
-    bytes += matrix ? (n / shape.back() + shape.back()) * 4 : n * 4;
+    // A zero-width matrix (safetensors allows shape [64, 0]) has no rows to accumulate: found by
+    // estimate_fuzz as a division by zero.
+    const std::int64_t rows = matrix && shape.back() > 0 ? n / shape.back() : 0;
+    bytes += matrix ? (rows + shape.back()) * 4 : n * 4;
   }
   if (row.blockwise_second_moment) {
     // One value per output row (neuron or head slice) of a matrix; one for a vector.

@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "plan/method.h"
+#include "trainmem/limits.h"
 #include "trainmem/vocabulary.h"
 
 namespace trainmem {
@@ -85,8 +87,10 @@ Result<E> resolve_value(const Names<E, N>& names, const Vocabulary& vocabulary,
   return Error{ErrorCode::usage, "", vocabulary.flag, fmt::format("'{}' has no value", s)};
 }
 
-Error flag_error(std::string flag, std::string reason) {
-  return Error{ErrorCode::bad_input, "", std::move(flag), std::move(reason)};
+// An error about one plan field, named as in the plan's JSON ("lora.rank"); front ends translate
+// the name to their own (the command line's --lora-rank).
+Error field_error(std::string field, std::string reason) {
+  return Error{ErrorCode::bad_input, "", std::move(field), std::move(reason)};
 }
 
 }  // namespace
@@ -165,51 +169,74 @@ TrainingPlan under_convention(TrainingPlan plan) {
 }
 
 std::optional<Error> validate(const TrainingPlan& plan) {
+  if (auto e = validate_layout(plan.layout)) return e;
   // Upper bounds keep every byte count far inside 64 bits (2^63 ~ 9.2e18).
   constexpr std::int64_t kMaxBatch = 1 << 20;
   constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;
   if (plan.batch < 1 || plan.batch > kMaxBatch) {
-    return flag_error("--batch",
-                      fmt::format("must be between 1 and {}, got {}", kMaxBatch, plan.batch));
+    return field_error("batch",
+                       fmt::format("must be between 1 and {}, got {}", kMaxBatch, plan.batch));
   }
   if (plan.seq < 1 || plan.seq > kMaxSeq) {
-    return flag_error("--seq", fmt::format("must be between 1 and {}, got {}", kMaxSeq, plan.seq));
+    return field_error("seq", fmt::format("must be between 1 and {}, got {}", kMaxSeq, plan.seq));
   }
   if (plan.grad_accum < 1 || plan.grad_accum > kMaxBatch) {
-    return flag_error("--grad-accum", fmt::format("must be at least 1, got {}", plan.grad_accum));
+    return field_error("grad_accum", fmt::format("must be at least 1, got {}", plan.grad_accum));
   }
   const bool adapters = plan.method == Method::lora || plan.method == Method::qlora;
   if (adapters && (plan.lora.rank < 1 || plan.lora.rank > 65536)) {
-    return flag_error("--lora-rank",
-                      fmt::format("must be between 1 and 65536, got {}", plan.lora.rank));
+    return field_error("lora.rank",
+                       fmt::format("must be between 1 and 65536, got {}", plan.lora.rank));
   }
   if (adapters && plan.lora.targets.empty()) {
-    return flag_error("--lora-targets", "names no module to adapt");
+    return field_error("lora.targets", "names no module to adapt");
   }
   for (const std::string& t : plan.lora.targets) {
     if (!is_lora_target_name(t)) {
-      return flag_error("--lora-targets",
-                        fmt::format("'{}' is not a module name: q, k, v, o, gate, up, down, "
-                                    "lm_head, embed, router, experts, shared_experts, all-linear, "
-                                    "attention, mlp",
-                                    t));
+      return field_error("lora.targets",
+                         fmt::format("'{}' is not a module name: q, k, v, o, gate, up, down, "
+                                     "lm_head, embed, router, experts, shared_experts, all-linear, "
+                                     "attention, mlp",
+                                     t));
     }
   }
   for (const std::string& t : plan.freeze.train_modules) {
     if (t != "norm" && !is_lora_target_name(t)) {
-      return flag_error(
-          "--train-modules",
-          fmt::format("'{}' is not a module name (those of --lora-targets, or norm)", t));
+      return field_error(
+          "freeze.train_modules",
+          fmt::format("'{}' is not a module name (those of the LoRA targets, or norm)", t));
     }
   }
   if (plan.method == Method::freeze && plan.freeze.train_modules.empty() &&
       plan.freeze.train_layers.empty()) {
-    return flag_error("--train-modules", "freeze needs --train-modules or --train-layers");
+    return field_error("freeze.train_modules", "freeze needs modules or layers to train");
   }
-  if (plan.lora.dropout < 0 || plan.lora.dropout >= 1) {
-    return flag_error("--lora-dropout", "must be in [0, 1)");
+  // Written so that NaN fails too: every comparison with NaN is false.
+  if (!(plan.lora.dropout >= 0 && plan.lora.dropout < 1)) {
+    return field_error("lora.dropout", fmt::format("must be in [0, 1), got {}", plan.lora.dropout));
   }
-  if (plan.params_override < 0) return flag_error("--params", "must be positive");
+  if (!std::isfinite(plan.lora.alpha)) {
+    return field_error("lora.alpha",
+                       fmt::format("must be a finite number, got {}", plan.lora.alpha));
+  }
+  // Adapter flags on a method without adapters would be silently ignored.
+  if (!adapters && plan.lora.dora) {
+    return field_error("lora.dora", fmt::format("applies only to method lora or qlora, not {}",
+                                                name_of(plan.method)));
+  }
+  if (plan.method != Method::qlora && !plan.quant.double_quant) {
+    return field_error("quant.double_quant", "applies only to method qlora");
+  }
+  if (plan.method != Method::qlora && !plan.quant.prepare_kbit) {
+    return field_error("quant.prepare_kbit", "applies only to method qlora");
+  }
+  for (std::int64_t layer : plan.freeze.train_layers) {
+    if (layer < 0 || layer >= kMaxLayers) {
+      return field_error("freeze.train_layers", fmt::format("layer {} is past any model (limit {})",
+                                                            layer, kMaxLayers - 1));
+    }
+  }
+  if (plan.params_override < 0) return field_error("params_override", "must be positive");
   return std::nullopt;
 }
 

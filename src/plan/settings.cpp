@@ -6,6 +6,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "trainmem/framework.h"
+#include "trainmem/limits.h"
 #include "trainmem/plan_settings.h"
 #include "trainmem/units.h"
 #include "trainmem/vocabulary.h"
@@ -122,11 +124,36 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
     return set_enum(p.convention, parse_convention, convention_vocabulary(), s);
   if (k == "quant") return set_enum(p.quant.kind, parse_quant, quant_vocabulary(), s);
   if (k == "framework") {
+    // NAME or NAME@VERSION: the name through the vocabulary (aliases), the version checked by
+    // the framework profiles.
+    const auto at = s.value.find('@');
     Vocabulary v = framework_vocabulary();
     v.flag = s.origin.empty() ? s.key : s.origin;
-    auto t = resolve_term(v, s.value);
-    if (!t) return t.error();
-    p.framework = t.value()->name;
+    // An unknown name is left to parse_framework, whose error lists the profiles.
+    auto t = resolve_term(v, s.value.substr(0, at));
+    const std::string text =
+        t ? t.value()->name + (at == std::string::npos ? std::string() : s.value.substr(at))
+          : s.value;
+    if (auto e = parse_framework(text, p.framework, p.library_versions)) {
+      Error err = *e;
+      err.field = v.flag;
+      return err;
+    }
+    return std::nullopt;
+  }
+  if (k == "versions") {
+    if (auto e = parse_library_versions(s.value, p.library_versions)) {
+      Error err = *e;
+      err.field = s.origin.empty() ? s.key : s.origin;
+      return err;
+    }
+    return std::nullopt;
+  }
+  if (k == "padding_mask" || k == "offload_activations" || k == "optimizer_in_backward" ||
+      k == "keep_outputs") {
+    // Behaviour switches: applied after the framework profile's behaviour (plan_from).
+    auto b = boolean(s);
+    if (!b) return b.error();
     return std::nullopt;
   }
   if (k == "seq") {
@@ -172,7 +199,14 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
       auto a = integer(first);
       auto b = integer(last);
       if (!a || !b || a.value() < 0 || b.value() < a.value() || b.value() - a.value() > 100000) {
-        return setting_error(s, fmt::format("'{}' is not a layer index or range like 0-3", part));
+        return setting_error(s, fmt::format("'{}' is not a layer index or range like 0-3", part),
+                             s.from_file ? ErrorCode::bad_input : ErrorCode::usage);
+      }
+      // No loop runs as many times as a typed number: indices stop at the layer cap.
+      if (b.value() >= kMaxLayers) {
+        return setting_error(
+            s, fmt::format("layer {} is past any model (limit {})", b.value(), kMaxLayers - 1),
+            s.from_file ? ErrorCode::bad_input : ErrorCode::usage);
       }
       for (std::int64_t l = a.value(); l <= b.value(); ++l) p.freeze.train_layers.push_back(l);
     }
@@ -211,19 +245,86 @@ bool applies(std::string_view need, Method m) {
 }  // namespace
 
 const std::vector<std::string>& plan_setting_keys() {
-  static const std::vector<std::string> keys = {
-      "method",       "precision",     "optimizer",     "optimizer_impl", "batch",
-      "seq",          "grad_accum",    "checkpointing", "attention",      "loss",
-      "framework",    "convention",    "params",        "lora_rank",      "lora_alpha",
-      "lora_dropout", "lora_targets",  "dora",          "quant",          "double_quant",
-      "prepare_kbit", "train_modules", "train_layers",  "learning_rate",  "epochs"};
+  static const std::vector<std::string> keys = {"method",
+                                                "precision",
+                                                "optimizer",
+                                                "optimizer_impl",
+                                                "batch",
+                                                "seq",
+                                                "grad_accum",
+                                                "checkpointing",
+                                                "attention",
+                                                "loss",
+                                                "framework",
+                                                "convention",
+                                                "params",
+                                                "lora_rank",
+                                                "lora_alpha",
+                                                "lora_dropout",
+                                                "lora_targets",
+                                                "dora",
+                                                "quant",
+                                                "double_quant",
+                                                "prepare_kbit",
+                                                "train_modules",
+                                                "train_layers",
+                                                "learning_rate",
+                                                "epochs",
+                                                "versions",
+                                                "padding_mask",
+                                                "offload_activations",
+                                                "optimizer_in_backward",
+                                                "keep_outputs"};
   return keys;
 }
 
 Result<PlanResult> plan_from(const PlanPatch& patch) {
   PlanResult r{hf_trainer_defaults(), {}};
+  const auto given = [&patch](std::string_view key) {
+    return std::any_of(patch.begin(), patch.end(),
+                       [key](const PlanSetting& s) { return s.key == key; });
+  };
+  // The framework profile's defaults seed the starting plan like the HF Trainer's do: the
+  // framework and method settings first, then the profile's default for each setting the patch
+  // does not give (a profile default wins over the global one, a given setting over both).
+  {
+    TrainingPlan probe = r.plan;
+    std::vector<std::string> ignored;
+    for (const PlanSetting& s : patch) {
+      if (s.key != "framework" && s.key != "method") continue;
+      if (auto e = apply(probe, s, ignored)) return *e;
+    }
+    // An optimizer name that implies an implementation (adamw_torch_fused) gives the impl.
+    const bool impl_given =
+        given("optimizer_impl") ||
+        std::any_of(patch.begin(), patch.end(), [](const PlanSetting& s) {
+          return s.key == "optimizer" && implied_optimizer_impl(s.value).has_value();
+        });
+    for (const char* key :
+         {"precision", "optimizer", "optimizer_impl", "checkpointing", "loss", "lora_dropout"}) {
+      if (given(key) || (std::string_view(key) == "optimizer_impl" && impl_given)) continue;
+      const std::string_view d = profile_default(probe.framework, name_of(probe.method), key);
+      if (d.empty()) continue;
+      const PlanSetting seed{key, std::string(d), "--framework " + probe.framework, true};
+      if (auto e = apply(r.plan, seed, ignored)) return *e;
+    }
+  }
   for (const PlanSetting& s : patch) {
     if (auto e = apply(r.plan, s, r.notes)) return *e;
+  }
+  // The profile's behaviour, then the switches that turn a behaviour on.
+  apply_framework(r.plan);
+  for (const PlanSetting& s : patch) {
+    if (s.key != "padding_mask" && s.key != "offload_activations" &&
+        s.key != "optimizer_in_backward" && s.key != "keep_outputs")
+      continue;
+    auto on = boolean(s);
+    if (!on || !on.value()) continue;
+    FrameworkBehaviour& b = r.plan.behaviour;
+    (s.key == "padding_mask"            ? b.padding_mask
+     : s.key == "offload_activations"   ? b.offload_checkpoints
+     : s.key == "optimizer_in_backward" ? b.optimizer_in_backward
+                                        : b.outputs_kept) = true;
   }
   // Settings that the chosen method ignores: an error when typed, a note when imported.
   for (const PlanSetting& s : patch) {
@@ -240,7 +341,8 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
   // precision a LoRA plan prices that, and says so.
   const bool precision_given = std::any_of(
       patch.begin(), patch.end(), [](const PlanSetting& s) { return s.key == "precision"; });
-  if (!precision_given && r.plan.method == Method::lora && r.plan.convention == Convention::exact) {
+  if (!precision_given && r.plan.method == Method::lora && r.plan.convention == Convention::exact &&
+      profile_default(r.plan.framework, name_of(r.plan.method), "precision").empty()) {
     r.plan.precision = Precision::bf16;
     r.notes.push_back(
         "LoRA without --precision: the base loaded in bf16 (torch_dtype=torch.bfloat16, as PEFT "

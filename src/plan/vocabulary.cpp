@@ -217,8 +217,14 @@ const Vocabulary& framework_vocabulary() {
   static const Vocabulary v{
       "--framework",
       {{"hf",
-        {"transformers", "trainer", "trl", "peft", "axolotl", "llama-factory"},
-        "Hugging Face transformers' Trainer (TRL, axolotl and LLaMA-Factory train through it)"}}};
+        {"transformers", "trainer", "peft", "llama-factory"},
+        "Hugging Face transformers' Trainer (LLaMA-Factory trains through it)"},
+       {"trl", {}, "TRL SFTTrainer: the HF Trainer plus its token-accuracy metrics"},
+       {"litgpt", {}, "Lightning-AI litgpt finetune scripts (bf16-true, chunked loss)"},
+       {"torchtune", {}, "PyTorch torchtune single-device recipes"},
+       {"unsloth", {}, "Unsloth: HF with offloaded checkpointing and a fused loss"},
+       {"axolotl", {}, "axolotl: the HF Trainer driven by a YAML config"},
+       {"mlx", {"mlx-lm"}, "mlx-lm LoRA on Apple silicon (unified memory)"}}};
   return v;
 }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainmem/device.h"
+#include "trainmem/gpu.h"
 #include "trainmem/render.h"
 
 namespace trainmem {
@@ -19,25 +20,6 @@ json phases_of(PhaseMask mask) {
   return out;
 }
 
-json plan_json(const TrainingPlan& p) {
-  json lora_targets = json::array();
-  for (const std::string& t : p.lora.targets) lora_targets.push_back(t);
-  return {{"method", name_of(p.method)},
-          {"precision", name_of(p.precision)},
-          {"optimizer", name_of(p.optimizer)},
-          {"optimizer_impl", name_of(p.optimizer_impl)},
-          {"batch", p.batch},
-          {"seq", p.seq},
-          {"grad_accum", p.grad_accum},
-          {"checkpointing", name_of(p.checkpointing)},
-          {"attention", name_of(p.attention)},
-          {"loss", name_of(p.loss)},
-          {"framework", p.framework},
-          {"convention", name_of(p.convention)},
-          {"lora", {{"rank", p.lora.rank}, {"targets", lora_targets}, {"dora", p.lora.dora}}},
-          {"quant", {{"kind", name_of(p.quant.kind)}, {"double_quant", p.quant.double_quant}}}};
-}
-
 }  // namespace
 
 json fit_json(const Fit& f) {
@@ -47,6 +29,7 @@ json fit_json(const Fit& f) {
           {"reserve_bytes", f.reserve_bytes},
           {"usable_bytes", f.usable_bytes},
           {"peak_bytes", f.peak_bytes},
+          {"figure", f.figure},
           {"fits", f.fits},
           {"margin_bytes", f.margin_bytes},
           {"tight", f.tight},
@@ -54,7 +37,39 @@ json fit_json(const Fit& f) {
           {"native_bf16", f.device.bf16}};
 }
 
-json ledger_json(const Ledger& ledger, const Fit* fit) {
+json gpu_json(const GpuEstimate& g) {
+  json by_phase = json::object();
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    const GpuPhase& p = g.phases[static_cast<std::size_t>(slot)];
+    by_phase[slot_name(slot)] = {{"allocated_bytes", p.allocated_bytes},
+                                 {"reserved_bytes", p.reserved_bytes},
+                                 {"device_total_bytes", p.device_total_bytes},
+                                 {"largest_free_bytes", p.largest_free_bytes}};
+  }
+  json out = {{"peak_allocated_bytes", g.peak_allocated_bytes},
+              {"peak_reserved_bytes", g.peak_reserved_bytes},
+              {"device_total_bytes", g.device_total_bytes},
+              {"peak_phase", slot_name(g.peak_slot)},
+              {"context_bytes", g.context_bytes},
+              {"context_estimated", g.context_estimated},
+              {"context_source", g.context_source},
+              {"outside_pool_bytes", g.outside_pool_bytes},
+              {"nccl_bytes", g.nccl_bytes},
+              {"cublas_workspace_bytes", g.cublas_workspace_bytes},
+              {"alloc_conf", g.alloc_conf},
+              {"expandable_segments", g.expandable_segments},
+              {"events", g.events},
+              {"oom", g.oom},
+              {"by_phase", by_phase},
+              {"notes", g.notes}};
+  if (g.oom) {
+    out["oom_phase"] = slot_name(g.oom_slot);
+    out["oom_request_bytes"] = g.oom_request_bytes;
+  }
+  return out;
+}
+
+json ledger_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu) {
   const Totals t = totals(ledger);
   const ModelSummary& m = ledger.model;
   json items = json::array();
@@ -101,11 +116,12 @@ json ledger_json(const Ledger& ledger, const Fit* fit) {
       {"notes", ledger.notes},
   };
   if (fit != nullptr) doc["fit"] = fit_json(*fit);
+  if (gpu != nullptr && gpu->available) doc["gpu"] = gpu_json(*gpu);
   return doc;
 }
 
-std::string render_json(const Ledger& ledger, const Fit* fit) {
-  return ledger_json(ledger, fit).dump(2) + "\n";
+std::string render_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu) {
+  return ledger_json(ledger, fit, gpu).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace trainmem

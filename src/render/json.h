@@ -8,7 +8,13 @@
 
 namespace trainmem {
 
-nlohmann::json ledger_json(const Ledger& ledger, const Fit* fit);
+struct GpuEstimate;  // gpu.h
+
+// `gpu`: when given (and available), the document gains the "gpu" object (docs/gpu.md).
+nlohmann::json ledger_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu = nullptr);
+nlohmann::json gpu_json(const GpuEstimate& gpu);
 nlohmann::json fit_json(const Fit& fit);
+nlohmann::json plan_json(const TrainingPlan& plan);
+nlohmann::json device_json(const Device& device);
 
 }  // namespace trainmem

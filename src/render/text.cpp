@@ -104,8 +104,10 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
                        fit->device.reserve_rule.empty() ? "--reserve" : fit->device.reserve_rule,
                        gb_and_gib(fit->usable_bytes));
     out += "  " + render_text_stacked_bar(ledger, fit, o.bar_width) + "\n";
-    out += fmt::format("  Peak {} against {} usable ({:.0f}% of it)\n", gb_and_gib(fit->peak_bytes),
-                       format_bytes(fit->usable_bytes, Unit::gib), 100.0 * fit->used_fraction);
+    out += fmt::format("  {} {} against {} usable ({:.0f}% of it)\n",
+                       fit->figure == "peak" ? "Peak" : "Device total (nvidia-smi)",
+                       gb_and_gib(fit->peak_bytes), format_bytes(fit->usable_bytes, Unit::gib),
+                       100.0 * fit->used_fraction);
     if (fit->fits) {
       out += fmt::format("  Fits: {} free", format_bytes(fit->margin_bytes, o.unit));
       if (fit->tight) {

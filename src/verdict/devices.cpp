@@ -146,7 +146,7 @@ Result<Device> find_device(std::string_view id) {
   }
   std::string names;
   for (const std::string& n : nearest_devices(key)) names += (names.empty() ? "" : ", ") + n;
-  return Error{ErrorCode::not_found, "", "--gpu",
+  return Error{ErrorCode::not_found, "", "device",
                fmt::format("unknown device '{}'{} (trainmem gpus lists them)", id,
                            names.empty() ? "" : "; did you mean: " + names + "?")};
 }

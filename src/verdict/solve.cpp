@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "trainmem/estimate.h"
+#include "trainmem/limits.h"
 #include "trainmem/units.h"
+#include "util/checked.h"
 
 namespace trainmem {
 namespace {
@@ -109,12 +111,10 @@ std::optional<SolveFor> parse_solve_for(std::string_view s) {
 Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
                           const std::optional<Device>& device, SolveFor target,
                           const SolveOptions& options) {
-  if (options.step < 1) return Error{ErrorCode::usage, "", "--step", "must be at least 1"};
+  if (options.step < 1) return bad_input("", "step", "must be at least 1");
   if (target == SolveFor::max_batch || target == SolveFor::max_seq) {
     if (!device) {
-      return Error{
-          ErrorCode::usage, "", "--gpu",
-          fmt::format("--for {} needs a device: --gpu NAME or --memory SIZE", name_of(target))};
+      return bad_input("", "device", fmt::format("{} needs a device to fit", name_of(target)));
     }
     const bool batch = target == SolveFor::max_batch;
     // A sequence is capped at the model's context: positions past max_position_embeddings were
@@ -122,6 +122,14 @@ Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
     const std::int64_t context = model.spec.max_positions;
     const std::int64_t limit =
         batch ? kBatchLimit : (context > 0 ? std::min(kSeqLimit, context) : kSeqLimit);
+    if (options.step > limit) {
+      return Error{ErrorCode::usage, "", "--step",
+                   fmt::format("must be between 1 and {} (the largest {} priced), got {}", limit,
+                               batch ? "batch" : "sequence", options.step)};
+    }
+    if (device->usable_bytes() <= 0) {
+      return Error{ErrorCode::usage, "", "--reserve", "leaves no usable memory on the device"};
+    }
     SolveResult r = search(model, plan, batch ? &TrainingPlan::batch : &TrainingPlan::seq,
                            device->usable_bytes(), options.step, limit, target);
     r.device = device;
@@ -161,6 +169,7 @@ Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
     if (d.kind != kind) continue;
     if (skip_emulated && !d.bf16) continue;
     if (options.reserve_bytes) d.reserve_bytes = *options.reserve_bytes;
+    if (d.usable_bytes() <= 0) continue;  // a reserve past the device's memory leaves nothing
     candidates.push_back(std::move(d));
   }
   std::stable_sort(candidates.begin(), candidates.end(), [](const Device& a, const Device& b) {

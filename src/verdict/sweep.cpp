@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "trainmem/estimate.h"
+#include "trainmem/limits.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {
@@ -19,7 +20,13 @@ std::vector<std::int64_t> default_sweep_values(SweepAxis axis, const TrainingPla
   std::vector<std::int64_t> out;
   if (axis == SweepAxis::batch) {
     const std::int64_t top = std::max<std::int64_t>(16, plan.batch * 2);
-    for (std::int64_t b = 1; b <= top; ++b) out.push_back(b);
+    // Every batch up to 64; past that powers of two, so a large --batch gives a few dozen points.
+    if (top <= 64) {
+      for (std::int64_t b = 1; b <= top; ++b) out.push_back(b);
+    } else {
+      for (std::int64_t b = 1; b < top; b *= 2) out.push_back(b);
+      out.push_back(top);
+    }
     return out;
   }
   const std::int64_t top = std::max<std::int64_t>(8192, plan.seq * 2);
@@ -37,7 +44,7 @@ Sweep sweep(const LoadedModel& model, const TrainingPlan& plan, SweepAxis axis,
   for (std::int64_t v : values) {
     TrainingPlan p = plan;
     (axis == SweepAxis::batch ? p.batch : p.seq) = v;
-    if (validate(p)) continue;
+    if (validate(p) || !plan_size_ok(model, p)) continue;
     const Ledger ledger = estimate(model, p);
     if (s.model.empty()) s.model = ledger.model.name;
     const Totals t = totals(ledger);

@@ -143,7 +143,7 @@ std::string render_table_json(const std::vector<TableRow>& rows, Convention conv
                          {"lora_tier", r.lora_tier},
                          {"qlora_tier", r.qlora_tier}});
   }
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace trainmem

@@ -72,6 +72,13 @@ TEST(Cli, BadValuesExitOneNamingTheFlag) {
   const CliRun memory = run("estimate qwen3-8b --memory 32XB");
   EXPECT_EQ(memory.code, 1);
   EXPECT_NE(memory.out.find("--memory"), std::string::npos);
+  // The library names plan fields (lora.rank, device); the command line shows its flags.
+  const CliRun rank = run("estimate qwen3-8b --method lora --lora-rank 0");
+  EXPECT_EQ(rank.code, 1);
+  EXPECT_NE(rank.out.find("--lora-rank"), std::string::npos) << rank.out;
+  const CliRun gpu = run("estimate qwen3-8b --gpu rtx-9999");
+  EXPECT_EQ(gpu.code, 1);
+  EXPECT_NE(gpu.out.find("--gpu"), std::string::npos) << gpu.out;
 }
 
 TEST(Cli, UnknownModelSuggestsPresets) {

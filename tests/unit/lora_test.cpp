@@ -154,7 +154,7 @@ TEST(Method, UnknownTargetIsAnError) {
   TrainingPlan p = lora({"q", "qproj"});
   const auto e = validate(p);
   ASSERT_TRUE(e.has_value());
-  EXPECT_EQ(e->field, "--lora-targets");
+  EXPECT_EQ(e->field, "lora.targets");
 }
 
 }  // namespace

@@ -34,6 +34,8 @@ const StateCase kStates[] = {
     {OptimizerKind::adafactor, {4096, 4096}, Dtype::f32, (4096 + 4096) * 4},
     {OptimizerKind::adafactor, {1000, 4096}, Dtype::bf16, (1000 + 4096) * 4},
     {OptimizerKind::adafactor, {4096}, Dtype::f32, 4096 * 4},
+    // A zero-width matrix (safetensors allows it): no rows, no columns (estimate_fuzz finding).
+    {OptimizerKind::adafactor, {64, 0}, Dtype::f32, 0},
     // SGD keeps nothing; momentum and Lion one buffer like the param.
     {OptimizerKind::sgd, {4096, 4096}, Dtype::f32, 0},
     {OptimizerKind::sgd_momentum, {4096, 4096}, Dtype::f32, 4 * kN},

@@ -87,7 +87,9 @@ TEST(Solve, MaxBatchNeedsADevice) {
   const LoadedModel m = model_or_die("qwen3-0.6b");
   const auto r = solve(m, TrainingPlan{}, std::nullopt, SolveFor::max_batch);
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code, ErrorCode::usage);
+  // The library names its own field; the command line turns it into --gpu.
+  EXPECT_EQ(r.error().code, ErrorCode::bad_input);
+  EXPECT_EQ(r.error().field, "device");
 }
 
 TEST(Solve, SmallestGpuIsExact) {

@@ -3,6 +3,10 @@
 // promises: LoRA < full, QLoRA < LoRA, adamw-8bit < adamw, items sum to totals.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <string>
+#include <tuple>
+
 #include "trainmem/estimate.h"
 #include "trainmem/model.h"
 
@@ -129,7 +133,15 @@ INSTANTIATE_TEST_SUITE_P(Models, Properties,
                          ::testing::Combine(::testing::Values("qwen3-0.6b", "qwen3-8b",
                                                               "qwen3-30b-a3b", "llama-3.1-8b",
                                                               "phi-3-mini-4k-instruct", "gpt2"),
-                                            ::testing::Values(kEx, kTb)));
+                                            ::testing::Values(kEx, kTb)),
+                         [](const auto& param_info) {
+                           std::string name = std::get<0>(param_info.param);
+                           name += std::get<1>(param_info.param) == kEx ? "_exact" : "_textbook";
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
 
 TEST(StaticState, QloraPrepareKbitIsItsOwnLine) {
   TrainingPlan p;

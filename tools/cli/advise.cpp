@@ -4,13 +4,14 @@
 #include <algorithm>
 #include <cctype>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "commands.h"
-#include "fit_json.h"
 #include "flags.h"
-#include "render/json.h"
+#include "trainmem/layout_search.h"
 #include "trainmem/model.h"
+#include "trainmem/render.h"
 #include "trainmem/solve.h"
 #include "trainmem/units.h"
 
@@ -23,6 +24,40 @@ struct AdviseArgs {
   DeviceFlags device;
   OutputFlags output;
 };
+
+// When one card is not enough: the fewest GPUs (8 per node, up to 512) with ZeRO-3 and with FSDP2
+// FULL_SHARD, placed before the options that do not fit on their own.
+void add_more_gpus(const PricingInputs& in, Advice& adv) {
+  const LayoutPricer pricer(in.model, in.plan);
+  Layout z3;
+  z3.engine = Engine::deepspeed;
+  z3.zero_stage = 3;
+  Layout fsdp;
+  fsdp.engine = Engine::fsdp;
+  std::vector<AdviceOption> extra;
+  for (const auto& [shape, cost] :
+       {std::pair{z3, "more GPUs; ZeRO-3 moves 1.5x DDP's bytes per step (ZeRO paper)"},
+        std::pair{fsdp, "more GPUs; FULL_SHARD re-gathers every block in backward (1.5x DDP)"}}) {
+    auto c = min_gpus(in.model, pricer, *in.device, shape, 512, 8);
+    if (!c || world_size(c->layout) < 2) continue;
+    AdviceOption o;
+    o.change = fmt::format("more GPUs: {}", describe(c->layout));
+    o.flags = fmt::format("--gpus {}{} {}", c->layout.gpus_per_node,
+                          c->layout.nodes > 1 ? fmt::format(" --nodes {}", c->layout.nodes) : "",
+                          shape.engine == Engine::deepspeed ? "--zero 3" : "--fsdp full");
+    o.plan = in.plan;
+    o.plan.layout = c->layout;
+    o.peak_bytes = c->price.peak_bytes;
+    o.fits = true;
+    o.margin_bytes = c->headroom_bytes;
+    o.cost = cost;
+    o.cost_rank = 100;
+    extra.push_back(o);
+  }
+  auto first_miss = std::find_if(adv.options.begin(), adv.options.end(),
+                                 [](const AdviceOption& o) { return !o.fits; });
+  adv.options.insert(first_miss, extra.begin(), extra.end());
+}
 
 // A shell word: quoted when it holds anything but safe characters.
 std::string shell_word(const std::string& w) {
@@ -68,26 +103,16 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
     return report(Error{ErrorCode::usage, "", "--gpu", "advise needs --gpu NAME or --memory SIZE"});
   }
 
-  const Advice adv = advise(in->model, in->plan, *in->device);
+  Advice adv = advise(in->model, in->plan, *in->device);
+  if (!adv.fits_now && is_single_device(in->plan.layout)) add_more_gpus(*in, adv);
   const Unit u = in->options.unit;
   if (a.output.json) {
-    nlohmann::json opts = nlohmann::json::array();
-    for (const AdviceOption& o : adv.options) {
-      opts.push_back({{"change", o.change},
-                      {"flags", o.flags},
-                      {"command", command_for(typed, o.flags)},
-                      {"peak_bytes", o.peak_bytes},
-                      {"fits", o.fits},
-                      {"margin_bytes", o.margin_bytes},
-                      {"cost", o.cost},
-                      {"cost_rank", o.cost_rank},
-                      {"changes", o.parts}});
+    // The library's document, with the complete command for each option (the user's own
+    // arguments with the option's flags appended) and why the list is empty when it is.
+    nlohmann::json j = nlohmann::json::parse(render_advice_json(adv, a.model));
+    for (std::size_t i = 0; i < adv.options.size(); ++i) {
+      j["options"][i]["command"] = command_for(typed, adv.options[i].flags);
     }
-    nlohmann::json j = {{"schema", "trainmem.advice/1"},
-                        {"model", a.model},
-                        {"fits_now", adv.fits_now},
-                        {"now", fit_json(adv.now)},
-                        {"options", opts}};
     if (adv.options.empty()) j["why_no_options"] = empty_advice(adv, in->plan, u);
     std::cout << j.dump(2) << "\n";
     return 0;

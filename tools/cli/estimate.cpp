@@ -1,13 +1,17 @@
 // trainmem estimate MODEL [flags] and trainmem explain MODEL [flags].
 #include "trainmem/estimate.h"
 
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 
 #include "commands.h"
 #include "flags.h"
 #include "trainmem/device.h"
+#include "trainmem/distributed.h"
+#include "trainmem/gpu.h"
 #include "trainmem/render.h"
+#include "trainmem/render_distributed.h"
 
 namespace trainmem::cli {
 namespace {
@@ -18,31 +22,111 @@ struct EstimateArgs {
   DeviceFlags device;
   OutputFlags output;
   bool fail_if_over = false;
-  std::string svg;        // --svg FILE: the budget as a stacked bar
-  bool timeline = false;  // --timeline: memory through the step, per phase
+  std::string svg;       // --svg FILE: the budget as a stacked bar
+  std::string timeline;  // --timeline [phases|events]: memory through the step
+  // --alloc-conf STR: PYTORCH_CUDA_ALLOC_CONF for the allocator model (default: the environment)
+  std::optional<std::string> alloc_conf;
 };
+
+// A plan over several GPUs (or with offload): per-rank ledgers and the host per node.
+int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain) {
+  const DistributedEstimate d = estimate_distributed(in.model, in.plan);
+  std::optional<Fit> verdict;
+  if (in.device) verdict = fit(d.ranks[d.most_loaded].totals, *in.device);
+  const Fit* f = verdict ? &*verdict : nullptr;
+  if (!a.svg.empty()) {
+    std::ofstream svg_out(a.svg);
+    svg_out << render_svg_budget(d.ranks[d.most_loaded].ledger, f, in.options);
+    if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
+  }
+  if (a.output.json) {
+    std::cout << render_distributed_json(d, f);
+  } else if (explain) {
+    std::cout << render_distributed_explain(d, in.options);
+  } else {
+    std::cout << render_distributed_text(d, f, in.options);
+    if (!a.timeline.empty()) {
+      std::cout << "\n" << render_timeline(d.ranks[d.most_loaded].ledger, in.options);
+    }
+  }
+  return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
+}
+
+// The allocator configuration: the flag, else the environment, else PyTorch's defaults.
+GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& device) {
+  std::string conf;
+  std::string field = "--alloc-conf";
+  if (a.alloc_conf) {
+    conf = *a.alloc_conf;
+  } else if (const char* env = std::getenv("PYTORCH_CUDA_ALLOC_CONF")) {
+    conf = env;
+    field = "PYTORCH_CUDA_ALLOC_CONF";
+  }
+  GpuOptions o = device ? gpu_options_for(*device, conf) : GpuOptions{};
+  o.alloc_conf = conf;
+  o.alloc_conf_field = field;
+  if (const char* loading = std::getenv("CUDA_MODULE_LOADING")) {
+    o.lazy_loading = std::string(loading) != "EAGER";
+  }
+  return o;
+}
+
+// CUDA cards and --memory budgets are judged on the device total (nvidia-smi); Apple unified
+// memory and the seeds' tiers keep the ledger's peak of live bytes.
+bool judged_on_device_total(const Device& d) {
+  switch (d.kind) {
+    case DeviceKind::gpu:
+    case DeviceKind::custom:
+      return true;
+    case DeviceKind::unified:
+    case DeviceKind::tier:
+      return false;
+  }
+  return false;
+}
 
 int run_estimate(const EstimateArgs& a, bool explain) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
 
+  if (!a.timeline.empty() && a.timeline != "phases" && a.timeline != "events") {
+    return report(Error{ErrorCode::usage, "", "--timeline",
+                        "expected phases or events, got '" + a.timeline + "'"});
+  }
+  if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain);
   Ledger ledger = estimate(in->model, in->plan);
   ledger.notes.insert(ledger.notes.begin(), in->notes.begin(), in->notes.end());
+  const GpuOptions gopt = gpu_options(a, in->device);
+  auto gpu = gpu_estimate(in->model, in->plan, ledger, gopt);
+  if (!gpu) return report(gpu.error());
   std::optional<Fit> verdict;
-  if (in->device) verdict = fit(totals(ledger), *in->device);
+  if (in->device) {
+    if (gpu->available && judged_on_device_total(*in->device)) {
+      verdict = fit_gpu(*gpu, *in->device);
+      verdict->figure = "device total";
+    } else {
+      verdict = fit(totals(ledger), *in->device);
+    }
+  }
   const Fit* f = verdict ? &*verdict : nullptr;
+  // Apple unified memory has no CUDA allocator or context: no GPU figures there.
+  const bool cuda = !in->device || in->device->kind != DeviceKind::unified;
   if (!a.svg.empty()) {
     std::ofstream svg_out(a.svg);
     svg_out << render_svg_budget(ledger, f, in->options);
     if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
-    std::cout << render_json(ledger, f);
+    std::cout << render_json(ledger, f, cuda ? &*gpu : nullptr);
   } else if (explain) {
     std::cout << render_explain(ledger, in->options);
   } else {
     std::cout << render_text(ledger, f, in->options);
-    if (a.timeline) std::cout << "\n" << render_timeline(ledger, in->options);
+    if (cuda && gpu->available) std::cout << "\n" << render_gpu_text(*gpu, in->options);
+    if (a.timeline == "phases") std::cout << "\n" << render_timeline(ledger, in->options);
+    if (a.timeline == "events") {
+      std::cout << "\n" << render_alloc_timeline(in->model, in->plan, ledger, gopt, in->options);
+    }
   }
   // Exit 3 only on request, so scripts can gate on "does not fit".
   return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
@@ -60,7 +144,14 @@ void add(CLI::App& app, Commands& commands, const std::string& name, const std::
   add_output_flags(*cmd, args->output);
   cmd->add_flag("--fail-if-over", args->fail_if_over, "exit 3 when the plan does not fit");
   cmd->add_option("--svg", args->svg, "also write the budget as an SVG stacked bar to FILE");
-  cmd->add_flag("--timeline", args->timeline, "also show memory through the step, per phase");
+  cmd->add_option("--timeline", args->timeline,
+                  "also show memory through the step: phases (the default), or events (every "
+                  "allocation and free, with the caching allocator's figures)")
+      ->expected(0, 1)
+      ->default_str("phases");
+  cmd->add_option("--alloc-conf", args->alloc_conf,
+                  "PYTORCH_CUDA_ALLOC_CONF for the allocator model, e.g. expandable_segments:True "
+                  "(default: the environment variable)");
   commands.on(cmd, [args, explain] { return run_estimate(*args, explain); });
 }
 

@@ -3,10 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
+#include "trainmem/emit.h"
+#include "trainmem/framework.h"
 #include "trainmem/import.h"
+#include "trainmem/limits.h"
 #include "trainmem/plan_check.h"
 #include "trainmem/units.h"
 #include "trainmem/vocabulary.h"
@@ -56,6 +61,13 @@ std::string with_default(const Vocabulary& v, std::string_view current) {
   return fmt::format("{} [default: {}]", help_names(v), current);
 }
 
+template <class E>
+Result<E> parse_enum(std::optional<E> (*parse)(std::string_view), const std::string& text,
+                     const std::string& flag, std::string_view accepted) {
+  if (auto v = parse(text)) return *v;
+  return Error{ErrorCode::usage, "", flag, fmt::format("'{}' is not one of: {}", text, accepted)};
+}
+
 }  // namespace
 
 void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
@@ -66,7 +78,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   cmd.add_option("--from", f.from,
                  "read settings from another tool's config (TRL/HF TrainingArguments JSON or YAML, "
                  "PEFT adapter_config.json, BitsAndBytesConfig, axolotl, LLaMA-Factory, "
-                 "torchtune, DeepSpeed, accelerate); repeatable; flags override it")
+                 "torchtune, DeepSpeed, accelerate); the layout from a ds_config.json, accelerate "
+                 "FSDP YAML, torchtitan TOML or torchrun/Megatron launch script; repeatable")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   // The order of these calls is the order settings apply: --optimizer before --optimizer-impl,
   // so an explicit implementation beats the one an HF optim name implies.
@@ -112,8 +125,20 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   switch_flag(cmd, f, "--use-liger-kernel,--use_liger_kernel", "loss", "fused",
               "HF use_liger_kernel=True (same as --loss fused)");
   setting(cmd, f, "--framework", "framework",
-          with_default(framework_vocabulary(), d.framework) + "; whose allocations are modelled")
-      ->check(vocabulary_check(framework_vocabulary()));
+          with_default(framework_vocabulary(), d.framework) +
+              ", optionally NAME@VERSION; whose allocations are modelled; its profile's defaults "
+              "apply to settings not given (docs/frameworks.md)");
+  setting(cmd, f, "--versions", "versions",
+          "library versions whose behaviour differs, e.g. transformers=4.43,"
+          "bitsandbytes=0.41 (default: current releases)");
+  switch_flag(cmd, f, "--padding-mask", "padding_mask", "true",
+              "batches carry a padding mask (SDPA repeats K/V and takes the masked path)");
+  switch_flag(cmd, f, "--offload-activations", "offload_activations", "true",
+              "checkpointed layer inputs go to host memory (torchtune, unsloth, axolotl offload)");
+  switch_flag(cmd, f, "--optimizer-in-backward", "optimizer_in_backward", "true",
+              "step each parameter in backward and free its gradient (torchtune optimizer_in_bwd)");
+  switch_flag(cmd, f, "--keep-outputs", "keep_outputs", "true",
+              "the training loop keeps the model output (logits) alive through backward");
   setting(cmd, f, "--convention", "convention",
           with_default(convention_vocabulary(), name_of(d.convention)))
       ->check(vocabulary_check(convention_vocabulary()));
@@ -141,6 +166,104 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
           "accepted so an HF command can be pasted; no memory effect");
   setting(cmd, f, "--num-train-epochs,--num_train_epochs", "epochs",
           "accepted so an HF command can be pasted; no memory effect");
+  add_layout_flags(cmd, f.layout);
+}
+
+void add_layout_flags(CLI::App& cmd, LayoutFlags& f) {
+  cmd.add_option("--gpus", f.gpus, "GPUs per node")->capture_default_str();
+  cmd.add_option("--nodes", f.nodes, "nodes")->capture_default_str();
+  cmd.add_option("--engine", f.engine,
+                 "ddp | deepspeed | fsdp | megatron (implied by --zero, --fsdp, "
+                 "--distributed-optimizer)");
+  cmd.add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
+  cmd.add_option("--fsdp", f.fsdp, "PyTorch FSDP: full | grad-op | hybrid | none");
+  cmd.add_option("--fsdp-version", f.fsdp_version, "FSDP 1 or 2")->capture_default_str();
+  cmd.add_option("--tp", f.tp, "tensor-parallel size")->capture_default_str();
+  cmd.add_flag("--sequence-parallel", f.sequence_parallel, "sequence parallel (with --tp)");
+  cmd.add_option("--pp", f.pp, "pipeline stages (1F1B)")->capture_default_str();
+  cmd.add_option("--virtual-stages", f.virtual_stages, "interleaved 1F1B chunks per rank")
+      ->capture_default_str();
+  cmd.add_option("--cp", f.cp, "context-parallel size")->capture_default_str();
+  cmd.add_option("--ep", f.ep, "expert-parallel size (MoE)")->capture_default_str();
+  cmd.add_flag("--distributed-optimizer", f.distributed_optimizer,
+               "Megatron: shard fp32 master + Adam over data parallel");
+  cmd.add_option("--offload", f.offload, "optimizer | params | both");
+  cmd.add_option("--offload-to", f.offload_to, "cpu | nvme")->capture_default_str();
+  cmd.add_option("--bucket-cap-mb", f.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();
+  cmd.add_flag("--gradient-as-bucket-view", f.gradient_as_bucket_view,
+               "DDP: gradients are views into the buckets (no second copy)");
+  cmd.add_option("--reduce-bucket-size", f.reduce_bucket_size,
+                 "DeepSpeed reduce_bucket_size in elements (default 5e8)");
+}
+
+Result<Layout> make_layout(const LayoutFlags& f) {
+  Layout l;
+  l.gpus_per_node = f.gpus;
+  l.nodes = f.nodes;
+  l.tp = f.tp;
+  l.pp = f.pp;
+  l.cp = f.cp;
+  l.ep = f.ep;
+  l.virtual_stages = f.virtual_stages;
+  l.sequence_parallel = f.sequence_parallel;
+  l.distributed_optimizer = f.distributed_optimizer;
+  l.fsdp_version = f.fsdp_version;
+  l.ddp_bucket_cap_mb = f.bucket_cap_mb;
+  l.gradient_as_bucket_view = f.gradient_as_bucket_view;
+  int engines = 0;
+  if (f.zero >= 0) {
+    l.engine = Engine::deepspeed;
+    l.zero_stage = f.zero;
+    ++engines;
+  }
+  if (!f.fsdp.empty()) {
+    auto m = parse_enum(parse_fsdp_mode, f.fsdp, "--fsdp", "full, grad-op, hybrid, none");
+    if (!m) return m.error();
+    l.engine = Engine::fsdp;
+    l.fsdp = m.value();
+    ++engines;
+  }
+  if (f.distributed_optimizer) {
+    l.engine = Engine::megatron;
+    ++engines;
+  }
+  if (engines > 1) {
+    return Error{ErrorCode::usage, "", "--zero",
+                 "--zero, --fsdp and --distributed-optimizer choose different engines: give one"};
+  }
+  if (!f.engine.empty()) {
+    auto e = parse_enum(parse_engine, f.engine, "--engine", "ddp, deepspeed, fsdp, megatron");
+    if (!e) return e.error();
+    if (engines == 1 && e.value() != l.engine) {
+      return Error{ErrorCode::usage, "", "--engine",
+                   fmt::format("'{}' contradicts --zero/--fsdp/--distributed-optimizer", f.engine)};
+    }
+    l.engine = e.value();
+  } else if (engines == 0 && (f.tp > 1 || f.pp > 1 || f.cp > 1 || f.ep > 1)) {
+    l.engine = Engine::megatron;  // model parallelism without a DP engine: Megatron-LM
+  }
+  if (!f.offload.empty()) {
+    if (f.offload == "optimizer") {
+      l.offload_optimizer = true;
+    } else if (f.offload == "params") {
+      l.offload_params = true;
+    } else if (f.offload == "both") {
+      l.offload_optimizer = l.offload_params = true;
+    } else {
+      return Error{ErrorCode::usage, "", "--offload",
+                   fmt::format("'{}' is not one of: optimizer, params, both", f.offload)};
+    }
+  }
+  auto to = parse_enum(parse_offload_target, f.offload_to, "--offload-to", "cpu, nvme");
+  if (!to) return to.error();
+  l.offload_to = to.value();
+  if (!f.reduce_bucket_size.empty()) {
+    auto n = parse_count(f.reduce_bucket_size, "--reduce-bucket-size");
+    if (!n) return n.error();
+    l.deepspeed.reduce_bucket_size = n.value();
+  }
+  if (auto e = validate_layout(l)) return *e;
+  return l;
 }
 
 void add_device_flags(CLI::App& cmd, DeviceFlags& f) {
@@ -155,17 +278,38 @@ void add_output_flags(CLI::App& cmd, OutputFlags& f) {
 }
 
 Result<PlanResult> make_plan(const PlanFlags& f) {
-  return plan_from(f.given);
+  auto plan = plan_from(f.given);
+  if (!plan) return plan.error();
+  auto layout = make_layout(f.layout);
+  if (!layout) return layout.error();
+  plan->plan.layout = layout.value();
+  if (auto e = validate(plan->plan)) return *e;
+  return plan;
 }
 
 Result<ImportedPlan> import_plan(const PlanFlags& f) {
   ImportedPlan out;
   PlanPatch patch;
   std::vector<std::string> reports;
+  // A file the settings importers cannot read may be a distributed config (ds_config.json with
+  // "auto" values, torchtitan TOML, a torchrun or Megatron launch script): its error is kept and
+  // shown only when the layout importer cannot read it either.
+  std::vector<std::optional<Error>> settings_error;
+  std::vector<bool> layout_format;  // read as DeepSpeed or accelerate: also gives a layout
   for (const std::string& file : f.from) {
     auto imported = import_config(file);
-    if (!imported) return imported.error();
+    if (!imported) {
+      // A JSON or YAML mapping no settings format recognises is not a layout config either.
+      if (imported.error().file != file || !imported.error().field.empty() ||
+          imported.error().reason.rfind("not a config trainmem can read", 0) == 0) {
+        return imported.error();
+      }
+      settings_error.push_back(imported.error());
+      continue;
+    }
+    settings_error.push_back(std::nullopt);
     const ImportedConfig& c = imported.value();
+    layout_format.push_back(c.format == "DeepSpeed JSON" || c.format == "accelerate YAML");
     if (!c.model.empty()) out.model = c.model;
     patch.insert(patch.end(), c.patch.begin(), c.patch.end());
     auto list = [](const std::vector<std::string>& items) {
@@ -189,6 +333,36 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
   auto plan = plan_from(patch);
   if (!plan) return plan.error();
   out.plan = std::move(plan).value();
+  auto layout = make_layout(f.layout);
+  if (!layout) return layout.error();
+  out.plan.plan.layout = layout.value();
+  // Distributed configs also give the layout (emit.h). A file only the layout importer reads sets
+  // what it says over the flags; one the settings importers read gives its layout only.
+  for (std::size_t i = 0, read = 0; i < f.from.size(); ++i) {
+    const std::string& file = f.from[i];
+    const bool settings_file = !settings_error[i];
+    if (settings_file && !layout_format[read++]) continue;
+    std::ifstream in(file);
+    if (!in) return bad_input(file, "--from", "cannot read the file");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto imported =
+        import_config(file, text.str(), out.plan.plan, f.layout.gpus > 1 ? f.layout.gpus : 0);
+    if (settings_file) {
+      if (imported) out.plan.plan.layout = imported->layout;
+      continue;
+    }
+    if (!imported) {
+      // Neither importer reads it: a file that is no distributed config keeps the settings
+      // importers' message; one that is keeps the layout importer's.
+      const bool distributed = imported.error().field.empty() &&
+                               imported.error().reason.rfind("not a DeepSpeed", 0) == 0;
+      return distributed ? *settings_error[i] : imported.error();
+    }
+    out.plan.plan = std::move(imported).value();
+    reports.push_back(fmt::format("--from {} read for its layout, batch and accumulation.", file));
+  }
+  if (auto e = validate(out.plan.plan)) return *e;
   out.plan.notes.insert(out.plan.notes.begin(), reports.begin(), reports.end());
   return out;
 }
@@ -201,6 +375,12 @@ Result<std::optional<Device>> make_device(const DeviceFlags& f) {
   if (!f.memory.empty()) {
     auto bytes = parse_size(f.memory, "--memory");
     if (!bytes) return bytes.error();
+    // Sizes below 1 MiB are a missing unit (--memory 0.4 is 0 bytes), not a device.
+    if (bytes.value() < kMiB) {
+      return Error{ErrorCode::usage, "", "--memory",
+                   fmt::format("'{}' is {} bytes; give a device size with a unit, e.g. 24GB",
+                               f.memory, bytes.value())};
+    }
     device = custom_device(bytes.value());
   }
   if (!f.gpu.empty()) {
@@ -213,6 +393,13 @@ Result<std::optional<Device>> make_device(const DeviceFlags& f) {
     if (!bytes) return bytes.error();
     if (!device) return Error{ErrorCode::usage, "", "--reserve", "needs --memory or --gpu"};
     device->reserve_bytes = bytes.value();
+    if (device->usable_bytes() <= 0) {
+      return Error{ErrorCode::usage, "", "--reserve",
+                   fmt::format("{} leaves nothing of the device's {}: the usable budget must be "
+                               "positive",
+                               format_bytes(bytes.value(), Unit::gb),
+                               format_bytes(device->capacity_bytes, Unit::gb))};
+    }
   }
   return device;
 }
@@ -244,6 +431,9 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
   if (!o) return o.error();
   auto m = load_model(name);
   if (!m) return m.error();
+  if (auto e = validate_layout(settled.plan.layout, m->spec)) return *e;
+  if (auto e = check_plan_matches_model(m.value(), settled.plan)) return *e;
+  if (auto e = check_plan_size(m.value(), settled.plan)) return *e;
   if (auto e = check_targets(m.value(), settled.plan)) return *e;
   for (std::string& n : plan_notes(m.value(), settled.plan, d->has_value() ? &**d : nullptr))
     settled.notes.push_back(std::move(n));
@@ -251,8 +441,37 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
                        o.value(), std::move(m).value()};
 }
 
+// The flag that sets a plan field the library names ("lora.rank" -> "--lora-rank"); fields in a
+// file, and names that are already flags, are left as they are.
+std::string flag_for_field(const std::string& field) {
+  // Plan fields are lower-case snake_case paths; anything else (MODEL, an environment variable
+  // such as PYTORCH_CUDA_ALLOC_CONF, a flag) is shown as it is.
+  const bool plan_field = !field.empty() && std::all_of(field.begin(), field.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.';
+  });
+  if (!plan_field) return field;
+  static const std::map<std::string, std::string> kSpecial = {
+      {"device", "--gpu"},
+      {"params_override", "--params"},
+      {"quant.kind", "--quant"},
+      {"lora.dora", "--dora"},
+      {"quant.double_quant", "--no-double-quant"},
+      {"quant.prepare_kbit", "--no-prepare-kbit"},
+      {"step", "--step"},
+      {"freeze.train_modules", "--train-modules"},
+      {"freeze.train_layers", "--train-layers"}};
+  if (auto it = kSpecial.find(field); it != kSpecial.end()) return it->second;
+  std::string flag = "--" + field;
+  for (char& c : flag) {
+    if (c == '_' || c == '.') c = '-';
+  }
+  return flag;
+}
+
 int report(const Error& error) {
-  std::cerr << "trainmem: error: " << error.message() << "\n";
+  Error shown = error;
+  if (shown.file.empty()) shown.field = flag_for_field(shown.field);
+  std::cerr << "trainmem: error: " << shown.message() << "\n";
   return error.code == ErrorCode::usage ? 2 : 1;
 }
 

@@ -4,8 +4,8 @@
 #include <iostream>
 
 #include "commands.h"
-#include "fit_json.h"
 #include "flags.h"
+#include "trainmem/render.h"
 #include "trainmem/units.h"
 
 namespace trainmem::cli {
@@ -24,12 +24,12 @@ void register_gpus(CLI::App& app, Commands& commands) {
       return report(Error{ErrorCode::usage, "", "--kind",
                           fmt::format("'{}' is not one of: gpu, unified, tier", a->kind)});
     }
-    nlohmann::json rows = nlohmann::json::array();
+    std::vector<Device> shown;
     std::string text = fmt::format("{:<18} {:<8} {:>11} {:>10} {:>10} {:>11}  {:<5} {}\n", "id",
                                    "kind", "capacity", "(GB)", "reserve", "usable", "bf16", "name");
     for (const Device& d : list_devices()) {
       if (!a->kind.empty() && name_of(d.kind) != a->kind) continue;
-      rows.push_back(device_json(d));
+      shown.push_back(d);
       text += fmt::format("{:<18} {:<8} {:>11} {:>10} {:>10} {:>11}  {:<5} {}\n", d.id,
                           name_of(d.kind), format_bytes(d.capacity_bytes, Unit::gib),
                           fmt::format("{:.1f} GB", in_unit(d.capacity_bytes, Unit::gb)),
@@ -37,8 +37,7 @@ void register_gpus(CLI::App& app, Commands& commands) {
                           format_bytes(d.usable_bytes(), Unit::gib), d.bf16 ? "yes" : "no", d.name);
     }
     if (a->json) {
-      std::cout << nlohmann::json{{"schema", "trainmem.devices/1"}, {"devices", rows}}.dump(2)
-                << "\n";
+      std::cout << render_devices_json(shown);
     } else {
       std::cout << text
                 << "\nCapacity is what the driver reports (GiB = 2^30 bytes; the tiers are "

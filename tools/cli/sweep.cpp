@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "commands.h"
-#include "fit_json.h"
 #include "flags.h"
+#include "trainmem/limits.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
 #include "trainmem/solve.h"
@@ -26,17 +26,6 @@ struct SweepArgs {
   std::string svg;
 };
 
-nlohmann::json points_json(const Sweep& s) {
-  nlohmann::json pts = nlohmann::json::array();
-  for (const SweepPoint& p : s.points) {
-    nlohmann::json row = {
-        {name_of(s.axis), p.x}, {"peak_bytes", p.peak_bytes}, {"static_bytes", p.static_bytes}};
-    if (s.device) row["fits"] = p.peak_bytes <= s.device->usable_bytes();
-    pts.push_back(row);
-  }
-  return pts;
-}
-
 std::string points_text(const Sweep& s, Unit u) {
   std::string out = fmt::format("{:>8} {:>12} {:>12}{}\n", name_of(s.axis), "peak", "static",
                                 s.device ? "  fits" : "");
@@ -49,11 +38,18 @@ std::string points_text(const Sweep& s, Unit u) {
   return out;
 }
 
+constexpr std::size_t kMaxSweepValues = 1000;
+
 Result<std::vector<std::int64_t>> parse_values(const std::string& text) {
   std::vector<std::int64_t> values;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
+    if (values.size() >= kMaxSweepValues) {
+      return Error{
+          ErrorCode::usage, "", "--values",
+          fmt::format("more than {} values; a sweep is a curve, not a table", kMaxSweepValues)};
+    }
     auto n = parse_count(item, "--values");
     if (!n) return n.error();
     values.push_back(n.value());
@@ -79,6 +75,19 @@ int run_sweep(const SweepArgs& a) {
     auto v = parse_values(a.values);
     if (!v) return report(v.error());
     values = v.value();
+    // Each value is a plan: refuse one that validate() or the 64-bit rule would refuse, rather
+    // than dropping it from the table.
+    for (std::int64_t x : values) {
+      TrainingPlan p = in->plan;
+      (*axis == SweepAxis::batch ? p.batch : p.seq) = x;
+      auto e = validate(p);
+      if (!e) e = check_plan_size(in->model, p);
+      if (e) {
+        return report(Error{
+            ErrorCode::bad_input, "", "--values",
+            fmt::format("{}: {}", x, e->field.empty() ? e->reason : e->field + ": " + e->reason)});
+      }
+    }
   }
 
   std::vector<Sweep> sweeps;
@@ -94,17 +103,7 @@ int run_sweep(const SweepArgs& a) {
     if (!out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
-    nlohmann::json j = {{"schema", "trainmem.sweep/1"}, {"model", a.model}, {"over", a.over}};
-    if (both) {
-      j["sweeps"] = nlohmann::json::array();
-      for (const Sweep& s : sweeps) {
-        j["sweeps"].push_back({{"over", name_of(s.axis)}, {"points", points_json(s)}});
-      }
-    } else {
-      j["points"] = points_json(sweeps[0]);
-    }
-    if (in->device) j["device"] = device_json(*in->device);
-    std::cout << j.dump(2) << "\n";
+    std::cout << render_sweep_json(sweeps, a.model, a.over);
     return 0;
   }
   for (std::size_t i = 0; i < sweeps.size(); ++i) {

@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from transformers import AutoConfig, AutoModelForCausalLM
 
-DTYPE_OF_PRECISION = {"bf16": torch.bfloat16, "autocast-bf16": torch.float32}
+DTYPE_OF_PRECISION = {"bf16": torch.bfloat16, "autocast-bf16": torch.float32, "fp32": torch.float32}
 
 
 def hf_config(cfg_dict):
@@ -37,13 +37,19 @@ def build_model(cfg_dict, precision, attention, fake_mode=None, seed=0):
         # inside it directly (building on meta then to_empty() trips on real meta inputs).
         with fake_mode:
             model = AutoModelForCausalLM.from_config(cfg, dtype=dtype, attn_implementation=attention)
-        use_balanced_experts(model)
+        if model.config._experts_implementation == "eager":
+            use_balanced_experts(model)  # grouped_mm (transformers' default) runs as it is
     model.train()
     return model
 
 
 def _balanced_experts_forward(self, hidden_states, top_k_index, top_k_weights):
     """Expert loop with static shapes: each expert takes an equal share of the T*k routed slots.
+
+    Only used when the experts run transformers' "eager" loop. transformers 5.x picks its
+    "grouped_mm" experts implementation by default (modeling_utils.get_correct_experts_implementation),
+    which sorts the T*k slots by expert and has static shapes, so fake tensors run it unchanged;
+    real runs use it too, so fake and real then trace the same ops.
 
     HF's eager loop finds each expert's tokens with nonzero()/where(), whose output shapes depend
     on data and cannot run under FakeTensorMode. The memory of the loop only depends on how many

@@ -7,6 +7,8 @@ from shared/models.json and only ever run under FakeTensorMode.
 import json
 import os
 
+from .family_configs import FAMILY_TINY
+
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CONFIG_DIR = os.path.join("validation", "configs")
 MODELS_JSON = os.environ.get("TRAINMEM_MODELS_JSON", os.path.join(os.path.dirname(REPO_ROOT), "shared", "models.json"))
@@ -50,6 +52,12 @@ FULL = {
     "llama-3.1-8b": "Llama-3.1-8B",
     "qwen2.5-1.5b": "Qwen2.5-1.5B",
     "qwen3-30b-a3b": "Qwen3-30B-A3B",
+    "mistral-7b": "Mistral-7B-v0.1",
+    "mixtral-8x7b": "Mixtral-8x7B-v0.1",
+    "gemma2-9b": "Gemma-2-9B",
+    "phi3-mini": "Phi-3-mini-4k-instruct",
+    "gpt2-124m": "GPT-2 (124M)",
+    "deepseek-v3": "DeepSeek-V3",
 }
 
 
@@ -57,10 +65,19 @@ def load(name):
     """Return the HF config dict of a named model (tiny from TINY, full size from models.json)."""
     if name in TINY:
         return dict(TINY[name])
+    if name in FAMILY_TINY:
+        return dict(FAMILY_TINY[name])
     path = os.path.join(REPO_ROOT, CONFIG_DIR, name + ".json")
     if name in FULL and os.path.exists(MODELS_JSON):
         with open(MODELS_JSON) as f:
-            return dict(json.load(f)[FULL[name]]["config"])
+            cfg = dict(json.load(f)[FULL[name]]["config"])
+        # The harness builds plain bf16 weights (from_config ignores a checkpoint's fp8
+        # quantization_config); drop it so trainmem prices the same model that was measured.
+        cfg.pop("quantization_config", None)
+        return cfg
+    published = os.path.join(REPO_ROOT, CONFIG_DIR, "published", name + ".json")
+    if not os.path.exists(path) and os.path.exists(published):
+        path = published  # the published config.json fields (validation/configs/published/)
     if os.path.exists(path):  # committed copy: the harness still runs without shared/
         with open(path) as f:
             return json.load(f)

@@ -1,11 +1,21 @@
-"""The GPU-only path: QLoRA (bitsandbytes NF4 base) and 8-bit AdamW, measured by CUDA's allocator.
+"""The GPU path: every `--matrix cuda` configuration measured by CUDA's caching allocator.
 
-Neither can run on CPU (bitsandbytes kernels are CUDA; fake tensors cannot stand in for them),
-so these rows come only from `--matrix cuda` on a machine with a GPU. No GPU was available when the
-committed data was made, so this module has not been run yet; see docs/accuracy-measurement.md.
-Peaks here are torch.cuda.max_memory_allocated between phase marks (what a tensor tracker
-approximates), with max_memory_reserved and mem_get_info kept beside them for context.
+Full, LoRA and QLoRA (bitsandbytes NF4 base), AdamW / 8-bit AdamW / paged AdamW, checkpointing on
+and off, expandable_segments on and off (validation/matrix.py cuda()). bitsandbytes kernels are
+CUDA-only, so these rows come only from a machine with a GPU:
+
+    python validation/measure.py --matrix cuda --out validation/data/gpu-measured.jsonl
+
+Each configuration runs in its own process (PYTORCH_CUDA_ALLOC_CONF must be set before CUDA
+initialises) and gives three rows, one per figure `trainmem validate` compares like with like:
+torch.cuda.max_memory_allocated, torch.cuda.max_memory_reserved, and the device's used memory
+(total - free from cudaMemGetInfo: what nvidia-smi shows for this process on an otherwise idle
+GPU, CUDA context included). Per-phase figures of all three ride along in `gpu_phases`.
+No GPU was lent to the session that wrote this; it has not been run yet (docs/accuracy.md, GPU).
 """
+import copy
+import os
+
 import torch
 
 from .tracker import CATEGORIES
@@ -14,6 +24,11 @@ from .tracker import CATEGORIES
 def adamw_8bit(params):
     import bitsandbytes as bnb
     return bnb.optim.AdamW8bit(params, lr=1e-5)
+
+
+def paged_adamw(params):
+    import bitsandbytes as bnb
+    return bnb.optim.PagedAdamW(params, lr=1e-5)
 
 
 def quantize_nf4(model, skip=("lm_head",)):
@@ -39,7 +54,11 @@ def quantize_nf4(model, skip=("lm_head",)):
 
 
 class CudaTracker:
-    """Same interface as PhaseMemTracker, reading the caching allocator's peak between marks."""
+    """Same interface as PhaseMemTracker, reading the caching allocator between phase marks.
+
+    Per phase: the peak of memory_allocated and of memory_reserved (both reset at each mark), and
+    the device's used memory at the end of the phase (cudaMemGetInfo: total - free).
+    """
 
     name = "cuda"
 
@@ -47,6 +66,8 @@ class CudaTracker:
         self.model, self.optimizers = model, []
         self.step, self.phase = 0, "loaded"
         self.phase_peaks, self.peak_bytes, self.peak_at = {}, 0, (0, "loaded")
+        self.phase_reserved, self.phase_device = {}, {}
+        self.max_reserved, self.max_device = 0, 0
         self.peak_categories = dict.fromkeys(CATEGORIES, 0)
         self.context = {}
 
@@ -63,8 +84,15 @@ class CudaTracker:
     def _close_phase(self):
         torch.cuda.synchronize()
         peak = int(torch.cuda.max_memory_allocated())
+        reserved = int(torch.cuda.max_memory_reserved())
+        free, total = torch.cuda.mem_get_info()
+        used = int(total - free)
         key = (self.step, self.phase)
         self.phase_peaks[key] = max(peak, self.phase_peaks.get(key, 0))
+        self.phase_reserved[key] = max(reserved, self.phase_reserved.get(key, 0))
+        self.phase_device[key] = max(used, self.phase_device.get(key, 0))
+        self.max_reserved = max(self.max_reserved, reserved)
+        self.max_device = max(self.max_device, used)
         if peak > self.peak_bytes:
             self.peak_bytes, self.peak_at = peak, key
             params, grads, states = self._static_bytes()  # approximate: sizes when the phase ends
@@ -89,9 +117,34 @@ class CudaTracker:
     def __exit__(self, *args):
         self._close_phase()
         free, total = torch.cuda.mem_get_info()
-        self.context = {"max_reserved_bytes": int(torch.cuda.max_memory_reserved()),
-                        "device_total_bytes": int(total), "device_free_bytes": int(free)}
+        self.context = {"device_total_bytes": int(total), "device_free_bytes": int(free),
+                        "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""),
+                        "device_name": torch.cuda.get_device_name(),
+                        "cuda": torch.version.cuda}
         return False
+
+    def gpu_phases(self):
+        """{"step1": {"forward": {"allocated": .., "reserved": .., "device_used": ..}, ..}, ..}"""
+        out = {}
+        for (s, p), alloc in self.phase_peaks.items():
+            out.setdefault(f"step{max(s, 1)}", {})[p] = {
+                "allocated": int(alloc), "reserved": self.phase_reserved[(s, p)],
+                "device_used": self.phase_device[(s, p)]}
+        return out
+
+
+def metric_rows(row, tracker):
+    """The one measured row as three, one per figure: allocated, reserved, nvidia-smi."""
+    out = []
+    for metric, value, suffix in (("max_memory_allocated", tracker.peak_bytes, ""),
+                                  ("max_memory_reserved", tracker.max_reserved, "_reserved"),
+                                  ("nvidia-smi", tracker.max_device, "_device")):
+        r = copy.deepcopy(row)
+        r["id"] += suffix
+        r["measured"]["peak_bytes"] = int(value)
+        r["measured"]["metric"] = metric
+        out.append(r)
+    return out
 
 
 def prepare(spec, cfg_dict):
@@ -100,6 +153,10 @@ def prepare(spec, cfg_dict):
 
     from . import build, methods, optim
     model = build.build_model(cfg_dict, spec["precision"], spec["attention"])
+    if spec.get("alloc_conf", "") != os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "") and \
+            spec.get("alloc_conf"):
+        raise RuntimeError("alloc_conf must be set in the environment before CUDA starts "
+                           "(measure.py runs each cuda row in its own process)")
     if spec["method"] == "qlora":
         model = quantize_nf4(model)
         model = prepare_model_for_kbit_training(

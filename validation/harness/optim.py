@@ -17,4 +17,7 @@ def make_optimizer(spec, model):
     if name == "adamw-8bit":
         from . import cuda
         return cuda.adamw_8bit(params)
+    if name == "paged-adamw":
+        from . import cuda
+        return cuda.paged_adamw(params)
     raise ValueError(f"unknown optimizer {name!r}")

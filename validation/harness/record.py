@@ -17,9 +17,18 @@ CATEGORIES = ("parameters", "gradients", "optimizer", "activations", "other")
 PHASES = ("loaded", "forward", "end_of_forward", "backward", "end_of_backward", "optimizer_step")
 
 
+# LoRA target lists that ids leave implicit (the rows measured before targets were tagged).
+UNTAGGED_TARGETS = ("q,k,v,o,gate,up,down", "q,k,v,o")
+
+
 def method_tag(spec):
     if spec["method"] in ("lora", "qlora"):
-        return f"{spec['method']}-r{spec['lora_rank']}"
+        tag = f"{spec['method']}-r{spec['lora_rank']}"
+        if spec["lora_targets"] not in UNTAGGED_TARGETS:
+            tag += "-" + spec["lora_targets"].replace(",", "")
+        if spec.get("lora_dropout"):
+            tag += f"-drop{spec['lora_dropout']:g}"
+        return tag
     if spec["method"] == "freeze":
         return f"freeze-{spec['freeze_tag']}"
     return "full"
@@ -29,7 +38,8 @@ def row_id(spec):
     opt = spec["optimizer"] + (f"-{spec['optimizer_impl']}" if spec.get("optimizer_impl") else "")
     return "_".join([spec["model"], method_tag(spec), opt, spec["precision"],
                      f"ckpt-{spec['checkpointing']}", spec["attention"],
-                     f"b{spec['batch']}", f"s{spec['seq']}"])
+                     f"b{spec['batch']}", f"s{spec['seq']}"]
+                    + ([f"ga{spec['grad_accum']}"] if spec.get("grad_accum", 1) > 1 else []))
 
 
 def config_block(spec, model_path):

@@ -51,7 +51,8 @@ def measure(spec, command="python validation/measure.py"):
         input_ids, labels = step.make_batch(spec["batch"], spec["seq"], cfg["vocab_size"])
         tracker = _make_tracker(kind, model)
         tracker.track_external(model, opt, input_ids, labels)
-        step.train_steps(model, opt, tracker, input_ids, labels, spec["precision"], steps=2)
+        step.train_steps(model, opt, tracker, input_ids, labels, spec["precision"], steps=2,
+                         grad_accum=spec.get("grad_accum", 1))
     name = ("fake+" if fake else "") + tracker.name
     measured = record.measured_block(tracker, name)
     row = record.make_row(spec, configs.write(spec["model"]), measured, command)
@@ -68,8 +69,14 @@ def _measure_cuda(spec, command):
     input_ids, labels = (t.cuda() for t in step.make_batch(spec["batch"], spec["seq"], cfg["vocab_size"]))
     tracker = cuda.CudaTracker(model)
     tracker.track_external(opt)
-    step.train_steps(model, opt, tracker, input_ids, labels, spec["precision"], steps=2, device="cuda")
+    step.train_steps(model, opt, tracker, input_ids, labels, spec["precision"], steps=2, device="cuda",
+                     grad_accum=spec.get("grad_accum", 1))
     measured = record.measured_block(tracker, "cuda", device="cuda")
     measured["cuda_context"] = tracker.context
+    measured["gpu_phases"] = tracker.gpu_phases()
     row = record.make_row(spec, configs.write(spec["model"]), measured, command)
-    return record.check_row(row)
+    if spec.get("alloc_conf"):
+        row["config"]["alloc_conf"] = spec["alloc_conf"]
+        row["id"] += "_" + spec["alloc_conf"].replace(":", "-").replace(",", "_")
+    record.check_row(row)
+    return cuda.metric_rows(row, tracker)

@@ -2,7 +2,8 @@
 
 Like HF Trainer, only the loss is kept from the model output (the logits die before backward);
 the loss comes from the model's own `labels=` path, so HF's fp32 upcast of the logits is traced.
-Step 1 shows the lazily created optimizer state; step 2 is the steady state.
+Step 1 shows the lazily created optimizer state; step 2 is the steady state. Gradient
+accumulation repeats forward and backward per micro-batch before the optimizer step.
 """
 import contextlib
 
@@ -22,22 +23,32 @@ def make_batch(batch, seq, vocab, seed=0):
     return input_ids, input_ids.clone()
 
 
-def train_steps(model, optimizer, tracker, input_ids, labels, precision, steps=2, device="cpu"):
-    """Run the loop under the tracker; the caller owns the tracker's result fields."""
+def train_steps(model, optimizer, tracker, input_ids, labels, precision, steps=2, device="cpu",
+                grad_accum=1):
+    """Run the loop under the tracker; the caller owns the tracker's result fields.
+
+    With grad_accum > 1 each optimizer step runs that many micro-batches (the same batch again),
+    each loss divided by grad_accum as HF Trainer does; the .grad tensors of micro-batch 1 stay
+    live through the forward and backward of the next ones. All micro-batches of a step book
+    their phases under the same (step, phase), so a phase peak is the largest micro-batch's.
+    """
     with tracker:
         tracker.mark(0, "loaded")
         for step in range(1, steps + 1):
-            tracker.mark(step, "forward")
-            with autocast_context(precision, device):
-                # attention_mask=None: no padding, and no data-dependent mask checks under fake mode
-                out = model(input_ids=input_ids, labels=labels, use_cache=False)
-            loss = out.loss
-            del out
-            tracker.mark(step, "end_of_forward")
-            tracker.mark(step, "backward")
-            loss.backward()
-            del loss
-            tracker.mark(step, "end_of_backward")
+            for micro in range(grad_accum):
+                tracker.mark(step, "forward")
+                with autocast_context(precision, device):
+                    # attention_mask=None: no padding, and no data-dependent mask checks in fake mode
+                    out = model(input_ids=input_ids, labels=labels, use_cache=False)
+                loss = out.loss if grad_accum == 1 else out.loss / grad_accum
+                del out
+                tracker.mark(step, "end_of_forward")
+                tracker.mark(step, "backward")
+                loss.backward()
+                del loss
+                tracker.mark(step, "end_of_backward")
+                if micro + 1 < grad_accum:
+                    tracker.end_of_step()  # a new root forward follows in the same step
             tracker.mark(step, "optimizer_step")
             optimizer.step()
             optimizer.zero_grad(set_to_none=True)

@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
+#include "trainmem/limits.h"
+#include "util/json_text.h"
+
 namespace trainmem::adapters {
 
 using nlohmann::json;
@@ -12,6 +17,28 @@ bool ConfigReader::has(const std::string& key) const {
 
 bool ConfigReader::is_null(const std::string& key) const {
   return config_.contains(key) && config_[key].is_null();
+}
+
+std::vector<std::string> ConfigReader::strings(const std::string& key) {
+  std::vector<std::string> out;
+  if (!has(key)) return out;
+  const json& v = config_[key];
+  if (!v.is_array()) {
+    fail(key, fmt::format("must be a list of strings, got {}", v.dump()));
+    return out;
+  }
+  for (const json& item : v) {
+    if (!item.is_string()) {
+      fail(key, fmt::format("must be a list of strings, holds {}", item.dump()));
+      return {};
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+bool ConfigReader::is_empty_list(const std::string& key) const {
+  return has(key) && config_[key].is_array() && config_[key].empty();
 }
 
 void ConfigReader::fail(const std::string& key, const std::string& reason) {
@@ -28,13 +55,18 @@ std::int64_t ConfigReader::count_any(const std::vector<std::string>& keys,
     if (!has(key)) continue;
     const json& v = config_[key];
     if (!v.is_number_integer()) {
-      fail(key, fmt::format("must be a positive integer, got {}", v.dump()));
+      fail(key, fmt::format("must be a positive integer, got {}", json_excerpt(v)));
+      return 0;
+    }
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) {
+      fail(key, fmt::format("must be a positive integer up to 2^52, got {}", json_excerpt(v)));
       return 0;
     }
     const auto n = v.get<std::int64_t>();
-    // 2^40 per dimension keeps every product of two dimensions far inside 64 bits.
-    if (n <= 0 || n > (std::int64_t{1} << 40)) {
-      fail(key, fmt::format("must be a positive integer below 2^40, got {}", n));
+    // One dimension alone may not pass the largest figure trainmem prices (limits.h); products
+    // of dimensions are checked by check_plan_size().
+    if (n <= 0 || n > kMaxFigureElements) {
+      fail(key, fmt::format("must be a positive integer up to 2^52, got {}", n));
       return 0;
     }
     return n;
@@ -55,9 +87,9 @@ std::int64_t ConfigReader::optional_count(const std::string& key, std::int64_t f
     return fallback;
   }
   const json& v = config_[key];
-  if (!v.is_number_integer() || v.get<std::int64_t>() < 0 ||
-      v.get<std::int64_t>() > (std::int64_t{1} << 40)) {
-    fail(key, fmt::format("must be a non-negative integer, got {}", v.dump()));
+  if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) ||
+      v.get<std::int64_t>() < 0 || v.get<std::int64_t>() > kMaxFigureElements) {
+    fail(key, fmt::format("must be a non-negative integer, got {}", json_excerpt(v)));
     return fallback;
   }
   return v.get<std::int64_t>();
@@ -69,16 +101,29 @@ bool ConfigReader::flag(const std::string& key, bool fallback) {
     return fallback;
   }
   if (!config_[key].is_boolean()) {
-    fail(key, fmt::format("must be true or false, got {}", config_[key].dump()));
+    fail(key, fmt::format("must be true or false, got {}", json_excerpt(config_[key])));
     return fallback;
   }
   return config_[key].get<bool>();
 }
 
+std::string ConfigReader::text(const std::string& key) {
+  if (!has(key)) return "";
+  if (!config_[key].is_string()) {
+    fail(key, fmt::format("must be a string, got {}", config_[key].dump()));
+    return "";
+  }
+  return config_[key].get<std::string>();
+}
+
 double ConfigReader::number(const std::string& key, double fallback) {
   if (!has(key)) return fallback;
   if (!config_[key].is_number()) {
-    fail(key, fmt::format("must be a number, got {}", config_[key].dump()));
+    fail(key, fmt::format("must be a number, got {}", json_excerpt(config_[key])));
+    return fallback;
+  }
+  if (!std::isfinite(config_[key].get<double>())) {
+    fail(key, "must be a finite number");
     return fallback;
   }
   return config_[key].get<double>();
@@ -103,11 +148,72 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
     spec.head_dim = spec.hidden / spec.heads;
   }
   spec.tied_embeddings = r.flag("tie_word_embeddings", d.tied);
-  spec.attention_dropout = r.number("attention_dropout", 0.0);
+  spec.attention_dropout = read_probability(r, "attention_dropout", 0.0);
+  spec.activation = read_activation(r, "hidden_act", d.activation);
+  // Qwen2 keeps sliding_window in configs that set use_sliding_window false: no window then.
+  if (r.flag("use_sliding_window", true)) {
+    spec.sliding_window = r.optional_count("sliding_window", 0);
+  }
+  if (r.has("layer_types")) {
+    for (const std::string& t : r.strings("layer_types")) {
+      spec.sliding_layers.push_back(t == "sliding_attention");
+    }
+  }
+}
+
+Activation read_activation(ConfigReader& r, const std::string& key, Activation fallback) {
+  if (!r.has(key)) return fallback;
+  const std::string name = r.text(key);
+  // transformers activations.py ACT2CLS names (swish is nn.SiLU; gelu_python is exact gelu).
+  static constexpr std::pair<std::string_view, Activation> kNames[] = {
+      {"silu", Activation::silu},
+      {"swish", Activation::silu},
+      {"gelu", Activation::gelu},
+      {"gelu_python", Activation::gelu},
+      {"gelu_pytorch_tanh", Activation::gelu_tanh},
+      {"gelu_new", Activation::gelu_new},
+      {"gelu_accurate", Activation::gelu_new},
+      {"gelu_fast", Activation::gelu_fast},
+      {"quick_gelu", Activation::quick_gelu},
+      {"relu", Activation::relu},
+  };
+  for (const auto& [n, act] : kNames) {
+    if (name == n) return act;
+  }
+  if (!name.empty()) {
+    r.fail(key, fmt::format("activation '{}' is not modelled (supported: silu, swish, gelu, "
+                            "gelu_python, gelu_pytorch_tanh, gelu_new, gelu_accurate, gelu_fast, "
+                            "quick_gelu, relu)",
+                            name));
+  }
+  return fallback;
+}
+
+double read_probability(ConfigReader& r, const std::string& key, double fallback) {
+  const double p = r.number(key, fallback);
+  if (p < 0 || p >= 1) {
+    r.fail(key, fmt::format("must be a probability in [0, 1), got {}", p));
+    return fallback;
+  }
+  return p;
 }
 
 void check_common(ConfigReader& r, const ModelSpec& spec) {
   if (r.error()) return;
+  // Work per layer and per expert is bounded by what a model could be (limits.h).
+  if (spec.layers > kMaxLayers) {
+    r.fail("num_hidden_layers",
+           fmt::format("{} layers: no published decoder has more than a few hundred (limit {})",
+                       spec.layers, kMaxLayers));
+  }
+  if (spec.moe.experts > kMaxExperts) {
+    r.fail("num_experts", fmt::format("{} experts per layer is past any published model (limit {})",
+                                      spec.moe.experts, kMaxExperts));
+  }
+  if (spec.mtp_layers > kMaxLayers) {
+    r.fail("num_nextn_predict_layers",
+           fmt::format("{} is past the limit of {} layers", spec.mtp_layers, kMaxLayers));
+  }
   if (!r.has("head_dim") && spec.hidden % spec.heads != 0 && !spec.mla) {
     r.fail("num_attention_heads", fmt::format("{} heads do not divide hidden_size {} and no "
                                               "head_dim is given",

@@ -1,0 +1,10 @@
+#!/bin/sh
+# GPU accuracy benchmark: the estimator against the published GPU measurements
+# (validation/data/gpu-published.jsonl), each row's metric against the matching figure of the
+# allocator replay. Prints, per metric, the median absolute error, the worst, and the mean signed
+# error (the bias: negative means the estimate is low), then the issue-9 targets and whether each
+# is met. Not a test: it exits 0 unless the tool fails. Usage: bench/gpu_accuracy.sh [BIN]
+set -eu
+BIN=${1:-build/bin/trainmem}
+DATA=${DATA:-validation/data/gpu-published.jsonl}
+"$BIN" validate "$DATA" --json | python3 "$(dirname "$0")/gpu_accuracy.py"

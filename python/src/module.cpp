@@ -1,0 +1,156 @@
+// trainmem._native: the thin native layer of the Python package. It hands plans and documents
+// across as JSON text (the library's own round-trip format), so the Python facade
+// (python/trainmem/__init__.py) and the command line print the same numbers from the same code.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "trainmem/trainmem.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace trainmem::python {
+namespace {
+
+// Raised to Python as trainmem.TrainmemError (a ValueError) with the library's message.
+struct TrainmemException : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+template <class T>
+T unwrap(Result<T> r) {
+  if (!r) throw TrainmemException(r.error().message());
+  return std::move(r).value();
+}
+
+TrainingPlan plan_of(const std::string& plan_json) {
+  return unwrap(plan_from_json(plan_json, "plan"));
+}
+
+// The device a call names: a database id (`device`), or a size with a unit (`memory`), with an
+// optional reserve; neither gives no device.
+std::optional<Device> device_of(const std::optional<std::string>& device,
+                                const std::optional<std::string>& memory,
+                                const std::optional<std::string>& reserve) {
+  if (device && memory) throw TrainmemException("give either device or memory, not both");
+  std::optional<Device> d;
+  if (device) d = unwrap(find_device(*device));
+  if (memory) d = custom_device(unwrap(parse_size(*memory, "memory")));
+  if (reserve) {
+    if (!d) throw TrainmemException("reserve: needs a device or memory");
+    d->reserve_bytes = unwrap(parse_size(*reserve, "reserve"));
+  }
+  return d;
+}
+
+std::string estimate_json(const LoadedModel& model, const std::string& plan_json,
+                          const std::optional<std::string>& device,
+                          const std::optional<std::string>& memory,
+                          const std::optional<std::string>& reserve) {
+  const Ledger ledger = estimate(model, plan_of(plan_json));
+  const std::optional<Device> d = device_of(device, memory, reserve);
+  if (!d) return render_json(ledger, nullptr);
+  const Fit f = fit(totals(ledger), *d);
+  return render_json(ledger, &f);
+}
+
+std::string report_text(const LoadedModel& model, const std::string& plan_json,
+                        const std::optional<std::string>& device,
+                        const std::optional<std::string>& memory, const std::string& unit,
+                        bool explain) {
+  RenderOptions options;
+  const auto u = parse_unit(unit);
+  if (!u) throw TrainmemException("unit: '" + unit + "' is not one of: gib, gb, mib, bytes");
+  options.unit = *u;
+  const Ledger ledger = estimate(model, plan_of(plan_json));
+  if (explain) return render_explain(ledger, options);
+  const std::optional<Device> d = device_of(device, memory, std::nullopt);
+  if (!d) return render_text(ledger, nullptr, options);
+  const Fit f = fit(totals(ledger), *d);
+  return render_text(ledger, &f, options);
+}
+
+std::string solve_json(const LoadedModel& model, const std::string& plan_json,
+                       const std::string& target, const std::optional<std::string>& device,
+                       const std::optional<std::string>& memory, std::int64_t step) {
+  const auto goal = parse_solve_for(target);
+  if (!goal) {
+    throw TrainmemException("for: '" + target +
+                            "' is not one of: max-batch, max-seq, smallest-gpu, smallest-tier");
+  }
+  SolveOptions options;
+  options.step = step;
+  const SolveResult r = unwrap(
+      solve(model, plan_of(plan_json), device_of(device, memory, std::nullopt), *goal, options));
+  return render_solve_json(r, model.spec.name, step);
+}
+
+std::string advise_json(const LoadedModel& model, const std::string& plan_json,
+                        const std::optional<std::string>& device,
+                        const std::optional<std::string>& memory) {
+  const std::optional<Device> d = device_of(device, memory, std::nullopt);
+  if (!d) throw TrainmemException("advise needs a device or memory");
+  return render_advice_json(advise(model, plan_of(plan_json), *d), model.spec.name);
+}
+
+LoadedModel from_tensors(const std::string& config_json,
+                         const std::vector<std::tuple<std::string, std::string,
+                                                      std::vector<std::int64_t>>>& tensors,
+                         const std::string& name) {
+  std::vector<NamedTensor> named;
+  named.reserve(tensors.size());
+  for (const auto& [tensor_name, dtype, shape] : tensors) {
+    named.push_back({.name = tensor_name, .dtype = dtype, .shape = shape});
+  }
+  return unwrap(model_from_tensors(config_json, named, name));
+}
+
+}  // namespace
+}  // namespace trainmem::python
+
+NB_MODULE(_native, m) {
+  using namespace trainmem;
+  using namespace trainmem::python;
+  nb::exception<TrainmemException>(m, "TrainmemError", PyExc_ValueError);
+  m.attr("__version__") = std::string(kVersion);
+
+  nb::class_<LoadedModel>(m, "Model")
+      .def_prop_ro("name", [](const LoadedModel& x) { return x.spec.name; })
+      .def_prop_ro("model_type", [](const LoadedModel& x) { return x.spec.model_type; })
+      .def_prop_ro("source", [](const LoadedModel& x) { return std::string(source_kind_name(x.source)); })
+      .def_prop_ro("source_detail", [](const LoadedModel& x) { return x.source_detail; })
+      .def_prop_ro("params_total", [](const LoadedModel& x) { return params_total(x.inventory); })
+      .def_prop_ro("params_active",
+                   [](const LoadedModel& x) { return params_active(x.inventory, x.spec); })
+      .def_prop_ro("notes", [](const LoadedModel& x) { return x.notes; });
+
+  m.def("load", [](const std::string& ref) { return unwrap(load_model(ref)); }, "ref"_a);
+  m.def("from_config",
+        [](const std::string& config_json, const std::string& name) {
+          return unwrap(model_from_config_text(config_json, name));
+        },
+        "config_json"_a, "name"_a);
+  m.def("from_tensors", &from_tensors, "config_json"_a, "tensors"_a, "name"_a);
+  m.def("default_plan", [] { return render_plan_json(TrainingPlan{}); });
+  m.def("check_plan", [](const std::string& plan_json) { return render_plan_json(plan_of(plan_json)); },
+        "plan_json"_a);
+  m.def("estimate", &estimate_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),
+        "memory"_a = nb::none(), "reserve"_a = nb::none());
+  m.def("report", &report_text, "model"_a, "plan_json"_a, "device"_a = nb::none(),
+        "memory"_a = nb::none(), "unit"_a = "gib", "explain"_a = false);
+  m.def("solve", &solve_json, "model"_a, "plan_json"_a, "target"_a, "device"_a = nb::none(),
+        "memory"_a = nb::none(), "step"_a = 1);
+  m.def("advise", &advise_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),
+        "memory"_a = nb::none());
+  m.def("devices", [] { return render_devices_json(list_devices()); });
+  m.def("models", [] { return render_models_json(list_models()); });
+}

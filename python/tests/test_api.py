@@ -1,0 +1,192 @@
+"""The Python package against the engine: the same numbers as the command line, typed results,
+errors as exceptions."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import trainmem
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CLI = os.path.join(ROOT, "build", "bin", "trainmem")
+
+
+def cli_json(*args):
+    if not os.path.exists(CLI):
+        pytest.skip("build/bin/trainmem not built")
+    out = subprocess.run([CLI, *args, "--json"], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def test_version_matches_the_header():
+    header = open(os.path.join(ROOT, "include", "trainmem", "trainmem.h")).read()
+    assert f'kVersion = "{trainmem.__version__}"' in header
+
+
+def test_issue_example_lora_peak_equals_the_cli():
+    r = trainmem.estimate("Qwen/Qwen3-8B", method="lora")
+    assert isinstance(r.peak_bytes, int) and r.peak_bytes > 16 * 2**30  # bf16 weights alone
+    assert r.peak_bytes == cli_json("estimate", "Qwen/Qwen3-8B", "--method", "lora")["totals"][
+        "peak_bytes"]
+
+
+@pytest.mark.parametrize("kwargs,flags", [
+    (dict(batch=4, seq=1024), ["--batch", "4", "--seq", "1024"]),
+    (dict(method="qlora", lora_rank=64, lora_targets="q,v"),
+     ["--method", "qlora", "--lora-rank", "64", "--lora-targets", "q,v"]),
+    (dict(checkpointing="full", batch=8, seq=2048),
+     ["--checkpointing", "full", "--batch", "8", "--seq", "2048"]),
+])
+def test_plans_price_like_the_cli(kwargs, flags):
+    r = trainmem.estimate("qwen2.5-1.5b", **kwargs)
+    doc = cli_json("estimate", "qwen2.5-1.5b", *flags)
+    assert r.peak_bytes == doc["totals"]["peak_bytes"]
+    assert r.by_tenant == doc["totals"]["by_tenant"]
+    assert [i.bytes for i in r.items] == [i["bytes"] for i in doc["items"]]
+
+
+def test_result_is_typed_and_sums():
+    r = trainmem.estimate("qwen3-0.6b", batch=2, seq=512, gpu="rtx-4090")
+    assert r.static_bytes == sum(r.by_tenant[t] for t in
+                                 ("weights", "gradients", "optimizer_states", "master_weights"))
+    assert r.by_phase[r.peak_phase] == r.peak_bytes == max(r.by_phase.values())
+    assert all(isinstance(i, trainmem.Item) and i.formula for i in r.items)
+    assert r.fit is not None and r.fit.device == "rtx-4090" and r.fit.fits
+    assert json.loads(r.to_json())["totals"]["peak_bytes"] == r.peak_bytes
+    assert r.to_dict()["plan"]["batch"] == 2
+    html = r._repr_html_()
+    assert "fits" in html and "weights" in html
+    assert "Peak" in r.text() and "params" in r.explain()
+
+
+def test_memory_needs_a_unit_and_fit_follows_it():
+    small = trainmem.estimate("qwen3-0.6b", memory="1GiB")
+    assert small.fit is not None and not small.fit.fits
+    assert small.fit.capacity_bytes == 2**30
+
+
+def test_errors_are_exceptions_with_the_library_message():
+    with pytest.raises(trainmem.TrainmemError, match="batch"):
+        trainmem.estimate("qwen3-0.6b", batch=0)
+    with pytest.raises(trainmem.TrainmemError, match="not a plan field"):
+        trainmem.estimate("qwen3-0.6b", bacth=2)
+    with pytest.raises(trainmem.TrainmemError, match="not a known name"):
+        trainmem.estimate("qwen3-0.6b", method="lorra")
+    with pytest.raises(trainmem.TrainmemError, match="did you mean"):
+        trainmem.estimate("qwen3-0.6", batch=1)
+    with pytest.raises(ValueError):  # TrainmemError is a ValueError
+        trainmem.estimate("qwen3-0.6b", gpu="rtx-9999")
+
+
+def test_plan_round_trips_with_defaults_filled():
+    p = trainmem.plan(method="lora", lora_rank=8, lora_targets="q, v")
+    assert p["lora"]["rank"] == 8 and p["lora"]["targets"] == ["q", "v"]
+    assert p["batch"] == 1 and p["method"] == "lora"
+    assert trainmem.plan(**{k: v for k, v in p.items()}) == p
+
+
+def test_solve_and_advise():
+    s = trainmem.solve("qwen3-0.6b", "max-batch", gpu="rtx-4090", seq=1024)
+    doc = cli_json("solve", "qwen3-0.6b", "--for", "max-batch", "--gpu", "rtx-4090")
+    assert s.found and s.answer == doc["answer"] > 1
+    a = trainmem.advise("Qwen/Qwen3-8B", gpu="rtx-4090")
+    assert not a.fits_now and a.options and any(o.fits for o in a.options)
+    assert all(o.peak_bytes > 0 for o in a.options)
+
+
+def test_devices_and_models():
+    devs = {d.id: d for d in trainmem.devices()}
+    assert devs["rtx-4090"].capacity_bytes == 24564 * 2**20
+    ids = {m.id: m for m in trainmem.models()}
+    assert ids["qwen3-8b"].params_total == 8_190_735_360
+
+
+QWEN3_CONFIG = {
+    "model_type": "qwen3", "architectures": ["Qwen3ForCausalLM"], "vocab_size": 1000,
+    "hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+    "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+    "max_position_embeddings": 512, "rms_norm_eps": 1e-6, "tie_word_embeddings": True,
+    "torch_dtype": "bfloat16", "rope_theta": 10000.0,
+}
+
+
+def qwen3_tensors():
+    h, i, v, kv = 64, 128, 1000, 32
+    out = [("model.embed_tokens.weight", (v, h)), ("model.norm.weight", (h,))]
+    for layer in range(2):
+        p = f"model.layers.{layer}."
+        out += [(p + "self_attn.q_proj.weight", (64, h)), (p + "self_attn.k_proj.weight", (kv, h)),
+                (p + "self_attn.v_proj.weight", (kv, h)), (p + "self_attn.o_proj.weight", (h, 64)),
+                (p + "self_attn.q_norm.weight", (16,)), (p + "self_attn.k_norm.weight", (16,)),
+                (p + "mlp.gate_proj.weight", (i, h)), (p + "mlp.up_proj.weight", (i, h)),
+                (p + "mlp.down_proj.weight", (h, i)), (p + "input_layernorm.weight", (h,)),
+                (p + "post_attention_layernorm.weight", (h,))]
+    return out
+
+
+class FakeConfig:
+    """Duck-typed transformers PretrainedConfig."""
+    _name_or_path = "tiny-qwen3"
+
+    def to_json_string(self, use_diff=True):
+        return json.dumps(QWEN3_CONFIG)
+
+
+class FakeParam:
+    def __init__(self, shape, dtype="torch.bfloat16"):
+        self.shape, self.dtype = shape, dtype
+
+
+class FakeModule:
+    config = FakeConfig()
+
+    def named_parameters(self):
+        return [(n, FakeParam(s)) for n, s in qwen3_tensors()]
+
+
+def hand_count():
+    total = 0
+    for _, shape in qwen3_tensors():
+        n = 1
+        for d in shape:
+            n *= d
+        total += n
+    return total
+
+
+def test_from_hf_config_prices_the_architecture():
+    m = trainmem.from_hf_config(FakeConfig())
+    assert m.model_type == "qwen3" and m.source == "config"
+    assert m.params_total == hand_count()  # tied embeddings counted once
+    r = trainmem.estimate(m, batch=2, seq=64)
+    assert r.model["params_total"] == hand_count()
+
+
+def test_from_model_reads_the_live_inventory():
+    m = trainmem.from_model(FakeModule())
+    assert m.source == "module" and m.params_total == hand_count()
+    # 2 B per bf16 weight, full fine-tune: the weights line is exact.
+    r = trainmem.estimate(m, precision="bf16", optimizer="sgd")
+    assert r.by_tenant["weights"] == 2 * hand_count()
+
+
+def test_from_model_rejects_unknown_dtypes():
+    class Odd(FakeModule):
+        def named_parameters(self):
+            return [("model.embed_tokens.weight", FakeParam((10, 4), "torch.complex64"))]
+
+    with pytest.raises(trainmem.TrainmemError, match="complex64"):
+        trainmem.from_model(Odd())
+
+
+def test_from_model_with_real_transformers_on_meta():
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    config = transformers.Qwen3Config(**{k: v for k, v in QWEN3_CONFIG.items()
+                                         if k not in ("model_type", "architectures")})
+    with torch.device("meta"):
+        module = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
+    m = trainmem.from_model(module)
+    assert m.params_total == sum(p.numel() for p in module.parameters())

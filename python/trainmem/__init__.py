@@ -1,0 +1,150 @@
+"""trainmem: will this training run fit in my memory, and if not, what must I change?
+
+The Python face of the trainmem C++ engine. Every figure comes from the same library as the
+``trainmem`` command line; plans cross the boundary as the library's plan JSON.
+
+    >>> import trainmem
+    >>> r = trainmem.estimate("Qwen/Qwen3-8B", method="lora", batch=4, seq=2048, gpu="rtx-4090")
+    >>> r.peak_bytes, r.fit.fits
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Optional, Union
+
+from . import _native
+from ._native import Model, TrainmemError
+from ._result import Advice, AdviceOption, Device, Estimate, Fit, Item, ModelInfo, Solution
+
+__version__ = _native.__version__
+__all__ = [
+    "Advice", "AdviceOption", "Device", "Estimate", "Fit", "Item", "Model", "ModelInfo",
+    "Solution", "TrainmemError", "advise", "devices", "estimate", "from_hf_config", "from_model",
+    "load", "models", "plan", "solve",
+]
+
+# Flat keyword names for the nested plan fields, as the command line spells them
+# (--lora-rank -> lora_rank). Everything else is a top-level plan field (docs/formats.md).
+_NESTED = {
+    "lora_rank": ("lora", "rank"),
+    "lora_alpha": ("lora", "alpha"),
+    "lora_dropout": ("lora", "dropout"),
+    "lora_targets": ("lora", "targets"),
+    "dora": ("lora", "dora"),
+    "quant": ("quant", "kind"),
+    "double_quant": ("quant", "double_quant"),
+    "quant_block_size": ("quant", "block_size"),
+    "prepare_kbit": ("quant", "prepare_kbit"),
+    "train_modules": ("freeze", "train_modules"),
+    "train_layers": ("freeze", "train_layers"),
+}
+
+ModelRef = Union[str, Model]
+
+
+def load(model: ModelRef) -> Model:
+    """A model by preset name, Hugging Face id (local cache, then presets), config.json path or
+    folder of safetensors files. Nothing is downloaded."""
+    return model if isinstance(model, Model) else _native.load(str(model))
+
+
+def from_hf_config(config: Any, name: Optional[str] = None) -> Model:
+    """A model from a transformers ``PretrainedConfig`` (or a config dict or JSON string)."""
+    if hasattr(config, "to_json_string"):
+        text = config.to_json_string(use_diff=False)
+    elif isinstance(config, Mapping):
+        text = json.dumps(dict(config))
+    elif isinstance(config, str):
+        text = config
+    else:
+        raise TypeError("from_hf_config takes a PretrainedConfig, a dict or a JSON string")
+    if name is None:
+        name = getattr(config, "_name_or_path", "") or (
+            config.get("_name_or_path", "") if isinstance(config, Mapping) else "") or "config"
+    return _native.from_config(text, name)
+
+
+# torch dtype -> safetensors spelling; the engine maps these to storage costs.
+_TORCH_DTYPES = {
+    "torch.float64": "F64", "torch.float32": "F32", "torch.float16": "F16",
+    "torch.bfloat16": "BF16", "torch.int64": "I64", "torch.int32": "I32", "torch.int16": "I16",
+    "torch.int8": "I8", "torch.uint8": "U8", "torch.bool": "BOOL",
+    "torch.float8_e4m3fn": "F8_E4M3", "torch.float8_e5m2": "F8_E5M2",
+}
+
+
+def from_model(module: Any, name: Optional[str] = None) -> Model:
+    """The exact parameter inventory of a live transformers ``nn.Module`` (the meta device works:
+    only names, shapes and dtypes are read, never weights). Its ``config`` gives the
+    architecture; tied weights count once, as ``named_parameters()`` lists them."""
+    config = getattr(module, "config", None)
+    if config is None or not hasattr(config, "to_json_string"):
+        raise TypeError("from_model needs a transformers model with a .config")
+    tensors = []
+    for pname, p in module.named_parameters():
+        dtype = _TORCH_DTYPES.get(str(p.dtype))
+        if dtype is None:
+            raise TrainmemError(f"{pname}: dtype {p.dtype} is not one trainmem prices")
+        tensors.append((pname, dtype, [int(d) for d in p.shape]))
+    name = name or getattr(config, "_name_or_path", "") or type(module).__name__
+    return _native.from_tensors(config.to_json_string(use_diff=False), tensors, name)
+
+
+def plan(**fields: Any) -> dict:
+    """The full plan, defaults filled and checked, as the library reads it (raises
+    TrainmemError on an unknown field, a wrong type or a value out of range)."""
+    return json.loads(_native.check_plan(_plan_json(fields)))
+
+
+def _plan_json(fields: Mapping[str, Any]) -> str:
+    out: dict = {}
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if isinstance(value, Mapping):  # a nested group given whole: lora={"rank": 8}
+            out.setdefault(key, {}).update(value)
+        elif key in _NESTED:
+            group, sub = _NESTED[key]
+            if key in ("lora_targets", "train_modules") and isinstance(value, str):
+                value = [t.strip() for t in value.split(",") if t.strip()]
+            out.setdefault(group, {})[sub] = value
+        else:
+            out[key] = value
+    return json.dumps(out)
+
+
+def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
+             reserve: Optional[str] = None, **plan_fields: Any) -> Estimate:
+    """Prices one training step: ``estimate("qwen3-8b", method="lora", batch=4, seq=2048,
+    gpu="rtx-4090")``. Plan fields are those of ``trainmem.plan()``; ``memory`` is a size with
+    a unit ("24GB", "24GiB")."""
+    m = load(model)
+    plan_json = _plan_json(plan_fields)
+    doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve))
+    return Estimate(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory)
+
+
+def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,
+          memory: Optional[str] = None, step: int = 1, **plan_fields: Any) -> Solution:
+    """``target``: "max-batch", "max-seq" (need gpu or memory), "smallest-gpu" or
+    "smallest-tier"."""
+    m = load(model)
+    doc = json.loads(_native.solve(m, _plan_json(plan_fields), target, gpu, memory, step))
+    return Solution(doc)
+
+
+def advise(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
+           **plan_fields: Any) -> Advice:
+    """The changes that make the plan fit the device, cheapest first, each priced."""
+    m = load(model)
+    return Advice(json.loads(_native.advise(m, _plan_json(plan_fields), gpu, memory)))
+
+
+def devices() -> list:
+    """The device database: GPUs, Apple machines and the seeds' tiers."""
+    return [Device.from_dict(d) for d in json.loads(_native.devices())["devices"]]
+
+
+def models() -> list:
+    """The built-in presets with their exact and published parameter counts."""
+    return [ModelInfo.from_dict(d) for d in json.loads(_native.models())["models"]]

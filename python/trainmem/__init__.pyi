@@ -1,0 +1,29 @@
+from typing import Any, List, Optional, Union
+
+from ._native import Model as Model, TrainmemError as TrainmemError
+from ._result import (Advice as Advice, AdviceOption as AdviceOption, Device as Device,
+                      Estimate as Estimate, Fit as Fit, Item as Item, ModelInfo as ModelInfo,
+                      Solution as Solution)
+
+__version__: str
+ModelRef = Union[str, Model]
+
+def load(model: ModelRef) -> Model: ...
+def from_hf_config(config: Any, name: Optional[str] = None) -> Model: ...
+def from_model(module: Any, name: Optional[str] = None) -> Model: ...
+def plan(**fields: Any) -> dict: ...
+def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
+             reserve: Optional[str] = None, method: str = ..., precision: str = ...,
+             optimizer: str = ..., optimizer_impl: str = ..., batch: int = ..., seq: int = ...,
+             grad_accum: int = ..., checkpointing: str = ..., attention: str = ...,
+             loss: str = ..., framework: str = ..., convention: str = ...,
+             lora_rank: int = ..., lora_alpha: float = ..., lora_dropout: float = ...,
+             lora_targets: Union[str, List[str]] = ..., dora: bool = ..., quant: str = ...,
+             double_quant: bool = ..., train_modules: Union[str, List[str]] = ...,
+             train_layers: List[int] = ..., **plan_fields: Any) -> Estimate: ...
+def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,
+          memory: Optional[str] = None, step: int = 1, **plan_fields: Any) -> Solution: ...
+def advise(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
+           **plan_fields: Any) -> Advice: ...
+def devices() -> List[Device]: ...
+def models() -> List[ModelInfo]: ...

@@ -1,0 +1,501 @@
+// The allocation event stream (alloc_events.h). Order within a step, from PyTorch:
+//  loaded         weights per tensor as from_pretrained materialises them, then the fp32 master
+//                 copies (mixed-precision wrappers copy at initialisation);
+//  forward        lines that start here (batch, workspaces, autocast copies), then each decoder
+//                 layer's saved tensors in forward order (autograd saves as ops run), then the
+//                 final norm / lm_head input and the logits chain (lm_head runs last);
+//  backward_start the loss gradients (the engine starts from the loss);
+//  backward       head gradients first; then layer by layer in reverse (the autograd engine walks
+//                 the graph from the loss): a layer's backward transient, its parameters'
+//                 gradients (AccumulateGrad, torch/csrc/autograd/functions/accumulate_grad.h),
+//                 then its saved tensors are released as its nodes finish; the embedding last;
+//  optimizer_step state created lazily on the first step (torch/optim/adamw.py _init_group:
+//                 zeros_like per parameter), the foreach step's intermediate list
+//                 (_multi_tensor_adamw: torch._foreach_sqrt of exp_avg_sq), freed at the end;
+//                 then zero_grad(set_to_none=True) frees the gradients.
+// Lines the splitting does not cover are allocated where their phase mask turns on and freed
+// where it turns off. Each split is taken only when its tensors sum exactly to the ledger's line.
+#include "gpu/alloc_events.h"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <optional>
+
+#include "ledger/context.h"
+#include "ledger/format.h"
+#include "ledger/phases.h"
+#include "plan/method.h"
+#include "plan/optimizer.h"
+#include "plan/precision.h"
+#include "plan/quantisation.h"
+#include "trainmem/estimate.h"
+#include "trainmem/inventory.h"
+
+namespace trainmem::gpu {
+namespace {
+
+// A run of identical tensors: `count` of `bytes` each, at `layer` (-1: outside the layers).
+struct Piece {
+  std::int64_t bytes = 0;
+  std::int32_t count = 1;
+  std::int64_t layer = -1;
+  bool after_layers = false;  // outside the layers, after them in forward (norm, head)
+};
+
+std::int64_t total(const std::vector<Piece>& ps) {
+  std::int64_t t = 0;
+  for (const Piece& p : ps) t += p.bytes * p.count;
+  return t;
+}
+
+bool after_layers(Role r) {
+  return r != Role::embedding && r != Role::position_embedding;
+}
+
+// One group's tensors, per layer when the multiplicity divides evenly over its layers.
+void add_group(std::vector<Piece>& out, const TensorGroup& g, std::int64_t bytes_each) {
+  if (bytes_each <= 0) return;
+  const std::int64_t layers = g.layer_first >= 0 ? g.layer_last - g.layer_first + 1 : 0;
+  if (layers > 0 && g.multiplicity % layers == 0) {
+    for (std::int64_t l = g.layer_first; l <= g.layer_last; ++l) {
+      out.push_back({bytes_each, static_cast<std::int32_t>(g.multiplicity / layers), l, false});
+    }
+    return;
+  }
+  out.push_back({bytes_each, static_cast<std::int32_t>(g.multiplicity), g.layer_first,
+                 g.layer_first < 0 && after_layers(g.role)});
+}
+
+// model.parameters() order: the embedding, then layer by layer, then the final norm and head.
+void parameter_order(std::vector<Piece>& pieces) {
+  auto rank = [](const Piece& q) { return q.layer >= 0 ? 1 : (q.after_layers ? 2 : 0); };
+  std::stable_sort(pieces.begin(), pieces.end(), [&](const Piece& x, const Piece& y) {
+    if (rank(x) != rank(y)) return rank(x) < rank(y);
+    return x.layer < y.layer;
+  });
+}
+
+bool live(PhaseMask m, int slot) {
+  return slot >= 0 && slot < kPhaseSlots && (m & (PhaseMask{1} << slot)) != 0;
+}
+bool run_starts(PhaseMask m, int slot) {
+  return live(m, slot) && !live(m, slot - 1);
+}
+bool run_ends(PhaseMask m, int slot) {
+  return live(m, slot) && !live(m, slot + 1);
+}
+Phase phase_of(int slot) {
+  return static_cast<Phase>(slot % kPhaseCount);
+}
+
+class Builder {
+ public:
+  EventStream out;
+
+  std::int32_t label(const std::string& text, Tenant t) {
+    auto it = index_.find(text);
+    if (it != index_.end()) return it->second;
+    out.labels.push_back(text);
+    out.label_tenant.push_back(t);
+    const auto i = static_cast<std::int32_t>(out.labels.size() - 1);
+    index_.emplace(text, i);
+    return i;
+  }
+  std::int32_t alloc(std::int64_t bytes, std::int32_t count, int slot, std::int32_t lab) {
+    if (bytes <= 0 || count <= 0) return -1;
+    out.events.push_back(
+        {Op::alloc, next_id_, count, bytes, 0, static_cast<std::int16_t>(slot), lab});
+    return next_id_++;
+  }
+  void free(std::int32_t id, int slot) {
+    if (id < 0) return;
+    out.events.push_back({Op::free, id, 1, 0, 0, static_cast<std::int16_t>(slot), -1});
+  }
+
+ private:
+  std::map<std::string, std::int32_t> index_;
+  std::int32_t next_id_ = 0;
+};
+
+// A ledger line split into pieces, with the slots it is live in.
+struct Split {
+  std::vector<Piece> pieces;
+  PhaseMask live = 0;
+  std::int32_t label = -1;
+  std::vector<std::int32_t> ids;  // live ids of the current run
+};
+
+struct Plan {
+  Split weights, master, grads, states, scratch;
+  // Activations: per layer, the saved tensors (bytes) and a checkpointed input (0 when none).
+  bool layered = false;
+  bool checkpointed = false;
+  std::vector<std::vector<std::int64_t>> layer_terms;
+  std::vector<std::int64_t> layer_input;
+  PhaseMask saved_live = 0;
+  std::int32_t act_label = -1;
+  std::int32_t input_label = -1;
+  std::vector<std::int64_t> transient;  // per layer, when the backward transient is split
+  std::int32_t transient_label = -1;
+};
+
+// Claims the items of `tenant` (optionally only those whose mask is `mask`) when their bytes sum
+// to `want`; returns their common mask, or 0 when they do not match.
+PhaseMask claim(const Ledger& l, std::vector<bool>& claimed, Tenant tenant, std::int64_t want,
+                std::optional<PhaseMask> mask = std::nullopt) {
+  std::int64_t sum = 0;
+  PhaseMask common = 0;
+  std::vector<std::size_t> picks;
+  for (std::size_t k = 0; k < l.items.size(); ++k) {
+    const LedgerItem& i = l.items[k];
+    if (claimed[k] || i.tenant != tenant || (mask && i.live != *mask)) continue;
+    if (!picks.empty() && i.live != common) return 0;
+    common = i.live;
+    sum += i.bytes;
+    picks.push_back(k);
+  }
+  if (picks.empty() || sum != want || want == 0) return 0;
+  for (std::size_t k : picks) claimed[k] = true;
+  return common;
+}
+
+std::int64_t claim_one(const Ledger& l, std::vector<bool>& claimed, Tenant tenant,
+                       std::int64_t bytes, PhaseMask mask) {
+  for (std::size_t k = 0; k < l.items.size(); ++k) {
+    const LedgerItem& i = l.items[k];
+    if (!claimed[k] && i.tenant == tenant && i.live == mask && i.bytes == bytes) {
+      claimed[k] = true;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+// Per-tensor pieces of the parameter tenants, from the inventory as the plan leaves it.
+void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<bool>& claimed,
+                      Plan& p, Builder& b) {
+  const PrecisionRecipe& r = recipe(ctx.plan.precision);
+  const OptimizerRow& row = optimizer_row(ctx.plan.optimizer);
+  std::vector<Piece> w, m, g, s, sc;
+  for (const TensorGroup& t : ctx.inventory.groups) {
+    if (t.mtp) continue;
+    const std::int64_t n = tensor_elements(t);
+    add_group(w, t,
+              t.quantised ? quantised_bytes(ctx.plan.quant, t.shape) : dense_bytes(t.dtype, n));
+    if (!t.trainable) continue;
+    if (r.master && dtype_info(t.dtype).bits < dtype_info(*r.master).bits) {
+      add_group(m, t, dense_bytes(*r.master, n));
+    }
+    const Dtype gd =
+        dtype_info(t.dtype).bits > dtype_info(r.gradients).bits ? t.dtype : r.gradients;
+    add_group(g, t, dense_bytes(gd, n));
+    const Dtype sd = dtype_info(t.dtype).bits > dtype_info(r.states).bits ? t.dtype : r.states;
+    const bool fallback =
+        t.role == Role::embedding || t.role == Role::lm_head || t.role == Role::position_embedding;
+    const std::int64_t state = optimizer_state_bytes(row, t.shape, sd, fallback);
+    // zeros_like per state: Adam's exp_avg and exp_avg_sq are separate tensors.
+    const bool plain = row.storage == StateStorage::param_dtype && !row.factored_second_moment &&
+                       !row.blockwise_second_moment && !row.muon_split && row.full_states > 0 &&
+                       state % row.full_states == 0;
+    if (plain) {
+      const std::size_t before = s.size();
+      add_group(s, t, state / row.full_states);
+      for (std::size_t k = before; k < s.size(); ++k) s[k].count *= row.full_states;
+    } else {
+      add_group(s, t, state);
+    }
+    add_group(sc, t, dense_bytes(r.states, n));
+  }
+  auto take = [&](Split& split, std::vector<Piece> pieces, Tenant tenant, const std::string& lab) {
+    const PhaseMask mask = claim(l, claimed, tenant, total(pieces));
+    if (mask == 0) return;
+    parameter_order(pieces);
+    split.pieces = std::move(pieces);
+    split.live = mask;
+    split.label = b.label(lab, tenant);
+    ++b.out.items_split;
+  };
+  take(p.weights, w, Tenant::weights, "weights (one per parameter tensor)");
+  take(p.master, m, Tenant::master_weights, "master weights, fp32 (per tensor)");
+  take(p.grads, g, Tenant::gradients, "gradients (AccumulateGrad, per tensor)");
+  if (row.paged) {
+    // bitsandbytes paged optimizers keep state in cudaMallocManaged memory, outside the pool.
+    for (std::size_t k = 0; k < l.items.size(); ++k) {
+      if (l.items[k].tenant == Tenant::optimizer_states && !claimed[k]) {
+        claimed[k] = true;
+        b.out.outside_pool_bytes += l.items[k].bytes;
+        for (int slot = 0; slot < kPhaseSlots; ++slot) {
+          if (live(l.items[k].live, slot)) {
+            b.out.outside_pool_from_slot = slot;
+            break;
+          }
+        }
+      }
+    }
+  } else {
+    take(p.states, s, Tenant::optimizer_states, "optimizer state (zeros_like, per tensor)");
+  }
+  // The foreach step's intermediate list: one state-sized tensor per parameter.
+  if (row.kind == OptimizerKind::adamw && ctx.plan.optimizer_impl == OptimizerImpl::foreach) {
+    const std::int64_t want = total(sc);
+    for (std::size_t k = 0; k < l.items.size(); ++k) {
+      const LedgerItem& i = l.items[k];
+      if (!claimed[k] && i.tenant == Tenant::temporaries && i.bytes == want &&
+          i.live == ledger::in_phase(Phase::optimizer_step)) {
+        claimed[k] = true;
+        parameter_order(sc);
+        p.scratch.pieces = sc;
+        p.scratch.live = i.live;
+        p.scratch.label = b.label("optimizer step: _foreach_sqrt(exp_avg_sq) list", i.tenant);
+        ++b.out.items_split;
+        break;
+      }
+    }
+  }
+}
+
+std::int64_t term_bytes(const ActivationTerm& t, const ModelSpec& spec, const TrainingPlan& plan) {
+  return terms_bytes({t}, spec, plan.batch, plan.seq);
+}
+
+// Saved activations per layer and per term (activations.cpp's lines, split).
+void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<bool>& claimed,
+                       Plan& p, Builder& b) {
+  const ModelSpec& spec = ctx.model.spec;
+  const TrainingPlan& plan = ctx.plan;
+  const ledger::LayerActivations la = ledger::layer_activations(ctx);
+  const std::size_t n = la.terms.size();
+  const PhaseMask saved = ledger::forward_to_backward_start();
+  const PhaseMask late = ledger::late_backward();
+  p.layer_terms.assign(n, {});
+  p.layer_input.assign(n, 0);
+  std::int64_t sum = 0;
+  std::int64_t largest = 0;
+  if (plan.checkpointing == Checkpointing::full) {
+    const std::int64_t each = plan.batch * plan.seq * spec.hidden * la.settings.stream_bytes;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (la.needs_input[i]) {
+        p.layer_input[i] = each;
+        sum += each;
+      }
+      for (const ActivationTerm& t : la.terms[i])
+        p.layer_terms[i].push_back(term_bytes(t, spec, plan));
+    }
+    largest = la.max_layer_bytes;
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      std::int64_t layer = 0;
+      for (const ActivationTerm& t : la.terms[i]) {
+        if (plan.checkpointing == Checkpointing::selective && t.bytes_per_score > 0) continue;
+        const std::int64_t bytes = term_bytes(t, spec, plan);
+        p.layer_terms[i].push_back(bytes);
+        layer += bytes;
+      }
+      sum += layer;
+    }
+    largest = la.max_layer_bytes;
+  }
+  // The aggregate (saved through backward_start) and the late-backward line must both be there.
+  std::vector<bool> trial = claimed;
+  if (claim_one(l, trial, Tenant::activations, sum, saved) == 0) return;
+  if (claim_one(l, trial, Tenant::activations, largest, late) == 0) return;
+  claimed = trial;
+  p.layered = true;
+  p.checkpointed = plan.checkpointing == Checkpointing::full;
+  p.saved_live = saved;
+  p.act_label = b.label(p.checkpointed ? "recomputed layer's saved tensors"
+                                       : "saved activations (per layer, per tensor)",
+                        Tenant::activations);
+  p.input_label = b.label("checkpointed layer input", Tenant::activations);
+  b.out.items_split += 2;
+  // The backward transient, per layer instead of the largest once.
+  if (!la.any_requires_grad) return;
+  std::vector<std::int64_t> tr(static_cast<std::size_t>(spec.layers));
+  std::int64_t tmax = 0;
+  for (std::int64_t i = 0; i < spec.layers; ++i) {
+    tr[static_cast<std::size_t>(i)] =
+        layer_backward_transient_bytes(spec, i, la.settings, plan.batch, plan.seq);
+    tmax = std::max(tmax, tr[static_cast<std::size_t>(i)]);
+  }
+  if (tr.size() == n && claim_one(l, claimed, Tenant::temporaries, tmax, late) != 0) {
+    p.transient = std::move(tr);
+    p.transient_label = b.label("backward transient of one layer", Tenant::temporaries);
+    ++b.out.items_split;
+  }
+}
+
+// The loss's backward line (logits.cpp full_chain) is two fp32 tensors of rows x vocab: the
+// gradient nll_loss returns and the one log_softmax's backward makes. 1 for any other line.
+std::int32_t loss_grad_tensors(const LedgerItem& i, const LoadedModel& model,
+                               const TrainingPlan& plan) {
+  if (i.tenant != Tenant::logits || i.live != ledger::in_phase(Phase::backward_start)) return 1;
+  const std::int64_t v = model.spec.vocab;
+  const std::int64_t tokens = plan.batch * plan.seq;
+  for (const std::int64_t rows : {tokens, std::min<std::int64_t>(tokens, 1024)}) {
+    if (v > 0 && i.bytes == 8 * rows * v) return 2;
+  }
+  return 1;
+}
+
+// Pieces at `layer` (or outside the layers, before / after them) of a split.
+void alloc_pieces(Builder& b, Split& s, int slot, std::int64_t layer, bool after) {
+  // Pieces are in parameter order (parameter_order), so one layer's are contiguous.
+  auto key = [](const Piece& q) {
+    return std::pair{q.layer >= 0 ? 1 : (q.after_layers ? 2 : 0),
+                     std::max<std::int64_t>(q.layer, 0)};
+  };
+  const std::pair want{layer >= 0 ? 1 : (after ? 2 : 0), std::max<std::int64_t>(layer, 0)};
+  auto it = std::lower_bound(s.pieces.begin(), s.pieces.end(), want,
+                             [&](const Piece& q, const auto& w) { return key(q) < w; });
+  for (; it != s.pieces.end() && key(*it) == want; ++it) {
+    s.ids.push_back(b.alloc(it->bytes, it->count, slot, s.label));
+  }
+}
+
+void alloc_all(Builder& b, Split& s, int slot) {
+  for (const Piece& pc : s.pieces) s.ids.push_back(b.alloc(pc.bytes, pc.count, slot, s.label));
+}
+
+void free_all(Builder& b, Split& s, int slot) {
+  for (std::int32_t id : s.ids) b.free(id, slot);
+  s.ids.clear();
+}
+
+}  // namespace
+
+EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger) {
+  Builder b;
+  if (plan.convention == Convention::textbook) return b.out;
+  ledger::Context ctx{model, plan, apply_method(model, plan)};
+  std::vector<bool> claimed(ledger.items.size(), false);
+  Plan p;
+  b.out.events.reserve(4 * ctx.inventory.groups.size() *
+                           static_cast<std::size_t>(std::max<std::int64_t>(1, model.spec.layers)) +
+                       1024);
+  parameter_splits(ctx, ledger, claimed, p, b);
+  activation_splits(ctx, ledger, claimed, p, b);
+
+  // Every other line: one allocation per run of its mask.
+  struct Whole {
+    const LedgerItem* item;
+    std::int32_t label;
+    std::int32_t count = 1;  // equal tensors the line is made of
+    std::int32_t id = -1;
+  };
+  std::vector<Whole> whole;
+  for (std::size_t k = 0; k < ledger.items.size(); ++k) {
+    if (claimed[k]) continue;
+    const LedgerItem& i = ledger.items[k];
+    whole.push_back({&i, b.label(i.label, i.tenant), loss_grad_tensors(i, model, plan)});
+  }
+  // Lines made by the lm_head and loss come after the layers in forward.
+  auto late_in_forward = [](const LedgerItem& i) {
+    return i.tenant == Tenant::logits || (i.tenant == Tenant::activations &&
+                                          !live(i.live, static_cast<int>(Phase::end_of_backward)));
+  };
+  const std::size_t layers = p.layer_terms.size();
+  std::vector<std::vector<std::int32_t>> act_ids(layers);
+  std::vector<std::int32_t> input_ids(layers, -1);
+  std::vector<Split*> splits = {&p.weights, &p.master, &p.grads, &p.states, &p.scratch};
+
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    const Phase ph = phase_of(slot);
+    // Whole lines that start here (the head's and loss's after the layers, in forward).
+    for (Whole& w : whole) {
+      if (run_starts(w.item->live, slot) && !(ph == Phase::forward && late_in_forward(*w.item))) {
+        w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
+      }
+    }
+    // Parameter-shaped splits that start here, except gradients made during backward.
+    for (Split* s : splits) {
+      if (s == &p.grads && ph == Phase::backward) continue;
+      if (run_starts(s->live, slot)) alloc_all(b, *s, slot);
+    }
+    if (ph == Phase::forward && p.layered && live(p.saved_live, slot)) {
+      for (std::size_t i = 0; i < layers; ++i) {
+        if (p.checkpointed) {
+          input_ids[i] = b.alloc(p.layer_input[i], 1, slot, p.input_label);
+        } else {
+          for (std::int64_t bytes : p.layer_terms[i]) {
+            act_ids[i].push_back(b.alloc(bytes, 1, slot, p.act_label));
+          }
+        }
+      }
+    }
+    if (ph == Phase::forward) {
+      for (Whole& w : whole) {
+        if (run_starts(w.item->live, slot) && late_in_forward(*w.item)) {
+          w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
+        }
+      }
+    }
+    if (ph == Phase::backward) {
+      const bool grads_here = run_starts(p.grads.live, slot);
+      if (grads_here) alloc_pieces(b, p.grads, slot, -1, true);  // lm_head, final norm
+      for (std::size_t r = layers; r-- > 0;) {
+        std::int32_t t = -1;
+        if (!p.transient.empty()) t = b.alloc(p.transient[r], 1, slot, p.transient_label);
+        if (p.layered && p.checkpointed) {
+          for (std::int64_t bytes : p.layer_terms[r]) {
+            act_ids[r].push_back(b.alloc(bytes, 1, slot, p.act_label));
+          }
+        }
+        if (grads_here) alloc_pieces(b, p.grads, slot, static_cast<std::int64_t>(r), false);
+        b.free(t, slot);
+        for (std::int32_t id : act_ids[r]) b.free(id, slot);
+        act_ids[r].clear();
+        b.free(input_ids[r], slot);
+        input_ids[r] = -1;
+      }
+      if (grads_here) {
+        // Layer pieces beyond the activation model's layers, then the embedding.
+        for (const Piece& pc : p.grads.pieces) {
+          if (pc.layer >= static_cast<std::int64_t>(layers)) {
+            p.grads.ids.push_back(b.alloc(pc.bytes, pc.count, slot, p.grads.label));
+          }
+        }
+        alloc_pieces(b, p.grads, slot, -1, false);
+      }
+    }
+    // Frees at the end of each run.
+    if (run_ends(p.scratch.live, slot)) free_all(b, p.scratch, slot);
+    for (Whole& w : whole) {
+      if (run_ends(w.item->live, slot) && slot + 1 < kPhaseSlots) {
+        b.free(w.id, slot);
+        w.id = -1;
+      }
+    }
+    for (Split* s : splits) {
+      if (s != &p.scratch && run_ends(s->live, slot) && slot + 1 < kPhaseSlots)
+        free_all(b, *s, slot);
+    }
+  }
+  return b.out;
+}
+
+std::vector<std::int64_t> requested_high_water(const EventStream& stream) {
+  std::vector<std::int64_t> out(kPhaseSlots, 0);
+  std::map<std::int32_t, std::int64_t> bytes;
+  std::int64_t now = 0;
+  int phase = 0;
+  for (const AllocEvent& e : stream.events) {
+    while (phase < e.phase) {
+      out[static_cast<std::size_t>(phase)] = std::max(out[static_cast<std::size_t>(phase)], now);
+      ++phase;
+      out[static_cast<std::size_t>(phase)] = now;
+    }
+    if (e.op == Op::alloc) {
+      bytes[e.id] = e.bytes * e.count;
+      now += e.bytes * e.count;
+    } else {
+      now -= bytes[e.id];
+      bytes.erase(e.id);
+    }
+    out[static_cast<std::size_t>(phase)] = std::max(out[static_cast<std::size_t>(phase)], now);
+  }
+  for (++phase; phase < kPhaseSlots; ++phase) out[static_cast<std::size_t>(phase)] = now;
+  return out;
+}
+
+}  // namespace trainmem::gpu

@@ -1,0 +1,41 @@
+// One training step as the CUDA caching allocator sees it: the ledger's items turned into an
+// ordered stream of allocations and frees with exact byte sizes, in the order PyTorch issues
+// them, over two steps (the first, which creates the optimizer state lazily, and a steady one).
+// Aggregate ledger lines are split into the tensors that really are allocated: weights, master
+// copies, gradients and optimizer states per parameter tensor, saved activations per layer and
+// per saved tensor (the activation model's terms). Every other line is one allocation, made when
+// its phase mask first turns on and freed when it turns off. docs/gpu.md gives the order and its
+// sources.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/alloc_event.h"
+#include "trainmem/ledger.h"
+#include "trainmem/model.h"
+#include "trainmem/plan.h"
+
+namespace trainmem::gpu {
+
+struct EventStream {
+  std::vector<AllocEvent> events;    // phase = the ledger's phase slot (0..kPhaseSlots-1)
+  std::vector<std::string> labels;   // indexed by AllocEvent::label
+  std::vector<Tenant> label_tenant;  // the tenant of each label
+  // Bytes the ledger counts that never pass through PyTorch's allocator (paged optimizer state
+  // in CUDA unified memory), live from this slot on.
+  std::int64_t outside_pool_bytes = 0;
+  int outside_pool_from_slot = 0;
+  // Ledger items split into per-tensor events (the rest are one allocation each).
+  int items_split = 0;
+};
+
+// The stream for `ledger` (which must be estimate(model, plan)).
+EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger);
+
+// Requested bytes live after each event, summed per slot at its high-water: a check that the
+// stream reproduces the ledger's per-phase live bytes.
+std::vector<std::int64_t> requested_high_water(const EventStream& stream);
+
+}  // namespace trainmem::gpu

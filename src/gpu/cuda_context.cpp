@@ -1,0 +1,101 @@
+// CUDA context and cuBLAS workspace figures. Each row is a published measurement or a PyTorch
+// source default; rows measured on one family are applied to others only as estimates.
+#include "gpu/cuda_context.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace trainmem::gpu {
+namespace {
+
+constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+constexpr std::int64_t kMB = 1'000'000;
+
+// Context figures. A row applies to the runtime's CUDA version range and loading mode; `family`
+// is the compute capability it was measured on.
+struct ContextRow {
+  int cuda_from;  // major * 100 + minor, inclusive
+  int cuda_to;    // exclusive
+  bool lazy;
+  std::string_view family;
+  std::int64_t bytes;
+  std::string_view source;
+};
+
+constexpr std::array kContextRows = {
+    // nvidia-smi 'used' 1,343 MiB after torch.ones((1,1)).to('cuda') on a V100-SXM2 16GB,
+    // driver 460.91.03 / CUDA 11.2, PyTorch ~1.10; less the 2 MiB small-pool segment of the
+    // tensor (Hugging Face transformers docs, perf_train_gpu_one.mdx, 2022).
+    ContextRow{0, 1107, false, "7.0", 1341 * kMiB,
+               "transformers docs perf_train_gpu_one (2022): V100, CUDA 11.2, torch 1.10, "
+               "1,343 MiB used less the tensor's 2 MiB segment"},
+    // PyTorch PR #86509 (lazy module loading by default): 667 MB eager against 287 MB lazy,
+    // CUDA 11.7.
+    ContextRow{1107, 9999, false, "", 667 * kMB,
+               "pytorch/pytorch PR #86509: 667 MB with CUDA_MODULE_LOADING=EAGER (CUDA 11.7)"},
+    ContextRow{1107, 1200, true, "", 287 * kMB,
+               "pytorch/pytorch PR #86509: 287 MB with lazy module loading (CUDA 11.7)"},
+    // RTX 6000 Ada (sm89), PyTorch 2.10 / cu130: 426 MiB (unsloth-zoo PR #1053).
+    ContextRow{1200, 9999, true, "8.9", 426 * kMiB,
+               "unslothai/unsloth-zoo PR #1053: 426 MiB on an RTX 6000 Ada, torch 2.10 cu130"},
+};
+
+// Families trainmem knows (data/devices/gpus.json): V100, T4, A100, RTX 30xx/A6000, Jetson Orin,
+// Ada, Hopper, Blackwell datacenter and consumer.
+constexpr std::array<std::string_view, 9> kKnownFamilies = {"7.0", "7.5", "8.0",  "8.6", "8.7",
+                                                            "8.9", "9.0", "10.0", "12.0"};
+
+bool known_family(std::string_view cc) {
+  for (std::string_view f : kKnownFamilies) {
+    if (f == cc) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ContextFigure cuda_context(std::string_view cc, const CudaRuntime& rt) {
+  const int version = rt.cuda_major * 100 + rt.cuda_minor;
+  // Lazy loading exists from CUDA 11.7 (CUDA_MODULE_LOADING); before, every kernel loads.
+  const bool lazy = rt.lazy_loading && version >= 1107;
+  const ContextRow* row = nullptr;
+  for (const ContextRow& r : kContextRows) {
+    if (version >= r.cuda_from && version < r.cuda_to && r.lazy == lazy) row = &r;
+  }
+  if (row == nullptr) row = &kContextRows.back();
+  ContextFigure out;
+  out.bytes = row->bytes;
+  out.source = std::string(row->source);
+  out.estimated = row->family.empty() || row->family != cc;
+  if (cc.empty() || !known_family(cc)) {
+    out.note = fmt::format(
+        "CUDA context: no figure for {}; assumed {} MiB (CUDA {}.{}, {} module loading).",
+        cc.empty() ? std::string("a device without a known compute capability (no --gpu)")
+                   : fmt::format("compute capability {}", cc),
+        out.bytes / kMiB, rt.cuda_major, rt.cuda_minor, lazy ? "lazy" : "eager");
+  }
+  return out;
+}
+
+WorkspaceFigure cublas_workspace(std::string_view cc) {
+  // aten/src/ATen/cuda/CublasHandlePool.cpp getChosenWorkspaceSize / CUBLAS_WORKSPACE_CONFIG
+  // default: ":4096:8" (4,096 KiB x 8 = 32 MiB) on sm90, ":4096:2:16:8" (4,096 KiB x 2 +
+  // 16 KiB x 8) elsewhere; the cuBLASLt workspace shares it in current releases (else
+  // CUBLASLT_WORKSPACE_SIZE, 1,024 KiB). Research note accounting.md 8.
+  WorkspaceFigure w;
+  w.source = "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp (CUBLAS_WORKSPACE_CONFIG default)";
+  const bool hopper = cc == "9.0";
+  const bool newer = cc == "10.0" || cc == "12.0";
+  if (hopper || newer) {
+    w.cublas_bytes = std::int64_t{4096} * 1024 * 8;
+    w.estimated = newer;  // the sm90 default, assumed for Blackwell
+  } else {
+    w.cublas_bytes = std::int64_t{4096} * 1024 * 2 + std::int64_t{16} * 1024 * 8;
+    w.estimated = cc.empty() || !known_family(cc);
+  }
+  w.cublaslt_bytes = 0;
+  return w;
+}
+
+}  // namespace trainmem::gpu

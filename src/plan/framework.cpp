@@ -1,0 +1,397 @@
+// The framework profile table: every difference from the Hugging Face behaviour, with its source.
+// docs/frameworks.md explains each row; tests/unit/framework_test.cpp checks each one's effect.
+#include "trainmem/framework.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+#include "util/edit_distance.h"
+
+namespace trainmem {
+namespace {
+
+constexpr std::array<FrameworkProfile, 7> kProfiles{{
+    {"hf", "transformers", "",
+     "Hugging Face transformers Trainer with PEFT and bitsandbytes (the default)"},
+    {"trl", "trl", "hf", "TRL SFTTrainer: the HF Trainer plus its token-accuracy metrics"},
+    {"litgpt", "litgpt", "", "Lightning-AI litgpt finetune scripts (bf16-true, chunked loss)"},
+    {"torchtune", "torchtune", "", "PyTorch torchtune single-device recipes"},
+    {"unsloth", "unsloth", "hf", "Unsloth: HF with offloaded checkpointing and a fused loss"},
+    {"axolotl", "axolotl", "hf", "axolotl: the HF Trainer driven by a YAML config"},
+    {"mlx", "mlx-lm", "", "mlx-lm LoRA on Apple silicon (unified memory)"},
+}};
+
+constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     "peft",
+                                                     "bitsandbytes", "litgpt",  "torchtune",
+                                                     "unsloth",      "axolotl", "mlx-lm"};
+
+// framework, method, library, from, below, knob, value, what, source
+constexpr std::array<Difference, 20> kDifferences{{
+    // transformers versions (every HF-based profile).
+    {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
+     "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
+     "transformers v4.45.2 models/llama/modeling_llama.py LlamaForCausalLM.forward"},
+    {"hf", "", "transformers", "", "4.49", Knob::loss_shift_copy, 1,
+     "the loss makes a contiguous shifted fp32 copy of the logits",
+     "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (removed by PR #35646)"},
+    // TRL.
+    {"trl", "", "trl", "0.15", "", Knob::metrics_logits_copy, 1,
+     "compute_loss copies the shifted logits to log mean_token_accuracy",
+     "trl trainer/sft_trainer.py SFTTrainer.compute_loss"},
+    // litgpt.
+    {"litgpt", "", "", "", "", Knob::outputs_kept, 1,
+     "`logits = model(...)` stays referenced through backward",
+     "litgpt finetune/lora.py fit(): logits, loss, fabric.backward(loss)"},
+    {"litgpt", "", "", "", "", Knob::loss_upcast, 0,
+     "cross_entropy runs on the bf16 logits (no fp32 copy); log_softmax saves bf16",
+     "litgpt utils.py chunked_cross_entropy"},
+    {"litgpt", "", "", "", "", Knob::loss_chunk_positions, 128,
+     "lm_head and the loss run per chunk of 128 positions",
+     "litgpt finetune/lora.py model(input_ids, lm_head_chunk_size=128); utils.py "
+     "chunked_cross_entropy(chunk_size=128)"},
+    {"litgpt", "", "", "", "", Knob::fused_qkv_attention, 1,
+     "one fused qkv projection: SDPA's v view keeps all of it (MHA), or k and v are expanded to "
+     "every head (GQA); LoRA on q/k/v shares one dropout",
+     "litgpt model.py CausalSelfAttention.forward; lora.py LoRAQKVLinear"},
+    {"litgpt", "", "", "", "", Knob::adapters_fp32, 0,
+     "LoRA weights are created in the model dtype (bf16-true)",
+     "litgpt lora.py LoRALinear (nn.Parameter under fabric.init_module)"},
+    // torchtune.
+    {"torchtune", "", "", "", "", Knob::adapters_fp32, 0,
+     "LoRA weights are built in the model dtype",
+     "torchtune modules/peft/lora.py LoRALinear; recipes set_default_dtype(bf16)"},
+    {"torchtune", "", "torchtune", "0.3", "", Knob::loss_chunks, 8,
+     "CEWithChunkedOutputLoss: the output projection and the fp32 upcast run in 8 chunks",
+     "torchtune modules/loss/ce_chunked_output_loss.py (PR #1390)"},
+    {"torchtune", "", "torchtune", "0.3", "", Knob::logits_freed_after_loss, 1,
+     "the recipe deletes the logits right after the loss",
+     "torchtune recipes/lora_finetune_single_device.py `del logits`"},
+    {"torchtune", "", "torchtune", "", "0.3", Knob::outputs_kept, 1,
+     "the shifted logits stay referenced through backward",
+     "torchtune v0.1 recipes/lora_finetune_single_device.py train()"},
+    {"torchtune", "", "torchtune", "", "0.3", Knob::loss_upcast, 0,
+     "nn.CrossEntropyLoss on the bf16 logits",
+     "torchtune v0.1 recipes/configs/llama2/7B_lora_single_device.yaml loss: "
+     "torch.nn.CrossEntropyLoss"},
+    // unsloth.
+    {"unsloth", "", "", "", "", Knob::offload_checkpoints, 1,
+     "use_gradient_checkpointing=\"unsloth\" copies each layer's input to host memory",
+     "unsloth models/_utils.py Unsloth_Offloaded_Gradient_Checkpointer"},
+    // mlx-lm.
+    {"mlx", "", "", "", "", Knob::unified_memory, 1,
+     "Apple unified memory: no CUDA context and no caching allocator",
+     "mlx-lm README (Apple silicon); MLX unified memory model"},
+    {"mlx", "", "", "", "", Knob::cublas_workspaces, 0, "no cuBLAS workspaces",
+     "MLX Metal backend"},
+    {"mlx", "", "", "", "", Knob::adapters_fp32, 0, "LoRA weights in the model dtype",
+     "mlx-lm tuner/lora.py LoRALinear"},
+    {"mlx", "", "", "", "", Knob::lora_last_layers, 16,
+     "LoRA is applied to the last 16 layers (num_layers)",
+     "mlx-lm lora.py CONFIG_DEFAULTS num_layers=16"},
+    // Library behaviour, every profile.
+    {"*", "", "bitsandbytes", "", "0.44", Knob::bnb_saves_4bit_input, 1,
+     "MatMul4Bit keeps its input for backward",
+     "bitsandbytes v0.43 autograd/_functions.py MatMul4Bit.forward ctx.tensors = (A, B)"},
+    // torchtune defaults for a full fine-tune on one device.
+    {"torchtune", "full", "", "", "", Knob::optimizer_in_backward, 1,
+     "the optimizer steps each parameter in backward and frees its gradient",
+     "torchtune recipes/configs/llama3_1/8B_full_single_device.yaml optimizer_in_bwd: True"},
+}};
+
+// framework, method, flag, value, source
+constexpr std::array<ProfileDefault, 15> kDefaults{{
+    {"litgpt", "", "precision", "bf16",
+     "litgpt finetune/lora.py: precision defaults to bf16-true where supported"},
+    {"litgpt", "", "lora_dropout", "0.05", "litgpt finetune/lora.py setup(lora_dropout=0.05)"},
+    {"litgpt", "qlora", "optimizer", "paged-adamw",
+     "litgpt finetune/lora.py: AdamW becomes bnb PagedAdamW when quantizing"},
+    {"torchtune", "", "precision", "bf16", "torchtune recipe configs: dtype: bf16"},
+    {"torchtune", "", "checkpointing", "full",
+     "torchtune recipe configs: enable_activation_checkpointing: True"},
+    {"torchtune", "lora", "optimizer_impl", "fused",
+     "torchtune recipes/configs/llama3_1/8B_lora_single_device.yaml optimizer.fused: True"},
+    {"torchtune", "qlora", "optimizer_impl", "fused",
+     "torchtune recipes/configs/llama3_1/8B_qlora_single_device.yaml optimizer.fused: True"},
+    {"torchtune", "full", "optimizer", "paged-adamw-8bit",
+     "torchtune recipes/configs/llama3_1/8B_full_single_device.yaml bitsandbytes PagedAdamW8bit"},
+    {"unsloth", "", "checkpointing", "full",
+     "unsloth get_peft_model(use_gradient_checkpointing=\"unsloth\")"},
+    {"unsloth", "", "loss", "fused",
+     "unsloth_zoo fused_losses/cross_entropy_loss.py (chunked lm_head + CE, no full logits)"},
+    {"unsloth", "", "precision", "bf16", "unsloth FastLanguageModel.from_pretrained(dtype=bf16)"},
+    {"unsloth", "qlora", "optimizer", "adamw-8bit", "unsloth notebooks: optim=\"adamw_8bit\""},
+    {"mlx", "", "precision", "bf16", "mlx-lm trains in the model dtype; no master copy"},
+    {"mlx", "", "checkpointing", "none", "mlx-lm lora.py CONFIG_DEFAULTS grad_checkpoint=False"},
+    {"mlx", "", "optimizer_impl", "for-loop", "mlx.optimizers.Adam updates per array"},
+}};
+
+bool matches_framework(std::string_view row, std::string_view framework) {
+  if (row == "*" || row == framework) return true;
+  for (const FrameworkProfile& p : kProfiles) {
+    if (p.name == framework && !p.base.empty()) return matches_framework(row, p.base);
+  }
+  return false;
+}
+
+const FrameworkProfile* find_profile(std::string_view name) {
+  for (const FrameworkProfile& p : kProfiles) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+bool valid_version(std::string_view v) {
+  if (v.empty() || v.front() == '.' || v.back() == '.') return false;
+  return std::all_of(v.begin(), v.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0 || c == '.';
+  });
+}
+
+std::optional<std::string_view> version_of(const TrainingPlan& plan, std::string_view library) {
+  for (const auto& [lib, version] : plan.library_versions) {
+    if (lib == library) return std::string_view(version);
+  }
+  return std::nullopt;
+}
+
+bool in_range(const Difference& d, const TrainingPlan& plan) {
+  if (d.library.empty()) return true;
+  const auto v = version_of(plan, d.library);
+  if (!v) return d.below.empty();  // current release: past every `below`
+  if (!d.from.empty() && compare_versions(*v, d.from) < 0) return false;
+  if (!d.below.empty() && compare_versions(*v, d.below) >= 0) return false;
+  return true;
+}
+
+void set_knob(FrameworkBehaviour& b, Knob k, std::int64_t v) {
+  switch (k) {
+    case Knob::outputs_kept:
+      b.outputs_kept = v != 0;
+      return;
+    case Knob::fp32_logits_in_model:
+      b.fp32_logits_in_model = v != 0;
+      return;
+    case Knob::loss_shift_copy:
+      b.loss_shift_copy = v != 0;
+      return;
+    case Knob::loss_upcast:
+      b.loss_upcast = v != 0;
+      return;
+    case Knob::loss_chunks:
+      b.loss_chunks = v;
+      return;
+    case Knob::loss_chunk_positions:
+      b.loss_chunk_positions = v;
+      return;
+    case Knob::logits_freed_after_loss:
+      b.logits_freed_after_loss = v != 0;
+      return;
+    case Knob::adapters_fp32:
+      b.adapters_fp32 = v != 0;
+      return;
+    case Knob::optimizer_in_backward:
+      b.optimizer_in_backward = v != 0;
+      return;
+    case Knob::offload_checkpoints:
+      b.offload_checkpoints = v != 0;
+      return;
+    case Knob::bnb_saves_4bit_input:
+      b.bnb_saves_4bit_input = v != 0;
+      return;
+    case Knob::padding_mask:
+      b.padding_mask = v != 0;
+      return;
+    case Knob::metrics_logits_copy:
+      b.metrics_logits_copy = v != 0;
+      return;
+    case Knob::fused_qkv_attention:
+      b.fused_qkv_attention = v != 0;
+      return;
+    case Knob::cublas_workspaces:
+      b.cublas_workspaces = v != 0;
+      return;
+    case Knob::unified_memory:
+      b.unified_memory = v != 0;
+      return;
+    case Knob::lora_last_layers:
+      b.lora_last_layers = v;
+      return;
+  }
+}
+
+Error framework_error(std::string reason) {
+  return Error{ErrorCode::usage, "", "--framework", std::move(reason)};
+}
+
+std::string profile_names() {
+  std::string out;
+  for (const FrameworkProfile& p : kProfiles)
+    out += (out.empty() ? "" : ", ") + std::string(p.name);
+  return out;
+}
+
+}  // namespace
+
+std::string_view knob_name(Knob k) {
+  switch (k) {
+    case Knob::outputs_kept:
+      return "outputs_kept";
+    case Knob::fp32_logits_in_model:
+      return "fp32_logits_in_model";
+    case Knob::loss_shift_copy:
+      return "loss_shift_copy";
+    case Knob::loss_upcast:
+      return "loss_upcast";
+    case Knob::loss_chunks:
+      return "loss_chunks";
+    case Knob::loss_chunk_positions:
+      return "loss_chunk_positions";
+    case Knob::logits_freed_after_loss:
+      return "logits_freed_after_loss";
+    case Knob::adapters_fp32:
+      return "adapters_fp32";
+    case Knob::optimizer_in_backward:
+      return "optimizer_in_backward";
+    case Knob::offload_checkpoints:
+      return "offload_checkpoints";
+    case Knob::bnb_saves_4bit_input:
+      return "bnb_saves_4bit_input";
+    case Knob::padding_mask:
+      return "padding_mask";
+    case Knob::metrics_logits_copy:
+      return "metrics_logits_copy";
+    case Knob::fused_qkv_attention:
+      return "fused_qkv_attention";
+    case Knob::cublas_workspaces:
+      return "cublas_workspaces";
+    case Knob::unified_memory:
+      return "unified_memory";
+    case Knob::lora_last_layers:
+      return "lora_last_layers";
+  }
+  return "";
+}
+
+std::span<const FrameworkProfile> framework_profiles() {
+  return kProfiles;
+}
+std::span<const Difference> framework_differences() {
+  return kDifferences;
+}
+std::span<const ProfileDefault> framework_defaults() {
+  return kDefaults;
+}
+std::span<const std::string_view> versioned_libraries() {
+  return kLibraries;
+}
+
+int compare_versions(std::string_view a, std::string_view b) {
+  auto next = [](std::string_view& s) -> long long {
+    if (s.empty()) return 0;
+    const auto dot = s.find('.');
+    const std::string_view part = s.substr(0, dot);
+    s = dot == std::string_view::npos ? std::string_view() : s.substr(dot + 1);
+    long long n = 0;
+    for (char c : part) n = n * 10 + (c - '0');
+    return n;
+  };
+  while (!a.empty() || !b.empty()) {
+    const long long x = next(a);
+    const long long y = next(b);
+    if (x != y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+std::optional<Error> parse_framework(std::string_view text, std::string& name,
+                                     std::vector<std::pair<std::string, std::string>>& versions) {
+  const auto at = text.find('@');
+  const std::string_view n = text.substr(0, at);
+  const FrameworkProfile* p = find_profile(n);
+  if (p == nullptr) {
+    std::string_view best;
+    std::size_t best_d = 3;  // suggest only close names
+    for (const FrameworkProfile& q : kProfiles) {
+      const std::size_t d = edit_distance(n, q.name);
+      if (d < best_d) {
+        best_d = d;
+        best = q.name;
+      }
+    }
+    return framework_error(fmt::format(
+        "'{}' is not a known framework{}; known: {}", n,
+        best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best), profile_names()));
+  }
+  name = std::string(n);
+  if (at != std::string_view::npos) {
+    const std::string_view v = text.substr(at + 1);
+    if (!valid_version(v)) {
+      return framework_error(
+          fmt::format("'{}' is not a version of {}: expected dotted numbers such as {}@4.43", v,
+                      p->library, p->name));
+    }
+    versions.emplace_back(std::string(p->library), std::string(v));
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> parse_library_versions(
+    std::string_view text, std::vector<std::pair<std::string, std::string>>& versions) {
+  while (!text.empty()) {
+    const auto comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    if (item.empty()) continue;
+    const auto eq = item.find('=');
+    const std::string_view lib = item.substr(0, eq);
+    if (std::find(kLibraries.begin(), kLibraries.end(), lib) == kLibraries.end()) {
+      std::string known;
+      for (std::string_view l : kLibraries) known += (known.empty() ? "" : ", ") + std::string(l);
+      return Error{ErrorCode::usage, "", "--versions",
+                   fmt::format("'{}' is not a library with version-dependent behaviour; known: {}",
+                               lib, known)};
+    }
+    const std::string_view v = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    if (!valid_version(v)) {
+      return Error{ErrorCode::usage, "", "--versions",
+                   fmt::format("'{}' needs a version like {}=0.43.1", std::string(item), lib)};
+    }
+    versions.emplace_back(std::string(lib), std::string(v));
+  }
+  return std::nullopt;
+}
+
+std::string_view profile_default(std::string_view framework, std::string_view method,
+                                 std::string_view flag) {
+  for (const ProfileDefault& d : kDefaults) {
+    if (d.framework == framework && d.flag == flag && (d.method.empty() || d.method == method)) {
+      return d.value;
+    }
+  }
+  for (const FrameworkProfile& p : kProfiles) {
+    if (p.name == framework && !p.base.empty()) return profile_default(p.base, method, flag);
+  }
+  return "";
+}
+
+std::vector<const Difference*> applied_differences(const TrainingPlan& plan) {
+  std::vector<const Difference*> out;
+  for (const Difference& d : kDifferences) {
+    if (!matches_framework(d.framework, plan.framework)) continue;
+    if (!d.method.empty() && d.method != name_of(plan.method)) continue;
+    if (!in_range(d, plan)) continue;
+    out.push_back(&d);
+  }
+  return out;
+}
+
+void apply_framework(TrainingPlan& plan) {
+  plan.behaviour = FrameworkBehaviour{};
+  for (const Difference* d : applied_differences(plan)) set_knob(plan.behaviour, d->knob, d->value);
+}
+
+}  // namespace trainmem

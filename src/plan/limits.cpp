@@ -1,0 +1,114 @@
+// check_plan_size(): the plan's largest element figures, in checked arithmetic, against
+// kMaxFigureElements (trainmem/limits.h explains the rule).
+#include "trainmem/limits.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+
+#include "trainmem/estimate.h"
+#include "trainmem/inventory.h"
+#include "util/checked.h"
+
+namespace trainmem {
+namespace {
+
+struct Figure {
+  std::string what;
+  std::optional<std::int64_t> elements;  // nullopt: overflowed 64 bits
+};
+
+// The widest per-token tensor a layer can save: the MLP, attention projections, experts routed
+// per token, MLA's latent ranks, the router's logits.
+std::optional<std::int64_t> widest(const ModelSpec& s) {
+  std::int64_t w = std::max({s.hidden, s.intermediate, s.moe.experts, s.mla_spec.q_lora_rank,
+                             s.mla_spec.kv_lora_rank, std::int64_t{1}});
+  for (auto v :
+       {checked_mul(s.heads, qk_head_dim(s)), checked_mul(s.heads, v_head_dim(s)),
+        checked_mul(s.kv_heads, s.head_dim),
+        checked_mul(s.moe.expert_intermediate, std::max<std::int64_t>(s.moe.top_k, 1)),
+        checked_mul(s.moe.shared_intermediate, std::max<std::int64_t>(s.moe.shared_experts, 1))}) {
+    if (!v) return std::nullopt;
+    w = std::max(w, *v);
+  }
+  return w;
+}
+
+std::optional<std::int64_t> parameters(const ParameterInventory& inv) {
+  std::int64_t n = 0;
+  for (const TensorGroup& g : inv.groups) {
+    std::optional<std::int64_t> e = g.multiplicity;
+    for (std::int64_t d : g.shape) e = e ? checked_mul(*e, d) : std::nullopt;
+    const auto sum = e ? checked_add(n, *e) : std::nullopt;
+    if (!sum) return std::nullopt;
+    n = *sum;
+  }
+  return n;
+}
+
+std::vector<Figure> figures(const LoadedModel& model, const TrainingPlan& plan) {
+  const ModelSpec& s = model.spec;
+  const std::int64_t layers = std::max<std::int64_t>(s.layers + s.mtp_layers, 1);
+  const auto tokens = checked_mul(plan.batch, plan.seq);
+  const auto width = widest(s);
+  std::vector<Figure> out;
+  out.push_back({"the parameter count", parameters(model.inventory)});
+  if (plan.params_override > 0) out.push_back({"--params", plan.params_override});
+  // LoRA adds r x (in + out) per adapted linear: at most 2 r per weight element row and column.
+  out.push_back({"rank x 2 x width x layers x 16 linears (LoRA adapters)",
+                 checked_product({std::max<std::int64_t>(plan.lora.rank, 1), 2,
+                                  std::max(width.value_or(0), s.vocab), layers, 16})});
+  out.push_back({"tokens x width x layers (activations)",
+                 tokens && width ? checked_product({*tokens, *width, layers}) : std::nullopt});
+  out.push_back({"tokens x vocabulary (logits)",
+                 tokens ? checked_mul(*tokens, std::max<std::int64_t>(s.vocab, 1)) : std::nullopt});
+  // Eager attention materialises batch x heads x seq x seq scores in every layer.
+  if (plan.attention == Attention::eager) {
+    out.push_back({"batch x heads x seq x seq x layers (eager attention scores)",
+                   checked_product({plan.batch, std::max<std::int64_t>(s.heads, 1), plan.seq,
+                                    plan.seq, layers})});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Error> check_plan_size(const LoadedModel& model, const TrainingPlan& plan) {
+  if (model.spec.layers > kMaxLayers) {
+    return bad_input(model.source_detail, "num_hidden_layers",
+                     fmt::format("{} layers: no published decoder has more than a few hundred "
+                                 "(limit {})",
+                                 model.spec.layers, kMaxLayers));
+  }
+  for (const Figure& f : figures(model, plan)) {
+    if (!f.elements || *f.elements > kMaxFigureElements) {
+      const std::string size =
+          f.elements ? fmt::format("{:.3g} elements", static_cast<double>(*f.elements))
+                     : std::string("more than 2^63 elements");
+      return bad_input("", "",
+                       fmt::format("this plan is too large to price: {} is {}, past the 2^52 "
+                                   "(4.5e15) limit that keeps every byte count exact in 64 bits "
+                                   "(8 EiB)",
+                                   f.what, size));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> check_plan_matches_model(const LoadedModel& model, const TrainingPlan& plan) {
+  for (std::int64_t layer : plan.freeze.train_layers) {
+    if (layer >= model.spec.layers) {
+      return bad_input("", "--train-layers",
+                       fmt::format("layer {} is past the last layer of {} ({} layers: 0-{})", layer,
+                                   model.spec.name, model.spec.layers, model.spec.layers - 1));
+    }
+  }
+  return std::nullopt;
+}
+
+bool plan_size_ok(const LoadedModel& model, const TrainingPlan& plan) {
+  return !check_plan_size(model, plan);
+}
+
+}  // namespace trainmem

@@ -1,0 +1,91 @@
+// trainmem estimate --timeline events: the allocation event stream phase by phase, grouped by
+// what is allocated or freed, each phase closed by the caching allocator's figures.
+#include <fmt/format.h>
+
+#include <map>
+#include <vector>
+
+#include "gpu/alloc_events.h"
+#include "gpu/caching_allocator.h"
+#include "trainmem/gpu.h"
+#include "trainmem/units.h"
+
+namespace trainmem {
+namespace {
+
+struct Group {
+  std::int32_t label = -1;
+  bool alloc = true;
+  std::int64_t tensors = 0;
+  std::int64_t bytes = 0;
+};
+
+}  // namespace
+
+std::string render_alloc_timeline(const LoadedModel& model, const TrainingPlan& plan,
+                                  const Ledger& ledger, const GpuOptions& options,
+                                  const RenderOptions& render) {
+  auto conf = gpu::parse_alloc_conf(options.alloc_conf, options.alloc_conf_field);
+  if (!conf) return conf.error().message() + "\n";
+  if (plan.convention == Convention::textbook) {
+    return "Allocation events: none for the textbook convention (uniform rates, no tensors).\n";
+  }
+  const gpu::EventStream stream = gpu::alloc_events(model, plan, ledger);
+  const gpu::ReplayResult r = gpu::replay(stream.events, *conf, {}, kPhaseSlots);
+  const Unit u = render.unit;
+  std::string out = fmt::format(
+      "Allocation events through two steps, in {} (PyTorch's order; the caching allocator "
+      "replayed with PYTORCH_CUDA_ALLOC_CONF={})\n",
+      unit_name(u), conf->text.empty() ? "(unset)" : conf->text);
+  struct Live {
+    std::int32_t label = -1;
+    std::int64_t tensors = 0;
+    std::int64_t bytes = 0;
+  };
+  std::map<std::int32_t, Live> by_id;
+  std::size_t k = 0;
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    if (slot % kPhaseCount == 0) {
+      out += slot == 0 ? "  first step (optimizer state created lazily at its step)\n"
+                       : "  steady state\n";
+    }
+    std::vector<Group> groups;
+    auto add = [&](std::int32_t label, bool alloc, std::int64_t tensors, std::int64_t bytes) {
+      for (Group& g : groups) {
+        if (g.label == label && g.alloc == alloc) {
+          g.tensors += tensors;
+          g.bytes += bytes;
+          return;
+        }
+      }
+      groups.push_back({label, alloc, tensors, bytes});
+    };
+    for (; k < stream.events.size() && stream.events[k].phase == slot; ++k) {
+      const gpu::AllocEvent& e = stream.events[k];
+      if (e.op == gpu::Op::alloc) {
+        by_id[e.id] = {e.label, e.count, e.bytes * e.count};
+        add(e.label, true, e.count, e.bytes * e.count);
+      } else {
+        const Live& l = by_id[e.id];
+        add(l.label, false, l.tensors, l.bytes);
+      }
+    }
+    const gpu::PhaseStats& p = r.phases[static_cast<std::size_t>(slot)];
+    out += fmt::format("    {:<16} allocated {:>9}  reserved {:>9}  largest free block {:>9}\n",
+                       phase_name(static_cast<Phase>(slot % kPhaseCount)),
+                       format_bytes(p.allocated_bytes, u), format_bytes(p.reserved_bytes, u),
+                       format_bytes(p.largest_free_bytes, u));
+    for (const Group& g : groups) {
+      const std::string what =
+          g.label >= 0 ? stream.labels[static_cast<std::size_t>(g.label)] : std::string("?");
+      out += fmt::format("      {} {:>6} x {:>9}  {}\n", g.alloc ? "+" : "-", g.tensors,
+                         format_bytes(g.bytes, u), what);
+    }
+  }
+  out += fmt::format("  {} events; peak allocated {}, peak reserved {} (before the CUDA context)\n",
+                     stream.events.size(), format_bytes(r.peak_allocated_bytes, u),
+                     format_bytes(r.peak_reserved_bytes, u));
+  return out;
+}
+
+}  // namespace trainmem

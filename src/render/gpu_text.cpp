@@ -1,0 +1,36 @@
+// The GPU section of the text report: peak allocated, peak reserved and the device total, each
+// with what PyTorch or the driver calls it and why it differs from the one before.
+#include <fmt/format.h>
+
+#include "trainmem/gpu.h"
+#include "trainmem/units.h"
+
+namespace trainmem {
+
+std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
+  if (!g.available) return "";
+  const Unit u = o.unit;
+  std::string out = fmt::format(
+      "On the GPU (PyTorch's caching allocator replayed over {} events; "
+      "PYTORCH_CUDA_ALLOC_CONF={})\n",
+      g.events, g.alloc_conf.empty() ? "unset" : g.alloc_conf);
+  out += fmt::format(
+      "  {:<16} {:>10}  torch.cuda.max_memory_allocated: live tensors, each rounded up to its "
+      "block (512 B; unsplit remainders stay with the block)\n",
+      "Peak allocated", format_bytes(g.peak_allocated_bytes, u));
+  out += fmt::format(
+      "  {:<16} {:>10}  torch.cuda.max_memory_reserved: allocated plus cached free blocks in the "
+      "allocator's segments (2 MiB, 20 MiB, or the request rounded to 2 MiB)\n",
+      "Peak reserved", format_bytes(g.peak_reserved_bytes, u));
+  std::string extra = fmt::format("reserved + CUDA context {}{}", format_bytes(g.context_bytes, u),
+                                  g.context_estimated ? " (estimated)" : "");
+  if (g.outside_pool_bytes > 0) {
+    extra += fmt::format(" + paged optimizer state {}", format_bytes(g.outside_pool_bytes, u));
+  }
+  out += fmt::format("  {:<16} {:>10}  nvidia-smi: {}; reached by {}\n", "Device total",
+                     format_bytes(g.device_total_bytes, u), extra, slot_name(g.peak_slot));
+  for (const std::string& n : g.notes) out += "  Note: " + n + "\n";
+  return out;
+}
+
+}  // namespace trainmem

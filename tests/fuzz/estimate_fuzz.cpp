@@ -1,0 +1,69 @@
+// End-to-end libFuzzer target: fuzzed bytes choose a model's dimensions (up to 2^52 each, up to
+// the layer cap) and a whole plan; the estimate must keep the invariants of issue 14 point 1
+// (fuzz_invariants.h): exact non-negative figures, or an up-front refusal that never fits.
+#include <fuzzer/FuzzedDataProvider.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_invariants.h"
+#include "trainmem/model.h"
+
+namespace {
+
+std::int64_t dim(FuzzedDataProvider& in, std::int64_t max) {
+  // Mostly small powers of two and their neighbours, sometimes anything up to max.
+  if (in.ConsumeBool()) {
+    const int bits = in.ConsumeIntegralInRange<int>(0, 52);
+    return std::min<std::int64_t>(
+        max, (std::int64_t{1} << bits) + in.ConsumeIntegralInRange<std::int64_t>(-1, 1));
+  }
+  return in.ConsumeIntegralInRange<std::int64_t>(1, max);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  using namespace trainmem;
+  FuzzedDataProvider in(data, size);
+  ModelSpec s;
+  s.name = "fuzz";
+  s.model_type = "llama";
+  const std::int64_t kMaxDim = kMaxFigureElements;
+  s.heads = std::max<std::int64_t>(1, dim(in, 1 << 12));
+  s.kv_heads = s.heads;
+  s.head_dim = std::max<std::int64_t>(1, dim(in, 1 << 16));
+  s.hidden = dim(in, kMaxDim);
+  s.intermediate = dim(in, kMaxDim);
+  s.vocab = dim(in, kMaxDim);
+  s.layers = in.ConsumeIntegralInRange<std::int64_t>(1, kMaxLayers);
+  s.max_positions = 1024;
+  s.tied_embeddings = in.ConsumeBool();
+  s.qk_norm = in.ConsumeBool();
+  if (in.ConsumeBool()) {
+    s.moe.experts = in.ConsumeIntegralInRange<std::int64_t>(1, kMaxExperts);
+    s.moe.top_k = in.ConsumeIntegralInRange<std::int64_t>(1, s.moe.experts);
+    s.moe.expert_intermediate = dim(in, kMaxDim);
+    s.moe.shared_experts = in.ConsumeIntegralInRange<std::int64_t>(0, 4);
+    s.moe.shared_intermediate = dim(in, kMaxDim);
+  }
+  TrainingPlan p;
+  p.method = static_cast<Method>(in.ConsumeIntegralInRange<int>(0, 3));
+  if (p.method == Method::freeze) p.freeze.train_modules = {"q", "norm"};
+  p.precision = static_cast<Precision>(in.ConsumeIntegralInRange<int>(0, 4));
+  p.optimizer = static_cast<OptimizerKind>(in.ConsumeIntegralInRange<int>(0, 9));
+  p.optimizer_impl = static_cast<OptimizerImpl>(in.ConsumeIntegralInRange<int>(0, 2));
+  p.checkpointing = static_cast<Checkpointing>(in.ConsumeIntegralInRange<int>(0, 2));
+  p.attention = static_cast<Attention>(in.ConsumeIntegralInRange<int>(0, 2));
+  p.loss = static_cast<Loss>(in.ConsumeIntegralInRange<int>(0, 2));
+  p.convention = static_cast<Convention>(in.ConsumeIntegralInRange<int>(0, 1));
+  p.batch = dim(in, std::int64_t{1} << 20);
+  p.seq = dim(in, std::int64_t{1} << 24);
+  p.grad_accum = in.ConsumeIntegralInRange<std::int64_t>(1, 64);
+  p.lora.rank = in.ConsumeIntegralInRange<std::int64_t>(1, 65536);
+  p.lora.dropout = in.ConsumeBool() ? 0.1 : 0.0;
+  if (in.ConsumeBool()) p.params_override = in.ConsumeIntegralInRange<std::int64_t>(1, INT64_MAX);
+  const LoadedModel model = model_from_spec(s, SourceKind::preset, "fuzz");
+  fuzz::check_invariants(model, p);
+  return 0;
+}

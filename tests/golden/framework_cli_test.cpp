@@ -1,0 +1,59 @@
+// --framework and --versions through the command line: checked names, did-you-mean, versions,
+// and the profile's assumptions in the report.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct CliResult {
+  int code = -1;
+  std::string out;
+};
+
+CliResult run_cli(const std::string& args) {
+  const std::string command = std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
+  CliResult r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.out += buffer.data();
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(FrameworkCli, UnknownNameIsAOneLineErrorWithASuggestion) {
+  const CliResult r = run_cli("estimate qwen3-0.6b --framework torchtun");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out,
+            "trainmem: error: --framework: 'torchtun' is not a known framework (did you "
+            "mean 'torchtune'?); known: hf, trl, litgpt, torchtune, unsloth, axolotl, mlx\n");
+  EXPECT_EQ(run_cli("estimate qwen3-0.6b --framework deepspeed").code, 2);
+}
+
+TEST(FrameworkCli, BadVersionsAreErrors) {
+  const CliResult v = run_cli("estimate qwen3-0.6b --framework hf@latest");
+  EXPECT_EQ(v.code, 2);
+  EXPECT_NE(v.out.find("--framework: 'latest' is not a version of transformers"), std::string::npos)
+      << v.out;
+  const CliResult lib = run_cli("estimate qwen3-0.6b --versions bnb=0.41");
+  EXPECT_EQ(lib.code, 2);
+  EXPECT_NE(lib.out.find("--versions: 'bnb' is not a library"), std::string::npos) << lib.out;
+}
+
+TEST(FrameworkCli, ProfileAssumptionsAreReported) {
+  const CliResult r = run_cli("estimate qwen3-0.6b --framework litgpt --method lora");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("Framework assumptions (litgpt)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lm_head and the loss run per chunk of 128 positions"), std::string::npos);
+  EXPECT_NE(r.out.find("· bf16 ·"), std::string::npos) << "litgpt defaults to bf16-true";
+  const CliResult old = run_cli("estimate qwen3-0.6b --framework hf@4.45");
+  EXPECT_NE(old.out.find("transformers 4.45"), std::string::npos) << old.out;
+  EXPECT_NE(old.out.find("fp32 logits"), std::string::npos) << old.out;
+}
+
+}  // namespace

@@ -1,0 +1,188 @@
+// The allocation event stream against the ledger it comes from: every line's bytes pass through
+// the allocator, the per-phase live bytes match the ledger's phases, and the order is PyTorch's.
+#include "gpu/alloc_events.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "gpu/caching_allocator.h"
+#include "support/models.h"
+#include "trainmem/estimate.h"
+
+namespace trainmem::gpu {
+namespace {
+
+using testing_support::validation_model;
+
+struct Case {
+  const char* model;
+  Method method;
+  Checkpointing ckpt;
+  OptimizerKind opt;
+};
+
+TrainingPlan plan_for(const Case& c) {
+  TrainingPlan p;
+  p.method = c.method;
+  p.checkpointing = c.ckpt;
+  p.optimizer = c.opt;
+  p.batch = 2;
+  p.seq = 256;
+  return p;
+}
+
+// Every alloc is freed at most once, and frees name live ids.
+void expect_well_formed(const EventStream& s) {
+  std::map<std::int32_t, int> state;  // 1 live, 2 freed
+  for (const AllocEvent& e : s.events) {
+    if (e.op == Op::alloc) {
+      EXPECT_EQ(state[e.id], 0) << "id " << e.id << " allocated twice";
+      state[e.id] = 1;
+      EXPECT_GT(e.bytes, 0);
+    } else {
+      EXPECT_EQ(state[e.id], 1) << "id " << e.id << " freed while not live";
+      state[e.id] = 2;
+    }
+  }
+}
+
+TEST(AllocEvents, PhasesReproduceTheLedger) {
+  const Case cases[] = {
+      {"qwen3-tiny", Method::full, Checkpointing::none, OptimizerKind::adamw},
+      {"qwen3-tiny", Method::lora, Checkpointing::full, OptimizerKind::adamw},
+      {"llama-tiny", Method::full, Checkpointing::selective, OptimizerKind::adamw_8bit},
+      {"qwen3moe-tiny", Method::full, Checkpointing::none, OptimizerKind::adamw},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.model);
+    const LoadedModel m = validation_model(c.model);
+    const TrainingPlan p = plan_for(c);
+    const Ledger l = estimate(m, p);
+    const Totals t = totals(l);
+    const EventStream s = alloc_events(m, p, l);
+    expect_well_formed(s);
+    EXPECT_GE(s.items_split, 5);  // weights, master, grads, states, activations (+ scratch)
+    const std::vector<std::int64_t> hw = requested_high_water(s);
+    for (int slot = 0; slot < kPhaseSlots; ++slot) {
+      SCOPED_TRACE(slot_name(slot));
+      const std::int64_t want = t.by_slot[static_cast<std::size_t>(slot)];
+      if (static_cast<Phase>(slot % kPhaseCount) == Phase::backward) {
+        // Late backward: the ledger's moment (every gradient, one layer's activations) is in
+        // the stream; the phase also inherits what backward_start left.
+        EXPECT_GE(hw[static_cast<std::size_t>(slot)], want);
+      } else {
+        EXPECT_EQ(hw[static_cast<std::size_t>(slot)], want);
+      }
+    }
+    EXPECT_EQ(*std::max_element(hw.begin(), hw.end()), t.peak_bytes);
+  }
+}
+
+TEST(AllocEvents, GradientsInReverseLayerOrderAndStatesOnFirstStep) {
+  const LoadedModel m = validation_model("qwen3-tiny");
+  TrainingPlan p;
+  const Ledger l = estimate(m, p);
+  const EventStream s = alloc_events(m, p, l);
+  std::int32_t grad_label = -1, state_label = -1, act_label = -1;
+  for (std::size_t i = 0; i < s.labels.size(); ++i) {
+    if (s.label_tenant[i] == Tenant::gradients) grad_label = static_cast<std::int32_t>(i);
+    if (s.label_tenant[i] == Tenant::optimizer_states) state_label = static_cast<std::int32_t>(i);
+    if (s.labels[i].rfind("saved activations", 0) == 0) act_label = static_cast<std::int32_t>(i);
+  }
+  ASSERT_GE(grad_label, 0);
+  ASSERT_GE(state_label, 0);
+  ASSERT_GE(act_label, 0);
+  int states_first = 0, states_steady = 0;
+  int first_grad = -1, last_act_alloc = -1, first_free_in_backward = -1;
+  for (std::size_t k = 0; k < s.events.size(); ++k) {
+    const AllocEvent& e = s.events[k];
+    if (e.op == Op::alloc && e.label == state_label) {
+      (e.phase == static_cast<int>(Phase::optimizer_step) ? states_first : states_steady)++;
+    }
+    if (e.phase >= kPhaseCount) continue;  // first step only below
+    if (e.op == Op::alloc && e.label == grad_label && first_grad < 0)
+      first_grad = static_cast<int>(k);
+    if (e.op == Op::alloc && e.label == act_label) last_act_alloc = static_cast<int>(k);
+    if (e.op == Op::free && e.phase == static_cast<int>(Phase::backward) &&
+        first_free_in_backward < 0) {
+      first_free_in_backward = static_cast<int>(k);
+    }
+  }
+  EXPECT_GT(states_first, 0);
+  EXPECT_EQ(states_steady, 0);  // created once, lazily, then kept
+  EXPECT_GT(first_grad, last_act_alloc);
+  // The last layer's activations are freed once its gradients exist, before earlier layers'.
+  EXPECT_GT(first_free_in_backward, first_grad);
+  // Saved tensors are released layer by layer from the last: the first activation freed in
+  // backward is among the last layer's, the last one freed among the first layer's.
+  std::vector<std::int32_t> act_ids, freed_ids;
+  for (const AllocEvent& e : s.events) {
+    if (e.phase >= kPhaseCount) break;
+    if (e.op == Op::alloc && e.label == act_label) act_ids.push_back(e.id);
+  }
+  for (const AllocEvent& e : s.events) {
+    if (e.phase >= kPhaseCount) break;
+    if (e.op == Op::free && std::find(act_ids.begin(), act_ids.end(), e.id) != act_ids.end()) {
+      freed_ids.push_back(e.id);
+    }
+  }
+  ASSERT_EQ(freed_ids.size(), act_ids.size());
+  const std::size_t per_layer = act_ids.size() / static_cast<std::size_t>(m.spec.layers);
+  ASSERT_GT(per_layer, 0u);
+  EXPECT_GE(freed_ids.front(), act_ids[act_ids.size() - per_layer]);
+  EXPECT_LT(freed_ids.back(), act_ids[per_layer]);
+}
+
+TEST(AllocEvents, PagedOptimizerStateStaysOutsideThePool) {
+  const LoadedModel m = validation_model("qwen3-tiny");
+  TrainingPlan p;
+  p.optimizer = OptimizerKind::paged_adamw;
+  const Ledger l = estimate(m, p);
+  const EventStream s = alloc_events(m, p, l);
+  EXPECT_EQ(s.outside_pool_bytes,
+            totals(l).by_tenant[static_cast<std::size_t>(Tenant::optimizer_states)]);
+  EXPECT_GT(s.outside_pool_bytes, 0);
+  for (const AllocEvent& e : s.events) {
+    if (e.label >= 0) {
+      EXPECT_NE(s.label_tenant[static_cast<std::size_t>(e.label)], Tenant::optimizer_states);
+    }
+  }
+}
+
+TEST(AllocEvents, TextbookHasNoStream) {
+  const LoadedModel m = validation_model("qwen3-tiny");
+  TrainingPlan p;
+  p.convention = Convention::textbook;
+  EXPECT_TRUE(alloc_events(m, p, estimate(m, p)).events.empty());
+}
+
+}  // namespace
+}  // namespace trainmem::gpu
+
+namespace trainmem::gpu {
+namespace {
+
+TEST(AllocEvents, BulkReplayMatchesOneByOneOnRealStreams) {
+  for (const char* name : {"qwen3-tiny", "qwen3moe-tiny", "llama-tiny"}) {
+    SCOPED_TRACE(name);
+    const LoadedModel m = validation_model(name);
+    TrainingPlan p;
+    p.batch = 2;
+    p.seq = 128;
+    const EventStream s = alloc_events(m, p, estimate(m, p));
+    const ReplayResult a = replay(s.events, {}, {}, kPhaseSlots, true);
+    const ReplayResult b = replay(s.events, {}, {}, kPhaseSlots, false);
+    EXPECT_EQ(a.peak_allocated_bytes, b.peak_allocated_bytes);
+    EXPECT_EQ(a.peak_reserved_bytes, b.peak_reserved_bytes);
+    for (int slot = 0; slot < kPhaseSlots; ++slot) {
+      const auto k = static_cast<std::size_t>(slot);
+      EXPECT_EQ(a.phases[k].reserved_bytes, b.phases[k].reserved_bytes) << slot;
+      EXPECT_EQ(a.phases[k].largest_free_bytes, b.phases[k].largest_free_bytes) << slot;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainmem::gpu

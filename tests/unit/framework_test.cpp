@@ -1,0 +1,211 @@
+// Framework profiles: the name/version parsers, the table's knobs per profile and version, and
+// each knob's effect on the ledger, by hand on qwen3-tiny (V 8,192; hidden 128; 4 layers).
+#include "trainmem/framework.h"
+
+#include <gtest/gtest.h>
+
+#include "support/models.h"
+#include "trainmem/estimate.h"
+
+namespace trainmem {
+namespace {
+
+TrainingPlan plan_for(const std::string& framework, Method method = Method::full,
+                      const std::string& versions = "") {
+  TrainingPlan p;
+  p.method = method;
+  p.precision = Precision::bf16;
+  p.batch = 2;
+  p.seq = 256;
+  EXPECT_FALSE(parse_framework(framework, p.framework, p.library_versions).has_value());
+  EXPECT_FALSE(parse_library_versions(versions, p.library_versions).has_value());
+  apply_framework(p);
+  return p;
+}
+
+std::int64_t tenant_in(const Ledger& l, Tenant t, int step, Phase p) {
+  std::int64_t n = 0;
+  for (const LedgerItem& i : l.items) {
+    if (i.tenant == t && (i.live & phase_bit(step, p))) n += i.bytes;
+  }
+  return n;
+}
+
+constexpr std::int64_t kNV = 2 * 256 * 8192;  // b2 x s256 tokens x V 8,192
+constexpr std::int64_t kIntermediate = 384;   // qwen3-tiny intermediate_size
+
+TEST(FrameworkParse, NamesVersionsAndErrors) {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> v;
+  EXPECT_FALSE(parse_framework("litgpt", name, v).has_value());
+  EXPECT_EQ(name, "litgpt");
+  EXPECT_TRUE(v.empty());
+  EXPECT_FALSE(parse_framework("hf@4.43", name, v).has_value());
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].first, "transformers");
+  EXPECT_EQ(v[0].second, "4.43");
+  const auto typo = parse_framework("litgtp", name, v);
+  ASSERT_TRUE(typo.has_value());
+  EXPECT_EQ(typo->field, "--framework");
+  EXPECT_NE(typo->reason.find("did you mean 'litgpt'"), std::string::npos) << typo->reason;
+  EXPECT_TRUE(parse_framework("deepspeed", name, v).has_value());
+  EXPECT_TRUE(parse_framework("hf@four", name, v).has_value());
+  EXPECT_TRUE(parse_framework("hf@", name, v).has_value());
+  EXPECT_FALSE(parse_library_versions("bitsandbytes=0.41.1, peft=0.10", v).has_value());
+  EXPECT_EQ(v.back().first, "peft");
+  const auto lib = parse_library_versions("bnb=0.41", v);
+  ASSERT_TRUE(lib.has_value());
+  EXPECT_EQ(lib->field, "--versions");
+  EXPECT_TRUE(parse_library_versions("peft", v).has_value());
+}
+
+TEST(FrameworkParse, CompareVersions) {
+  EXPECT_LT(compare_versions("4.43", "4.46"), 0);
+  EXPECT_LT(compare_versions("4.9", "4.10"), 0);
+  EXPECT_EQ(compare_versions("0.44", "0.44.0"), 0);
+  EXPECT_GT(compare_versions("0.49.2", "0.44"), 0);
+}
+
+TEST(FrameworkTable, EachProfileSetsItsKnobs) {
+  EXPECT_TRUE(applied_differences(plan_for("hf")).empty());
+  EXPECT_TRUE(applied_differences(plan_for("axolotl")).empty());  // HF with its options
+  const FrameworkBehaviour lit = plan_for("litgpt").behaviour;
+  EXPECT_TRUE(lit.outputs_kept);
+  EXPECT_FALSE(lit.loss_upcast);
+  EXPECT_EQ(lit.loss_chunk_positions, 128);
+  EXPECT_FALSE(lit.adapters_fp32);
+  const FrameworkBehaviour tt = plan_for("torchtune", Method::lora).behaviour;
+  EXPECT_EQ(tt.loss_chunks, 8);
+  EXPECT_TRUE(tt.logits_freed_after_loss);
+  EXPECT_FALSE(tt.optimizer_in_backward);
+  EXPECT_TRUE(plan_for("torchtune", Method::full).behaviour.optimizer_in_backward);
+  const FrameworkBehaviour tt01 = plan_for("torchtune@0.1", Method::lora).behaviour;
+  EXPECT_EQ(tt01.loss_chunks, 0);
+  EXPECT_TRUE(tt01.outputs_kept);
+  EXPECT_FALSE(tt01.loss_upcast);
+  EXPECT_TRUE(plan_for("unsloth").behaviour.offload_checkpoints);
+  EXPECT_TRUE(plan_for("trl").behaviour.metrics_logits_copy);
+  EXPECT_FALSE(plan_for("trl", Method::full, "trl=0.14").behaviour.metrics_logits_copy);
+  const FrameworkBehaviour mlx = plan_for("mlx").behaviour;
+  EXPECT_TRUE(mlx.unified_memory);
+  EXPECT_FALSE(mlx.cublas_workspaces);
+  EXPECT_EQ(mlx.lora_last_layers, 16);
+  const FrameworkBehaviour hf445 = plan_for("hf@4.45").behaviour;
+  EXPECT_TRUE(hf445.fp32_logits_in_model);
+  EXPECT_TRUE(hf445.loss_shift_copy);
+  const FrameworkBehaviour hf447 = plan_for("hf@4.47").behaviour;
+  EXPECT_FALSE(hf447.fp32_logits_in_model);
+  EXPECT_TRUE(hf447.loss_shift_copy);
+  EXPECT_FALSE(plan_for("hf@4.49").behaviour.loss_shift_copy);
+  EXPECT_TRUE(
+      plan_for("litgpt", Method::qlora, "bitsandbytes=0.43.1").behaviour.bnb_saves_4bit_input);
+  EXPECT_FALSE(
+      plan_for("litgpt", Method::qlora, "bitsandbytes=0.44").behaviour.bnb_saves_4bit_input);
+  EXPECT_FALSE(plan_for("litgpt", Method::qlora).behaviour.bnb_saves_4bit_input);
+}
+
+TEST(FrameworkTable, ProfileDefaults) {
+  EXPECT_EQ(profile_default("litgpt", "lora", "precision"), "bf16");
+  EXPECT_EQ(profile_default("litgpt", "qlora", "optimizer"), "paged-adamw");
+  EXPECT_EQ(profile_default("litgpt", "lora", "optimizer"), "");
+  EXPECT_EQ(profile_default("torchtune", "full", "optimizer"), "paged-adamw-8bit");
+  EXPECT_EQ(profile_default("torchtune", "lora", "checkpointing"), "full");
+  EXPECT_EQ(profile_default("unsloth", "lora", "loss"), "fused");
+  EXPECT_EQ(profile_default("hf", "full", "precision"), "");
+}
+
+// The loss chain per profile, in units of N x V (N = 512 tokens, V = 8,192), bf16 model.
+TEST(FrameworkLedger, LossChainPerProfile) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  // hf: bf16 logits 2 + fp32 upcast 4 + saved log_softmax 4 = 10; backward start 4 + 8 = 12.
+  const Ledger hf = estimate(m, plan_for("hf"));
+  EXPECT_EQ(tenant_in(hf, Tenant::logits, 1, Phase::forward), 10 * kNV);
+  EXPECT_EQ(tenant_in(hf, Tenant::logits, 1, Phase::backward_start), 12 * kNV);
+  // litgpt: kept bf16 logits 2 + the previous step's 2 + bf16 log_softmax 2 = 6 in forward; at
+  // backward start 2 + 2 + one 256-token chunk's two bf16 grads (2 x 2 x N/2 x V = 2) = 6; the
+  // kept logits (2) stay through the optimizer step.
+  const Ledger lit = estimate(m, plan_for("litgpt"));
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::forward), 6 * kNV);
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::backward_start), 6 * kNV);
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::optimizer_step), 2 * kNV);
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 0, Phase::forward), 4 * kNV);  // no previous step
+  // torchtune 0.3: bf16 logits 2 + one of 8 chunks upcast (4/8) + saved fp32 log_softmax 4 = 6.5;
+  // backward start 4 + one chunk's fp32 grads (8/8) = 5.
+  const Ledger tt = estimate(m, plan_for("torchtune", Method::lora));
+  EXPECT_EQ(tenant_in(tt, Tenant::logits, 1, Phase::forward), 13 * kNV / 2);
+  EXPECT_EQ(tenant_in(tt, Tenant::logits, 1, Phase::backward_start), 5 * kNV);
+  // transformers 4.45: fp32 logits 4 + shifted fp32 copy 4 + log_softmax 4 = 12 (no upcast).
+  const Ledger old = estimate(m, plan_for("hf@4.45"));
+  EXPECT_EQ(tenant_in(old, Tenant::logits, 1, Phase::forward), 12 * kNV);
+  // transformers 4.47: bf16 logits 2 + shifted copy 4 + upcast 4 + log_softmax 4 = 14.
+  EXPECT_EQ(tenant_in(estimate(m, plan_for("hf@4.47")), Tenant::logits, 1, Phase::forward),
+            14 * kNV);
+  // trl: hf plus the bf16 copy for mean_token_accuracy (2) = 12.
+  EXPECT_EQ(tenant_in(estimate(m, plan_for("trl")), Tenant::logits, 1, Phase::forward), 12 * kNV);
+}
+
+TEST(FrameworkLedger, OptimizerInBackwardHoldsOneGradient) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan p = plan_for("hf");
+  p.behaviour.optimizer_in_backward = true;
+  const Ledger l = estimate(m, p);
+  // The largest trainable tensor is the 8,192 x 128 embedding (or lm_head): 1,048,576 x 2 B.
+  EXPECT_EQ(tenant_in(l, Tenant::gradients, 1, Phase::backward), 1048576 * 2);
+  EXPECT_EQ(tenant_in(l, Tenant::gradients, 1, Phase::optimizer_step), 0);
+  EXPECT_GT(tenant_in(l, Tenant::optimizer_states, 0, Phase::backward), 0);
+  const Ledger plain = estimate(m, plan_for("hf"));
+  EXPECT_EQ(tenant_in(plain, Tenant::optimizer_states, 0, Phase::backward), 0);
+}
+
+TEST(FrameworkLedger, OffloadKeepsTwoCheckpoints) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan p = plan_for("unsloth");
+  p.checkpointing = Checkpointing::full;
+  std::int64_t ckpt = 0;
+  for (const LedgerItem& i : estimate(m, p).items) {
+    if (i.label.rfind("Checkpointed layer inputs", 0) == 0) ckpt = i.bytes;
+  }
+  // 2 of 4 layers x 512 tokens x 128 hidden x 2 B.
+  EXPECT_EQ(ckpt, 2 * 512 * 128 * 2);
+}
+
+TEST(FrameworkLedger, AdapterDtypeFollowsTheProfile) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  auto adapter_label = [&](const std::string& fw) {
+    TrainingPlan p = plan_for(fw, Method::lora);
+    for (const LedgerItem& i : estimate(m, p).items) {
+      if (i.label.rfind("Adapter weights", 0) == 0) return i.label;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(adapter_label("hf"), "Adapter weights, f32 (trainable)");
+  EXPECT_EQ(adapter_label("litgpt"), "Adapter weights, bf16 (trainable)");
+  EXPECT_EQ(adapter_label("torchtune"), "Adapter weights, bf16 (trainable)");
+}
+
+TEST(FrameworkLedger, OldBitsandbytesKeepsFourBitInputs) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  const auto acts = [&](const std::string& versions) {
+    TrainingPlan p = plan_for("hf", Method::qlora, versions);
+    p.lora.targets = {"q", "v"};
+    return tenant_in(estimate(m, p), Tenant::activations, 1, Phase::end_of_forward);
+  };
+  // LoRA on q,v only (fp32 stream after prepare_model_for_kbit_training): the q/k/v input is
+  // already kept for the fp32 adapters and the o_proj input by SDPA, so what MatMul4Bit adds is
+  // the MLP input (128) and the down_proj input (384), 4 B each, per token per layer: 4 layers x
+  // 512 tokens.
+  const std::int64_t extra = acts("bitsandbytes=0.43") - acts("bitsandbytes=0.44");
+  EXPECT_EQ(extra, 4 * 512 * 4 * (128 + kIntermediate));
+}
+
+TEST(FrameworkLedger, MlxAdaptsTheLastSixteenLayersAndHasNoCublas) {
+  const LoadedModel m = testing_support::load_or_fail("qwen3-0.6b");  // 28 layers
+  const Ledger mlx = estimate(m, plan_for("mlx", Method::lora));
+  const Ledger hf = estimate(m, plan_for("hf", Method::lora));
+  // 16 of 28 layers adapted: trainable params scale by 16/28.
+  EXPECT_EQ(mlx.model.params_trainable * 28, hf.model.params_trainable * 16);
+  for (const LedgerItem& i : mlx.items) EXPECT_NE(i.tenant, Tenant::overhead) << i.label;
+}
+
+}  // namespace
+}  // namespace trainmem

@@ -1,0 +1,201 @@
+// The three GPU figures (allocated, reserved, device total), the CUDA context table, and the
+// command line that reports them (--alloc-conf, PYTORCH_CUDA_ALLOC_CONF, --timeline events).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "gpu/cuda_context.h"
+#include "support/models.h"
+#include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
+
+namespace trainmem {
+namespace {
+
+using testing_support::load_or_fail;
+using testing_support::validation_model;
+
+constexpr std::int64_t MiB = 1 << 20;
+
+TEST(CudaContext, RowsByRuntimeAndFamily) {
+  // CUDA 12 with lazy loading: 426 MiB, measured on sm89 only.
+  const auto ada = gpu::cuda_context("8.9", {12, 8, true});
+  EXPECT_EQ(ada.bytes, 426 * MiB);
+  EXPECT_FALSE(ada.estimated);
+  EXPECT_TRUE(ada.note.empty());
+  const auto hopper = gpu::cuda_context("9.0", {12, 8, true});
+  EXPECT_EQ(hopper.bytes, 426 * MiB);
+  EXPECT_TRUE(hopper.estimated);
+  // CUDA 11.7 lazy and eager (PR #86509); before 11.7 no lazy loading (V100 measurement).
+  EXPECT_EQ(gpu::cuda_context("8.0", {11, 7, true}).bytes, 287'000'000);
+  EXPECT_EQ(gpu::cuda_context("8.0", {12, 1, false}).bytes, 667'000'000);
+  const auto v100 = gpu::cuda_context("7.0", {11, 2, true});
+  EXPECT_EQ(v100.bytes, 1341 * MiB);
+  EXPECT_FALSE(v100.estimated);
+  // Unknown device: a note naming the assumed size.
+  const auto unknown = gpu::cuda_context("", {12, 8, true});
+  EXPECT_NE(unknown.note.find("assumed 426 MiB"), std::string::npos) << unknown.note;
+  EXPECT_NE(gpu::cuda_context("13.5", {12, 8, true}).note.find("compute capability 13.5"),
+            std::string::npos);
+}
+
+TEST(CudaContext, CublasWorkspacePerHandle) {
+  EXPECT_EQ(gpu::cublas_workspace("9.0").cublas_bytes, 32 * MiB);  // 4,096 KiB x 8
+  EXPECT_EQ(gpu::cublas_workspace("8.0").cublas_bytes, 8 * MiB + 128 * 1024);
+  EXPECT_TRUE(gpu::cublas_workspace("10.0").estimated);
+}
+
+TEST(GpuEstimate, FiguresAreOrderedAndAddUp) {
+  const LoadedModel m = validation_model("qwen3-tiny");
+  TrainingPlan p;
+  p.batch = 2;
+  p.seq = 256;
+  const Ledger l = estimate(m, p);
+  GpuOptions o;
+  o.compute_capability = "9.0";
+  const auto g = gpu_estimate(m, p, l, o);
+  ASSERT_TRUE(g.ok());
+  ASSERT_TRUE(g->available);
+  EXPECT_GE(g->peak_allocated_bytes, totals(l).peak_bytes);  // blocks are rounded up
+  EXPECT_GE(g->peak_reserved_bytes, g->peak_allocated_bytes);
+  EXPECT_EQ(g->context_bytes, 426 * MiB);
+  EXPECT_EQ(g->device_total_bytes, g->peak_reserved_bytes + g->context_bytes);
+  for (const GpuPhase& ph : g->phases) {
+    EXPECT_GE(ph.reserved_bytes, ph.allocated_bytes);
+    EXPECT_EQ(ph.device_total_bytes, ph.reserved_bytes + g->context_bytes);
+  }
+  EXPECT_FALSE(g->oom);
+}
+
+TEST(GpuEstimate, ExpandableSegmentsNeverReserveMoreHere) {
+  const LoadedModel m = load_or_fail("qwen3-0.6b");
+  TrainingPlan p;
+  p.batch = 4;
+  p.seq = 1024;
+  const Ledger l = estimate(m, p);
+  GpuOptions fixed;
+  GpuOptions expandable;
+  expandable.alloc_conf = "expandable_segments:True";
+  const auto a = gpu_estimate(m, p, l, fixed);
+  const auto b = gpu_estimate(m, p, l, expandable);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(b->expandable_segments);
+  EXPECT_LT(b->peak_reserved_bytes, a->peak_reserved_bytes);
+  EXPECT_EQ(b->peak_allocated_bytes >= totals(l).peak_bytes, true);
+}
+
+TEST(GpuEstimate, BadAllocConfNamesTheField) {
+  const LoadedModel m = validation_model("qwen3-tiny");
+  const TrainingPlan p;
+  GpuOptions o;
+  o.alloc_conf = "expandable_segments:maybe";
+  o.alloc_conf_field = "--alloc-conf";
+  const auto g = gpu_estimate(m, p, estimate(m, p), o);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().field, "--alloc-conf");
+  EXPECT_NE(g.error().reason.find("expandable_segments"), std::string::npos);
+}
+
+TEST(GpuEstimate, OutOfMemoryNeverFits) {
+  const LoadedModel m = load_or_fail("qwen3-8b");
+  TrainingPlan p;
+  const Ledger l = estimate(m, p);
+  auto dev = find_device("rtx-4090");
+  ASSERT_TRUE(dev.ok());
+  const auto g = gpu_estimate(m, p, l, gpu_options_for(dev.value(), ""));
+  ASSERT_TRUE(g.ok());
+  EXPECT_TRUE(g->oom);
+  EXPECT_EQ(g->oom_slot, 0);  // the weights alone do not fit a 24 GB card
+  EXPECT_FALSE(fit_gpu(*g, dev.value()).fits);
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+CliRun cli(const std::string& args, const std::string& env = "") {
+  const std::string command = env + " " + std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.out += buffer.data();
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(GpuCli, JsonHasPerPhaseFiguresAndTheVerdictUsesTheDeviceTotal) {
+  const CliRun r = cli("estimate qwen3-0.6b --gpu h100 --json", "env -u PYTORCH_CUDA_ALLOC_CONF");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& g = j["gpu"];
+  for (const char* k : {"peak_allocated_bytes", "peak_reserved_bytes", "device_total_bytes",
+                        "context_bytes", "by_phase"}) {
+    EXPECT_TRUE(g.contains(k)) << k;
+  }
+  const auto& ph = g["by_phase"]["steady state backward_start"];
+  for (const char* k : {"allocated_bytes", "reserved_bytes", "device_total_bytes"}) {
+    EXPECT_TRUE(ph.contains(k)) << k;
+  }
+  EXPECT_EQ(j["fit"]["peak_bytes"], g["device_total_bytes"]);
+  EXPECT_EQ(j["fit"]["figure"], "device total");
+  // totals.peak_bytes stays the ledger's live bytes.
+  EXPECT_LT(j["totals"]["peak_bytes"].get<std::int64_t>(),
+            g["peak_allocated_bytes"].get<std::int64_t>() + 1);
+}
+
+TEST(GpuCli, AllocConfFromFlagOrEnvironment) {
+  const auto flag = nlohmann::json::parse(
+      cli("estimate qwen3-0.6b --json --alloc-conf expandable_segments:True").out);
+  EXPECT_EQ(flag["gpu"]["alloc_conf"], "expandable_segments:True");
+  const auto env = nlohmann::json::parse(
+      cli("estimate qwen3-0.6b --json", "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128").out);
+  EXPECT_EQ(env["gpu"]["alloc_conf"], "max_split_size_mb:128");
+  const CliRun bad = cli("estimate qwen3-0.6b", "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:5");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("PYTORCH_CUDA_ALLOC_CONF: 'max_split_size_mb'"), std::string::npos)
+      << bad.out;
+  const CliRun bad_flag = cli("estimate qwen3-0.6b --alloc-conf foo:1");
+  EXPECT_EQ(bad_flag.code, 1);
+  EXPECT_NE(bad_flag.out.find("--alloc-conf: 'foo': unknown key"), std::string::npos)
+      << bad_flag.out;
+}
+
+TEST(GpuCli, TextReportAndEventTimeline) {
+  const CliRun text =
+      cli("estimate qwen3-0.6b --timeline events", "env -u PYTORCH_CUDA_ALLOC_CONF");
+  ASSERT_EQ(text.code, 0) << text.out;
+  for (const char* s :
+       {"Peak allocated", "max_memory_allocated", "Peak reserved", "max_memory_reserved",
+        "Device total", "nvidia-smi", "Allocation events through two steps",
+        "weights (one per parameter", "optimizer state (zeros_like"}) {
+    EXPECT_NE(text.out.find(s), std::string::npos) << s;
+  }
+  EXPECT_NE(cli("estimate qwen3-0.6b --timeline").out.find("Memory through one step"),
+            std::string::npos);
+  EXPECT_EQ(cli("estimate qwen3-0.6b --timeline sideways").code, 2);
+}
+
+}  // namespace
+}  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+TEST(GpuCli, AppleUnifiedMemoryHasNoCudaFigures) {
+  const CliRun r = cli("estimate qwen3-0.6b --gpu m2-max-32gb");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("On the GPU"), std::string::npos);
+  EXPECT_NE(r.out.find("  Peak "), std::string::npos);  // the verdict on live bytes
+  const auto j = nlohmann::json::parse(cli("estimate qwen3-0.6b --gpu m2-max-32gb --json").out);
+  EXPECT_FALSE(j.contains("gpu"));
+  EXPECT_EQ(j["fit"]["figure"], "peak");
+}
+
+}  // namespace
+}  // namespace trainmem

@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""Turn the published GPU data points into trainmem measurement rows.
+
+Input: the shared list of 79 published GPU measurements (../shared/data/gpu-published.jsonl in
+the project layout; pass its path). Output: validation/data/gpu-published.jsonl (rows in the
+measurement schema, trainmem.measurement/1, with the metric and the citation kept per row) and
+validation/data/gpu-published-excluded.jsonl (every row left out, with the reason).
+
+Deterministic: the same input gives byte-identical output (no dates, sorted keys). Never edit the
+output by hand; change the rules here and re-run:
+
+    python3 validation/published/convert.py /work/shared/data/gpu-published.jsonl
+
+Each rule below reads the row's own fields (method, optimizer, precision, micro_batch, seq_len,
+gradient_checkpointing, framework, caveats) and states in words what it maps them to. A row is
+kept only when every setting that moves memory is stated by its source or by the recipe the
+source names; otherwise it goes to the excluded file with the reason.
+"""
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+OUT = ROOT / "validation" / "data" / "gpu-published.jsonl"
+EXCLUDED = ROOT / "validation" / "data" / "gpu-published-excluded.jsonl"
+
+# Model name (as the row writes it) -> config.json, repo-relative. Configs under
+# validation/configs/published/ are the published Hugging Face config.json fields.
+MODELS = {
+    "meta-llama/Llama-3.2-3B": "validation/configs/published/llama-3.2-3b.json",
+    "meta-llama/Llama-3.2-1B": "validation/configs/published/llama-3.2-1b.json",
+    "meta-llama/Llama-2-7b(-hf)": "validation/configs/published/llama-2-7b.json",
+    "meta-llama/Llama-2-13b(-hf)": "validation/configs/published/llama-2-13b.json",
+    "Meta-Llama-3-8B": "validation/configs/published/meta-llama-3-8b.json",
+    "Llama 3.1 8B": "validation/configs/llama-3.1-8b.json",
+    "mistralai/Mistral-7B-v0.1": "mistral-7b-v0.1",
+    "TinyLlama-1.1B": "validation/configs/published/tinyllama-1.1b.json",
+}
+# Families trainmem prices today; rows of other decoder families wait for issue 15's adapters.
+UNSUPPORTED_FAMILY = {
+    "microsoft/phi-1_5": "phi",
+    "microsoft/phi-2": "phi",
+    "stabilityai/stablelm-base-alpha-3b": "gpt_neox",
+    "google/gemma-2b": "gemma",
+    "bigscience/bloomz-7b1": "bloom",
+}
+# The device as the row names it -> a `trainmem gpus` id (its compute capability and capacity
+# feed the allocator replay). The A10G is an A10 variant (sm86, 24 GB): the A10 entry stands in.
+DEVICES = {
+    "NVIDIA A100-SXM4-40GB": "a100-40gb",
+    "NVIDIA A10G 24GB": "a10",
+    "RTX 4090 24GB": "rtx-4090",
+    "NVIDIA L40S 48GB": "l40s",
+}
+UNIT_BYTES = {"GB": 10**9, "GiB": 2**30, "MiB": 2**20, "bytes": 1}
+
+
+def metric_of(text):
+    """The figure the row reports, from its own metric description."""
+    t = text.lower()
+    if "nvidia-smi" in t:
+        return "nvidia-smi"
+    if "max_memory_reserved" in t:
+        return "max_memory_reserved"
+    if "max_memory_allocated" in t:
+        return "max_memory_allocated"
+    return None
+
+
+def exclusion(r):
+    """The reason a row stays out, or None."""
+    name = r["model"]["name"]
+    arch = (r["model"].get("arch") or "").lower()
+    if "encoder-only" in arch or "bert" in name.lower():
+        return "encoder-only model (BERT): trainmem prices decoder-only language models"
+    if "T0" in name or "mt0" in name:
+        return "encoder-decoder model (T5 family): trainmem prices decoder-only language models"
+    if r["kind"] == "oom_lower_bound":
+        return "out-of-memory report: a lower bound, not a measured peak"
+    if r["kind"] == "static_weights" or r["kind"] == "cuda_context":
+        return "a snapshot after loading, not a training-step peak"
+    if r["measured"]["unit"] not in UNIT_BYTES:
+        return f"unit '{r['measured']['unit']}' is ambiguous in the source (GB or GiB)"
+    if "SUSPECT" in r["id"]:
+        return "inconsistent with its own setup (below the params + grads + AdamW floor)"
+    dist = (r.get("distributed") or "").lower()
+    if "gpus" in dist or "fsdp" in dist or "deepspeed" in dist or "zero-3" in dist:
+        return "multi-GPU or offloaded layout: needs the distributed layouts (issue 10)"
+    if name in UNSUPPORTED_FAMILY:
+        return f"model family '{UNSUPPORTED_FAMILY[name]}' is not priced yet (issue 15)"
+    if name not in MODELS:
+        return f"no config for model '{name}'"
+    gc = r.get("gradient_checkpointing")
+    if isinstance(gc, str) and "unknown" in gc:
+        return "activation checkpointing and optimizer settings not stated by the source"
+    if "method unclear" in (r.get("seq_len_notes") or ""):
+        return "batch and sequence length not stated consistently by the source"
+    m = r["method"].lower()
+    for word, why in [("lora-fa", "LoRA-FA (frozen A, its own optimizer)"), ("ia3", "IA3"),
+                      ("prompt tuning", "prompt tuning"), ("prefix tuning", "prefix tuning"),
+                      ("tinylora", "TinyLoRA"), ("osf", "OSF")]:
+        if word in m:
+            return f"PEFT method not modelled: {why}"
+    if metric_of(r["measured"]["metric"]) is None:
+        return "metric not stated"
+    return None
+
+
+def lora_settings(method):
+    """Rank and targets from the row's method text."""
+    rank = re.search(r"\br=(\d+)", method)
+    m = method.lower()
+    if "gate/up/down" in m:
+        targets = "gate,up,down"
+    elif "q,k,v,output_proj + mlp" in m or "all linear" in m:
+        targets = "q,k,v,o,gate,up,down"
+    elif "q,k,v_proj" in m or "q,k,v" in m:
+        targets = "q,k,v"
+    else:  # q,v / q_proj+v_proj / query+value / q+v
+        targets = "q,v"
+    if "final output projection" in m or "incl. output projection" in m:
+        targets += ",lm_head"
+    return (int(rank.group(1)) if rank else None), targets
+
+
+def plan_of(r):
+    """The row's setup in trainmem's flag vocabulary, and notes on each choice."""
+    src = r["id"]
+    method = r["method"].lower()
+    fw = r["framework"].lower()
+    cfg = {"model": MODELS[r["model"]["name"]], "batch": int(r["micro_batch"]), "grad_accum": 1}
+    notes = []
+    # Sequence: the longest sequence of the peak batch.
+    if isinstance(r["seq_len"], int):
+        cfg["seq"] = r["seq_len"]
+    else:
+        # MetaMathQA: the caveat says to use the longest filtered sample, about 500 tokens.
+        cfg["seq"] = 500
+        notes.append("seq 500: the longest filtered MetaMathQA sample, as the row's caveat says")
+    # Method.
+    if method.startswith("full"):
+        cfg["method"] = "full"
+    elif "layernorm tuning" in method:
+        cfg["method"] = "freeze"
+        cfg["train_modules"] = "norm"
+    elif "qlora" in method:
+        cfg["method"] = "qlora"
+    else:
+        cfg["method"] = "lora"
+    if cfg["method"] in ("lora", "qlora"):
+        rank, targets = lora_settings(r["method"])
+        cfg["lora_rank"] = rank
+        cfg["lora_targets"] = targets
+        if "dora" in method:
+            cfg["dora"] = True
+        drop = re.search(r"dropout[ =]?(0?\.\d+)", method)
+        if drop and float(drop.group(1)) > 0:
+            cfg["lora_dropout"] = float(drop.group(1))
+    # Framework and its versions.
+    versions = []
+    if src.startswith("peft_mmqa"):
+        cfg["framework"] = "hf"
+        # PEFT's method_comparison run.py: `outputs = model(**batch); loss = outputs.loss;
+        # loss.backward()` keeps the outputs; batches right-padded with an attention mask.
+        cfg["keep_outputs"] = True
+        cfg["padding_mask"] = True
+        versions.append("transformers=" + re.search(r"transformers ([\d.]+)", fw).group(1))
+        versions.append("bitsandbytes=" + re.search(r"bitsandbytes ([\d.]+)", fw).group(1))
+        notes.append("custom PEFT loop keeps the model outputs; padded batches carry a mask")
+    elif src.startswith("lg"):
+        cfg["framework"] = "litgpt"
+        bnb = re.search(r"bitsandbytes ([\d.]+)", fw)
+        if bnb:
+            versions.append("bitsandbytes=" + bnb.group(1))
+    elif src.startswith("ttn"):
+        tt = "0.3" if "~0.3" in fw else "0.1"
+        cfg["framework"] = "torchtune@" + tt
+        notes.append(f"torchtune {tt} recipe behaviour (the row's framework: {r['framework']})")
+    # Precision.
+    p = r["precision"].lower()
+    if "bf16-mixed" in p:
+        cfg["precision"] = "autocast-bf16"
+    else:
+        cfg["precision"] = "bf16"  # bf16-true / pure bf16 weights
+    # Quantisation: litgpt's bnb.nf4 has no double quant, bnb.nf4-dq has; torchao NF4 does.
+    if cfg["method"] == "qlora":
+        if "nf4-dq" in method or "torchao" in method or "double-quant" in method:
+            cfg["double_quant"] = True
+        elif "bnb.nf4" in method:
+            cfg["double_quant"] = False
+        # litgpt and torchtune do not upcast norms/embeddings (no prepare_model_for_kbit_training).
+        cfg["prepare_kbit"] = False
+    # Optimizer.
+    o = (r["optimizer"] or "").lower()
+    if "pagedadamw8bit" in o:
+        cfg["optimizer"] = "paged-adamw-8bit"
+    elif "pagedadamw" in o:
+        cfg["optimizer"] = "paged-adamw"
+    else:
+        cfg["optimizer"] = "adamw"
+    if "fused" in o.replace("fused into backward", ""):
+        cfg["optimizer_impl"] = "fused"
+    elif cfg["framework"].startswith("torchtune") and "fused" not in o:
+        cfg["optimizer_impl"] = "foreach"
+    if "optimizer_in_bwd" in o:
+        cfg["optimizer_in_backward"] = True
+    # Checkpointing.
+    cfg["checkpointing"] = "full" if r["gradient_checkpointing"] is True else "none"
+    cfg["attention"] = "sdpa"
+    if versions:
+        cfg["versions"] = ",".join(versions)
+    return cfg, notes
+
+
+def measured_rows(r):
+    """One row per figure the source reports (some report allocated beside reserved)."""
+    m = r["measured"]
+    metric = metric_of(m["metric"])
+    out = [(metric, round(float(m["value"]) * UNIT_BYTES[m["unit"]]), "")]
+    extra = re.search(r"\(allocated ([\d.]+) GB\)", m["metric"])
+    if extra and metric == "max_memory_reserved":
+        out.append(("max_memory_allocated", round(float(extra.group(1)) * 10**9),
+                    "_allocated"))
+    return out
+
+
+def convert(rows):
+    kept, excluded = [], []
+    for r in rows:
+        why = exclusion(r)
+        if why:
+            excluded.append({"id": r["id"], "reason": why, "source": r["source"]["url"]})
+            continue
+        cfg, notes = plan_of(r)
+        for metric, value, suffix in measured_rows(r):
+            kept.append({
+                "schema": "trainmem.measurement/1",
+                "id": r["id"] + suffix,
+                "config": cfg,
+                "measured": {
+                    "peak_bytes": value,
+                    "metric": metric,
+                    "device": r["gpu"],
+                    "device_id": DEVICES.get(r["gpu"], ""),
+                    "tracker": "published",
+                    "value_as_published": f"{r['measured']['value']} {r['measured']['unit']}",
+                },
+                "source": {**r["source"], "published_id": r["id"]},
+                "confidence": r["confidence"],
+                "caveats": r["caveats"],
+                "conversion_notes": notes,
+                "provenance": {
+                    "command": "python3 validation/published/convert.py "
+                               "<shared>/data/gpu-published.jsonl",
+                    "framework_as_published": r["framework"],
+                },
+            })
+    return kept, excluded
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit("usage: convert.py PATH/TO/gpu-published.jsonl")
+    rows = [json.loads(line) for line in Path(argv[1]).read_text().splitlines() if line.strip()]
+    kept, excluded = convert(rows)
+    OUT.write_text("".join(json.dumps(k, sort_keys=True) + "\n" for k in kept))
+    EXCLUDED.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in excluded))
+    print(f"{len(rows)} published rows: {len(kept)} measurement rows written to "
+          f"{OUT.relative_to(ROOT)}, {len(excluded)} excluded (reasons in "
+          f"{EXCLUDED.relative_to(ROOT)})")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
