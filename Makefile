@@ -1,5 +1,6 @@
 # The two commands a new user runs: `make run` and `make test`. Both install what is missing.
-.PHONY: deps build build-all run test test-cpp test-python python asan fuzz format bench gpu-accuracy clean
+.PHONY: deps build build-all run test test-cpp test-python python asan fuzz format bench gpu-accuracy \
+        clean web-deps web test-web
 
 # The PyTorch measurement harness: make measure | measure-subset | measure-test (validation/).
 include validation/measure.mk
@@ -25,10 +26,25 @@ run: build
 	@$(BUILD)/bin/trainmem estimate Qwen/Qwen2.5-1.5B --method full --precision bf16-mixed \
 	  --optimizer adamw --batch 4 --seq 1024 --memory 32GB
 
-test: test-cpp test-python
+test: test-cpp test-python test-web
 
 test-cpp: build-all
 	@ctest --preset default
+
+# The web page (docs/web.md): the engine compiled to WebAssembly with emscripten, and the static
+# page around it, in one folder: build-web/site/ (open build-web/site/index.html from disk).
+web-deps:
+	@scripts/install-web-deps.sh
+
+web: deps web-deps
+	@emcmake cmake -S web -B build-web -G Ninja >/dev/null
+	@NODE_PATH=/usr/share/nodejs cmake --build build-web
+	@echo "The page: build-web/site/index.html"
+
+# Browser tests: playwright-core (web/package-lock.json) driving Debian's chromium headless.
+test-web: build web
+	@cd web && npm ci --no-audit --no-fund --loglevel=error
+	@cd web && node --test tests/
 
 # The Python package, installed from this checkout into python/.venv, and its pytest suite.
 PY_VENV := python/.venv
@@ -64,4 +80,4 @@ format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	@rm -rf build build-asan build-fuzz
+	@rm -rf build build-asan build-fuzz build-web

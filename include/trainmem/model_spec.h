@@ -5,16 +5,34 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "trainmem/dtype.h"
 
 namespace trainmem {
 
-// How a layer normalises: RMSNorm has a weight only; LayerNorm has weight and bias.
-enum class NormKind { rms_norm, layer_norm };
+// How a layer normalises (each saves different tensors for backward, activation_model.cpp):
+//  rms_norm       LlamaRMSNorm: weight * x_norm.to(input dtype); weight only
+//  rms_norm_fp32  Gemma/OLMo-2 RMSNorm: the weight multiplies the fp32 normalized tensor
+//  layer_norm     nn.LayerNorm (native_layer_norm): weight and bias
+//  mean_centered  CohereLayerNorm: LayerNorm in Python ops, fp32, weight only
+enum class NormKind { rms_norm, rms_norm_fp32, layer_norm, mean_centered };
+
+// Where a layer's norms sit. pre: before attention and before the MLP (Llama); sandwich: before
+// and after each (Gemma 2/3, four norms); post: after each sublayer's output only (OLMo-2).
+enum class NormPlacement { pre, sandwich, post };
+
+// Norms on q and k. per_head: over head_dim with one shared weight (Qwen3, Gemma 3, Phi
+// qk_layernorm); per_head_weights: over head_dim with a weight per head (Cohere use_qk_norm,
+// CohereLayerNorm((heads, head_dim))); full_width: over heads x head_dim (OLMo-2 q_norm/k_norm).
+enum class QkNorm { none, per_head, per_head_weights, full_width };
 
 // The feed-forward block: gated (gate, up, down; SwiGLU/GeGLU) or plain (fc in, fc out; GPT-2).
 enum class MlpKind { gated, plain };
+
+// The MLP activation as transformers' ACT2FN names it (activations.py); each saves a different
+// number of intermediate tensors for backward (activation_saved_tensors in activation_model.h).
+enum class Activation { silu, gelu, gelu_tanh, gelu_new, gelu_fast, quick_gelu, relu };
 
 // Mixture of experts. experts == 0 means a dense model.
 struct MoeSpec {
@@ -56,20 +74,50 @@ struct ModelSpec {
   bool qkv_bias = false;           // q/k/v projections carry biases (Qwen2)
   bool o_bias = false;             // output projection bias (GPT-2)
   bool mlp_bias = false;           // MLP biases (GPT-2)
-  bool qk_norm = false;            // per-head RMSNorm on q and k (Qwen3, Gemma 3)
+  QkNorm qk_norm = QkNorm::none;   // norms on q and k (Qwen3, Gemma 3: per head; OLMo-2: full)
   bool fused_qkv = false;          // one qkv_proj and one gate_up_proj module (Phi-3)
+  bool fused_mlp = true;           // with fused_qkv: one gate_up_proj too (Phi-3; not GPT-NeoX)
+  bool lm_head_bias = false;       // lm_head carries a bias (Phi)
   NormKind norm = NormKind::rms_norm;
-  std::int64_t norms_per_layer = 2;  // 2 (pre-attention, pre-MLP); 4 in Gemma 2/3 (plus post)
+  NormPlacement norm_placement = NormPlacement::pre;
+  // Attention and MLP both read the layer input and add to one residual (GPT-NeoX
+  // use_parallel_residual, Falcon parallel_attn, Phi, Cohere); parallel_norms says whether the
+  // two branches share one norm (Phi, Cohere, Falcon-7B) or have one each (GPT-NeoX, Falcon-40B).
+  bool parallel_block = false;
+  std::int64_t parallel_norms = 1;
   MlpKind mlp = MlpKind::gated;
+  Activation activation = Activation::silu;
+  std::int64_t rotary_dim = 0;      // rotated width per head (partial rotary); 0 = the whole head
+  std::int64_t sliding_window = 0;  // sliding-window attention width (0: none)
+  // Which layers use the window (layer_types "sliding_attention"); empty: every layer does.
+  std::vector<bool> sliding_layers;
 
   MoeSpec moe;
   bool mla = false;
   MlaSpec mla_spec;
   std::int64_t mtp_layers = 0;  // DeepSeek-V3 next-token-prediction layers, reported separately
 
-  double attention_dropout = 0.0;  // attention_dropout / attn_pdrop
-  double hidden_dropout = 0.0;     // hidden_dropout / resid_pdrop
-  double logit_softcap = 0.0;      // final_logit_softcapping (Gemma 2): an extra logits copy
+  double attention_dropout = 0.0;      // attention_dropout / attn_pdrop
+  double hidden_dropout = 0.0;         // hidden_dropout / resid_pdrop: on each sublayer's output
+  std::int64_t residual_dropouts = 2;  // dropout sites on the residual per layer (Falcon: 1)
+  double embedding_dropout = 0.0;      // embd_pdrop / embedding_dropout / emb_dropout
+  double logit_softcap = 0.0;          // final_logit_softcapping (Gemma 2): an extra logits copy
+  double attn_softcap = 0.0;           // attn_logit_softcapping (Gemma 2, eager): tanh saves
+  bool sdpa_supported = true;          // false: transformers runs eager (Gemma 2)
+  bool eager_softmax_fp32 = true;      // eager softmax in fp32 (HF default); Falcon: hidden dtype
+  // SDPA receives K/V with fewer heads and no enable_gqa (Falcon multi_query), so no fused kernel
+  // accepts it and PyTorch runs the math kernel (sdp_utils check_batch_size_and_num_heads_dense).
+  bool sdpa_math_only = false;
+  // K/V are materialised at every query head before attention (Falcon new_decoder_architecture:
+  // broadcast_to then flatten copies), so attention keeps all-head K and V.
+  bool kv_all_heads = false;
+  // v reaches attention as a view of the fused q/k/v projection output while q and k are new
+  // tensors after rotary, so the saved v keeps the whole output (Phi-3, GPT-NeoX).
+  bool fused_qkv_view = false;
+
+  // Non-empty for a model_type trainmem has no adapter for: weights are exact (config keys or
+  // safetensors headers); activations follow this known layer shape, an estimate.
+  std::string estimated_from;
 
   Dtype storage_dtype = Dtype::bf16;  // torch_dtype of the checkpoint
 
@@ -79,6 +127,9 @@ struct ModelSpec {
 
 // True when layer `layer` (0-based) has a mixture-of-experts MLP.
 bool is_moe_layer(const ModelSpec& spec, std::int64_t layer);
+
+// True when layer `layer` attends through a sliding window.
+bool is_sliding_layer(const ModelSpec& spec, std::int64_t layer);
 
 // Number of MoE layers among spec.layers.
 std::int64_t moe_layer_count(const ModelSpec& spec);

@@ -11,6 +11,7 @@
 
 #include "trainmem/dtype.h"
 #include "trainmem/errors.h"
+#include "trainmem/layout.h"
 
 namespace trainmem {
 
@@ -146,9 +147,15 @@ struct TrainingPlan {
   std::string framework = "hf";
   std::vector<std::pair<std::string, std::string>> library_versions;
   FrameworkBehaviour behaviour;  // filled from the profile by make_plan / apply_framework
+  // Price the kernels PyTorch picks on CPU instead of CUDA (set by `validate` for CPU traces;
+  // see ActivationSettings::cpu_kernels).
+  bool cpu_kernels = false;
 
   Convention convention = Convention::exact;
   std::int64_t params_override = 0;  // price this published count instead (0: use inventory)
+
+  // How the run is spread over GPUs (docs/distributed.md). The default is one GPU.
+  Layout layout;
 };
 
 // The plan as a JSON object with every field (docs/formats.md, "plan"), and back. Keys missing

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainmem/errors.h"
@@ -53,6 +54,7 @@ struct AccuracyRow {
   std::string predicted_phase;
   std::array<std::int64_t, 4> measured_by_category{};  // kCompareCategories order
   std::array<std::int64_t, 4> predicted_by_category{};
+  std::string family;  // the model's model_type, for per-family figures ("": not grouped)
 };
 
 // (predicted - measured) / measured x 100.
@@ -75,5 +77,9 @@ struct AccuracyReport {
 };
 
 AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows);
+
+// Peak-error statistics of each family's rows, families in name order (rows without a family,
+// such as published GPU figures, are left out).
+std::vector<std::pair<std::string, ErrorStats>> family_stats(const std::vector<AccuracyRow>& rows);
 
 }  // namespace trainmem

@@ -79,18 +79,26 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
     }
   }
   const adapters::Adapter* adapter = adapters::find(model_type);
-  if (adapter == nullptr) {
-    return bad_input(file, "model_type",
-                     fmt::format("'{}' is not supported (supported: {})",
-                                 text_excerpt(model_type, 40), supported_types()));
-  }
   ModelSpec spec;
   spec.model_type = model_type;
   auto dtype = read_dtype(*config, file);
   if (!dtype) return dtype.error();
   spec.storage_dtype = dtype.value();
   adapters::ConfigReader reader(*config, file);
-  adapter->read(reader, spec);
+  if (adapter != nullptr) {
+    adapter->read(reader, spec);
+  } else {
+    // Not a known family: read the standard keys as the closest known layer shape rather than
+    // refuse; the estimate says so (spec.estimated_from).
+    adapters::read_generic(reader, spec);
+    if (reader.error()) {
+      const Error& e = *reader.error();
+      return Error{e.code, e.file, e.field,
+                   fmt::format("{} ('{}' has no adapter, so its standard keys are read; "
+                               "families with adapters: {})",
+                               e.reason, model_type, supported_types())};
+    }
+  }
   adapters::check_common(reader, spec);
   if (reader.error()) return *reader.error();
   return spec;

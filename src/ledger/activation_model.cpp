@@ -21,10 +21,6 @@ bool has(RoleSet set, Role r) {
   return (set & role_bit(r)) != 0;
 }
 
-bool is_gemma(const ModelSpec& spec) {
-  return spec.model_type.rfind("gemma", 0) == 0;
-}
-
 struct Sink {
   std::vector<ActivationTerm>& out;
   void token(std::string name, std::int64_t bytes, const char* source) {
@@ -38,35 +34,60 @@ struct Sink {
   }
 };
 
-// A norm over `width` features. Returns whether its output requires grad.
-// LlamaRMSNorm: x.to(fp32); pow(2) saves the fp32 copy; rsqrt saves rstd; weight * x_norm saves
-// x_norm (input dtype) when the weight trains. GemmaRMSNorm keeps x_norm in fp32 (PR #29402).
-// LayerNorm (GPT-2): native_layer_norm saves its input, mean and rstd.
+// A norm over `width` features per token, normalising `rows` rows of them (1 for a hidden-state
+// norm; heads for a per-head q/k norm). Returns whether its output requires grad.
+//  rms_norm (LlamaRMSNorm): x.to(fp32); pow saves the fp32 copy, rsqrt its result (rstd);
+//    weight * x_norm.to(input dtype) saves x_norm when the weight trains.
+//  rms_norm_fp32 (GemmaRMSNorm PR #29402, Olmo2RMSNorm): the weight multiplies the fp32 x_norm,
+//    so the saved x_norm is fp32.
+//  layer_norm (nn.LayerNorm): native_layer_norm saves its input, mean and rstd (fp32 per row).
+//  mean_centered (CohereLayerNorm): x - mean is computed twice, once for pow (saved) and once for
+//    the rstd mul (saved), both fp32; the fp32 weight mul saves the fp32 result.
 bool norm_terms(Sink& s, const ModelSpec& spec, const std::string& what, std::int64_t width,
-                bool input_rg, bool trainable, const ActivationSettings& cfg) {
-  if (spec.norm == NormKind::layer_norm) {
-    if (input_rg || trainable) {
-      s.token(what + ": input, mean and rstd (native_layer_norm)", cfg.stream_bytes * width + 8,
-              "PyTorch derivatives.yaml native_layer_norm");
+                std::int64_t rows, bool input_rg, bool trainable, const ActivationSettings& cfg) {
+  constexpr const char* kGemmaNorm =
+      "transformers models/gemma/modeling_gemma.py GemmaRMSNorm; olmo2 Olmo2RMSNorm";
+  constexpr const char* kCohereNorm =
+      "transformers models/cohere/modeling_cohere.py CohereLayerNorm";
+  switch (spec.norm) {
+    case NormKind::layer_norm:
+      if (input_rg || trainable) {
+        s.token(what + ": input, mean and rstd (native_layer_norm)",
+                cfg.stream_bytes * width + 8 * rows, "PyTorch derivatives.yaml native_layer_norm");
+      }
+      return input_rg || trainable;
+    case NormKind::mean_centered:
+      if (input_rg) {
+        s.token(what + ": two fp32 centred copies (pow, rstd mul) and rstd", 8 * width + 4 * rows,
+                kCohereNorm);
+      }
+      if (trainable)
+        s.token(what + ": normalized tensor, fp32 (weight mul)", 4 * width, kCohereNorm);
+      return input_rg || trainable;
+    case NormKind::rms_norm:
+    case NormKind::rms_norm_fp32: {
+      const bool fp32_mul = spec.norm == NormKind::rms_norm_fp32;
+      if (input_rg) {
+        s.token(what + ": fp32 copy of the input (pow) and rstd", 4 * width + 4 * rows,
+                fp32_mul ? kGemmaNorm : kLlama);
+      }
+      if (trainable) {
+        s.token(what + ": normalized tensor (weight mul)",
+                (fp32_mul ? 4 : cfg.stream_bytes) * width, fp32_mul ? kGemmaNorm : kLlama);
+      }
+      return input_rg || trainable;
     }
-    return input_rg || trainable;
-  }
-  const bool gemma = is_gemma(spec);
-  if (input_rg) {
-    s.token(what + ": fp32 copy of the input (pow) and rstd", 4 * width + 4,
-            gemma ? "transformers models/gemma/modeling_gemma.py GemmaRMSNorm" : kLlama);
-  }
-  if (trainable) {
-    s.token(what + ": normalized tensor (weight mul)", (gemma ? 4 : cfg.stream_bytes) * width,
-            gemma ? "transformers models/gemma/modeling_gemma.py GemmaRMSNorm" : kLlama);
   }
   return input_rg || trainable;
 }
 
 // Linears that read one tensor of `width` features held in `in_bytes` per element.
 // `already_saved`: another op keeps this exact tensor (e.g. SDPA's output feeds o_proj).
-void linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_bytes,
-                   int trainable, int adapted, bool already_saved, const ActivationSettings& cfg) {
+// Returns whether the input tensor itself is now saved (so a later reader adds nothing).
+// `input_rg`: the input requires grad (else a LoRA dropout is not recorded and keeps no mask).
+bool linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_bytes,
+                   int trainable, int adapted, bool already_saved, const ActivationSettings& cfg,
+                   bool input_rg = true) {
   bool shared_saved = already_saved;
   if (trainable > 0) {
     if (cfg.autocast && in_bytes == 4) {
@@ -87,18 +108,21 @@ void linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_
             "bitsandbytes v0.43 autograd/_functions.py MatMul4Bit.forward ctx.tensors = (A, B)");
     shared_saved = true;
   }
-  if (adapted == 0 || cfg.lora_rank == 0) return;
+  if (adapted == 0 || cfg.lora_rank == 0) return shared_saved;
   const std::int64_t r = cfg.lora_rank;
   const bool dropout = cfg.lora_dropout > 0;
-  if (dropout) {
-    s.token(what + ": LoRA dropout mask per adapter", width * adapted, kPeft);
+  if (dropout && input_rg) {
+    // lora_dropout(x) runs on the input already cast to the adapter dtype (peft layer.py);
+    // autograd records it (and keeps its mask) only when the input requires grad.
+    s.token(what + ": LoRA dropout mask per adapter",
+            dropout_mask_bytes(cfg, cfg.adapter_bytes) * width * adapted, kPeft);
   }
   if (cfg.autocast) {
     // x.to(fp32 adapter) then lora_A under autocast casts to bf16: one bf16 copy per module.
     s.token(what + ": LoRA bf16 autocast copy of the input per adapter", 2 * width * adapted,
             kPeft);
     s.token(what + ": LoRA A output per adapter", 2 * r * adapted, kPeft);
-    return;
+    return shared_saved;
   }
   if (cfg.adapter_bytes != in_bytes || dropout) {
     // One cast (or dropped) copy per adapted module: q, k and v each hold their own.
@@ -106,9 +130,11 @@ void linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_
             static_cast<std::int64_t>(cfg.adapter_bytes) * width * adapted, kPeft);
   } else if (!shared_saved) {
     s.token(what + ": LoRA A input (the shared input itself)", in_bytes * width, kPeft);
+    shared_saved = true;
   }
   s.token(what + ": LoRA A output per adapter",
           static_cast<std::int64_t>(cfg.adapter_bytes) * r * adapted, kPeft);
+  return shared_saved;
 }
 
 int count(RoleSet set, std::initializer_list<Role> roles) {
@@ -118,17 +144,63 @@ int count(RoleSet set, std::initializer_list<Role> roles) {
 }
 
 // Softmax of eager attention: fp32 probabilities (4 B/score) and, in bf16, the copy the PV
-// matmul saves; with dropout a bool mask plus the dropped copy (accounting.md 2.3).
+// matmul saves; with dropout a mask plus the dropped copy (accounting.md 2.3). Gemma 2's
+// attn_logit_softcapping adds tanh's saved output; Falcon's softmax runs in the hidden dtype
+// and the PV matmul saves that same tensor.
 void eager_scores(Sink& s, const ModelSpec& spec, const ActivationSettings& cfg) {
   const char* src = "transformers eager_attention_forward; aten SoftMax.cpp (fp32 softmax)";
-  s.score("eager: softmax probabilities, fp32", 4, src);
-  if (spec.attention_dropout > 0) {
-    s.score("eager: attention dropout mask", 1, src);
-    s.score("eager: dropped probabilities (PV matmul input)", cfg.compute_bytes, src);
-  } else if (cfg.compute_bytes != 4) {
-    s.score("eager: probabilities cast to the compute dtype (PV matmul input)", cfg.compute_bytes,
-            src);
+  const int e = cfg.compute_bytes;
+  if (spec.attn_softcap > 0) {
+    s.score("eager: soft-cap tanh output", e,
+            "transformers models/gemma2/modeling_gemma2.py eager_attention_forward (softcap)");
   }
+  // GPT-2's and Falcon's eager softmax runs in the hidden dtype (no dtype=torch.float32).
+  const int soft = spec.eager_softmax_fp32 ? 4 : e;
+  s.score(spec.eager_softmax_fp32 ? "eager: softmax probabilities, fp32"
+                                  : "eager: softmax probabilities in the hidden dtype",
+          soft, src);
+  if (spec.attention_dropout > 0) {
+    s.score("eager: attention dropout mask", dropout_mask_bytes(cfg, e), src);
+    s.score("eager: dropped probabilities (PV matmul input)", e, src);
+  } else if (soft != e) {
+    s.score("eager: probabilities cast to the compute dtype (PV matmul input)", e, src);
+  }
+}
+
+// SDPA's math kernel (aten/src/ATen/native/transformers/attention.cpp
+// _scaled_dot_product_attention_math): q, k and v are upcast to fp32 when half/bf16, q and k are
+// each scaled by sqrt(scale) (both saved by the QK^T matmul, k expanded to all heads), the safe
+// softmax saves its fp32 output, dropout saves its mask and the PV matmul saves the dropped
+// probabilities and v (all heads). Its output is not saved; the o_proj input is a fresh copy.
+void math_attention(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool q_rg,
+                    const ActivationSettings& cfg) {
+  const char* src =
+      "PyTorch aten native/transformers/attention.cpp _scaled_dot_product_attention_math";
+  const std::int64_t a = spec.heads;
+  const std::int64_t qk = qk_head_dim(spec);
+  const std::int64_t vd = v_head_dim(spec);
+  const int e = cfg.compute_bytes;
+  if (!q_rg) return;
+  s.token("SDPA math: q scaled, fp32", 4 * a * qk, src);
+  s.token("SDPA math: k scaled and expanded to all heads, fp32", 4 * a * qk, src);
+  // v is its own tensor in fp32 without GQA; otherwise the fp32 upcast or the expanded copy.
+  s.token("SDPA math: v (fp32, all heads)", 4 * a * vd, src);
+  s.score("SDPA math: softmax output, fp32", 4, src);
+  if (spec.attention_dropout > 0) {
+    s.score("SDPA math: attention dropout mask", dropout_mask_bytes(cfg, 4), src);
+    s.score("SDPA math: dropped probabilities, fp32 (PV matmul input)", 4, src);
+  }
+  linear_inputs(s, "o_proj input", a * vd, e, count(l.trainable, {Role::o}),
+                count(l.adapted, {Role::o}), false, cfg);
+}
+
+// SDPA receives a materialised mask: a padding mask, or a sliding window shorter than the
+// sequence (masking_utils sliding-window mask; with seq <= window the mask is plain causal and
+// dropped). transformers then repeats K/V itself (sdpa_attention.py use_gqa_in_sdpa needs no mask)
+// and the bool mask becomes a float bias (convert_boolean_attn_mask).
+bool sdpa_with_mask(const ModelSpec& spec, const LayerPlan& l, const ActivationSettings& cfg) {
+  if (cfg.attention != Attention::sdpa) return false;
+  return cfg.padding_mask || (is_sliding_layer(spec, l.layer) && cfg.seq > spec.sliding_window);
 }
 
 // What attention keeps for backward after the scores: eager's probabilities (and the o_proj input
@@ -137,7 +209,7 @@ void eager_scores(Sink& s, const ModelSpec& spec, const ActivationSettings& cfg)
 void attention_output(Sink& s, const ModelSpec& spec, const LayerPlan& l, std::int64_t value_width,
                       const char* src, const ActivationSettings& cfg) {
   const int e = cfg.compute_bytes;
-  if (cfg.attention == Attention::eager) {
+  if (attention_kernel(spec, cfg) == AttentionKernel::eager) {
     eager_scores(s, spec, cfg);
     linear_inputs(s, "o_proj input", value_width, e, count(l.trainable, {Role::o}),
                   count(l.adapted, {Role::o}), false, cfg);
@@ -145,44 +217,77 @@ void attention_output(Sink& s, const ModelSpec& spec, const LayerPlan& l, std::i
   }
   s.token("attention output (shared with the o_proj input)", e * value_width, src);
   s.token("attention logsumexp, fp32", 4 * spec.heads, src);
-  if (cfg.padding_mask && cfg.attention == Attention::sdpa) {
-    s.pair("SDPA: float copy of the bool padding mask", e,
+  if (sdpa_with_mask(spec, l, cfg)) {
+    s.pair("SDPA: float copy of the bool mask (padding or sliding window)", e,
            "PyTorch aten attention.cpp convert_boolean_attn_mask");
   }
   linear_inputs(s, "o_proj input", value_width, e, 0, count(l.adapted, {Role::o}), true, cfg);
 }
 
-// Returns whether the attention output requires grad.
-bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg,
-                     const ActivationSettings& cfg) {
+// A q/k norm over `width` features per token in `rows` rows (per head or the whole projection).
+void qk_norm_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l,
+                   const ActivationSettings& cfg) {
+  const std::int64_t d = spec.head_dim;
+  const bool per_head = spec.qk_norm != QkNorm::full_width;
+  const std::int64_t q_rows = per_head ? spec.heads : 1;
+  const std::int64_t k_rows = per_head ? spec.kv_heads : 1;
+  // The projection outputs are in the compute dtype; the norm's stream width is the same.
+  ActivationSettings in_e = cfg;
+  in_e.stream_bytes = cfg.compute_bytes;
+  norm_terms(s, spec, "q_norm", spec.heads * d, q_rows, true, has(l.trainable, Role::q_norm), in_e);
+  norm_terms(s, spec, "k_norm", spec.kv_heads * d, k_rows, true, has(l.trainable, Role::k_norm),
+             in_e);
+}
+
+struct AttentionResult {
+  bool output_rg = false;    // the attention output requires grad
+  bool input_saved = false;  // the attention input tensor itself is saved (shared with the MLP)
+};
+
+AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg,
+                                const ActivationSettings& cfg) {
   const std::int64_t a = spec.heads;
   const int e = cfg.compute_bytes;
-  const bool eager = cfg.attention == Attention::eager;
+  const AttentionKernel kernel = attention_kernel(spec, cfg);
   if (spec.mla) {
     const MlaSpec& m = spec.mla_spec;
     const std::int64_t qk = qk_head_dim(spec);
     const std::int64_t vd = v_head_dim(spec);
     const bool direct_q = m.q_lora_rank == 0;
-    linear_inputs(s, "MLA q_a/kv_a input", spec.hidden, cfg.stream_bytes,
-                  count(l.trainable, {direct_q ? Role::q : Role::q_a, Role::kv_a}),
-                  count(l.adapted, {direct_q ? Role::q : Role::q_a, Role::kv_a}), false, cfg);
+    const bool saved = linear_inputs(
+        s, "MLA q_a/kv_a input", spec.hidden, cfg.stream_bytes,
+        count(l.trainable, {direct_q ? Role::q : Role::q_a, Role::kv_a}),
+        count(l.adapted, {direct_q ? Role::q : Role::q_a, Role::kv_a}), false, cfg, in_rg);
     const bool latent_t = has(l.trainable, Role::latent_norm);
     if (!direct_q) {
       const bool rg = in_rg || has(l.trainable, Role::q_a) || has(l.adapted, Role::q_a);
-      norm_terms(s, spec, "q_a_layernorm", m.q_lora_rank, rg, latent_t, cfg);
+      norm_terms(s, spec, "q_a_layernorm", m.q_lora_rank, 1, rg, latent_t, cfg);
       linear_inputs(s, "q_b_proj input", m.q_lora_rank, e, count(l.trainable, {Role::q_b}),
                     count(l.adapted, {Role::q_b}), false, cfg);
     }
     const bool kv_rg = in_rg || has(l.trainable, Role::kv_a) || has(l.adapted, Role::kv_a);
-    norm_terms(s, spec, "kv_a_layernorm", m.kv_lora_rank, kv_rg, latent_t, cfg);
+    norm_terms(s, spec, "kv_a_layernorm", m.kv_lora_rank, 1, kv_rg, latent_t, cfg);
     linear_inputs(s, "kv_b_proj input", m.kv_lora_rank, e, count(l.trainable, {Role::kv_b}),
                   count(l.adapted, {Role::kv_b}), false, cfg);
     const char* src = "transformers models/deepseek_v3/modeling_deepseek_v3.py";
-    s.token("MLA: full-head q (nope + rope)", e * a * qk, src);
-    s.token("MLA: full-head k (nope + rope)", e * a * qk, src);
-    s.token("MLA: kv_b output kept alive by the v view", e * a * (m.qk_nope_head_dim + vd), src);
-    attention_output(s, spec, l, a * vd, src, cfg);
-    return true;
+    const RoleSet mla_roles = role_bit(Role::q) | role_bit(Role::q_a) | role_bit(Role::q_b) |
+                              role_bit(Role::kv_a) | role_bit(Role::kv_b) |
+                              role_bit(Role::latent_norm);
+    // A frozen layer whose input does not require grad records nothing past its projections.
+    if (!in_rg && !(l.trainable & mla_roles) && !(l.adapted & mla_roles)) return {false, saved};
+    // v is a view of kv_b's output; a fused kernel saves it (keeping the whole output), the math
+    // kernel in bf16 saves its fp32 upcast instead.
+    if (kernel != AttentionKernel::math || e == 4) {
+      s.token("MLA: kv_b output kept alive by the v view", e * a * (m.qk_nope_head_dim + vd), src);
+    }
+    if (kernel == AttentionKernel::math) {
+      math_attention(s, spec, l, true, cfg);
+    } else {
+      s.token("MLA: full-head q (nope + rope)", e * a * qk, src);
+      s.token("MLA: full-head k (nope + rope)", e * a * qk, src);
+      attention_output(s, spec, l, a * vd, src, cfg);
+    }
+    return {true, saved};
   }
   const std::int64_t d = spec.head_dim;
   const std::int64_t kv = spec.kv_heads;
@@ -190,24 +295,23 @@ bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in
   const bool fused = spec.fused_qkv;
   const int t_in =
       fused ? count(l.trainable, {Role::qkv}) : count(l.trainable, {Role::q, Role::k, Role::v});
-  int ad_in =
-      fused ? count(l.adapted, {Role::qkv}) : count(l.adapted, {Role::q, Role::k, Role::v});
+  int ad_in = fused ? count(l.adapted, {Role::qkv}) : count(l.adapted, {Role::q, Role::k, Role::v});
   // litgpt's LoRAQKVLinear adapts q, k and v through one lora_A on one (dropped) input.
   if (cfg.fused_qkv_attention) ad_in = std::min(ad_in, 1);
-  linear_inputs(s, "q/k/v input (norm output)", spec.hidden, cfg.stream_bytes, t_in, ad_in, false,
-                cfg);
+  const bool saved = linear_inputs(s, "q/k/v input (norm output)", spec.hidden, cfg.stream_bytes,
+                                   t_in, ad_in, false, cfg, in_rg);
   const bool q_rg = in_rg || (l.trainable & qkv_roles) || (l.adapted & qkv_roles) ||
                     has(l.trainable, Role::qkv) || has(l.adapted, Role::qkv);
-  if (!q_rg) return false;
-  if (spec.qk_norm) {
-    // Per-head RMSNorm on the q/k projection outputs (Qwen3, Gemma 3): rstd per head.
-    s.token("q_norm: fp32 copy and rstd per head", 4 * a * d + 4 * a, kLlama);
-    s.token("k_norm: fp32 copy and rstd per head", 4 * kv * d + 4 * kv, kLlama);
-    if (has(l.trainable, Role::q_norm)) s.token("q_norm: normalized tensor", e * a * d, kLlama);
-    if (has(l.trainable, Role::k_norm)) s.token("k_norm: normalized tensor", e * kv * d, kLlama);
+  if (!q_rg) return {false, saved};
+  if (spec.qk_norm != QkNorm::none) qk_norm_terms(s, spec, l, cfg);
+  // Rotary (q * cos + rotate_half(q) * sin) saves only cos/sin, shared by all layers; partial
+  // rotary slices and concatenates (views and cat save nothing).
+  if (kernel == AttentionKernel::math) {
+    math_attention(s, spec, l, q_rg, cfg);
+    return {true, saved};
   }
-  // Rotary (q * cos + rotate_half(q) * sin) saves only cos/sin, shared by all layers.
-  const bool repeat = eager || (cfg.padding_mask && cfg.attention == Attention::sdpa);
+  const bool eager = kernel == AttentionKernel::eager;
+  const bool repeat = eager || sdpa_with_mask(spec, l, cfg) || spec.kv_all_heads;
   const std::int64_t kv_saved = repeat ? a : kv;
   const char* src = eager ? "transformers eager_attention_forward (repeat_kv)"
                           : "transformers integrations/sdpa_attention.py; flash backward "
@@ -221,26 +325,32 @@ bool attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in
     if (kv < a) {
       s.token("attention: v expanded to every head (litgpt)", e * a * d, lit);
     } else {
-      s.token("attention: fused qkv output kept by the v view (litgpt)", e * (a + 2 * kv) * d,
-              lit);
+      s.token("attention: fused qkv output kept by the v view (litgpt)", e * (a + 2 * kv) * d, lit);
     }
     attention_output(s, spec, l, a * d, src, cfg);
-    return true;
+    return {true, saved};
   }
   s.token(repeat ? "attention: k repeated to all heads (repeat_kv)" : "attention: k (GQA heads)",
           e * kv_saved * d, src);
-  s.token(repeat ? "attention: v repeated to all heads (repeat_kv)" : "attention: v (GQA heads)",
-          e * kv_saved * d, src);
+  if (spec.fused_qkv_view && (!repeat || kv == a)) {
+    // v is a view of the fused projection's output (q and k are new after rotary), so the saved
+    // v keeps the whole (heads + 2 kv heads) x head_dim output alive (Phi-3 qkv_proj, GPT-NeoX
+    // query_key_value: slices and chunk are views).
+    s.token("attention: v, a view keeping the fused qkv output", e * (a + 2 * kv) * d, src);
+  } else {
+    s.token(repeat ? "attention: v repeated to all heads (repeat_kv)" : "attention: v (GQA heads)",
+            e * kv_saved * d, src);
+  }
   attention_output(s, spec, l, a * d, src, cfg);
-  return true;
+  return {true, saved};
 }
 
 // Gated MLP down(act(gate(x)) * up(x)) of width `width`, `copies` times per token (top-k routed
-// copies for experts). LlamaMLP.forward: act saves g, the mul saves act(g) and u, down_proj saves
-// the product when its weight trains. The input is counted by the caller.
-void gated_mlp(Sink& s, const std::string& what, std::int64_t width, std::int64_t copies,
-               bool in_rg, RoleSet trainable, bool adapted_all, RoleSet adapted,
-               const ActivationSettings& cfg) {
+// copies for experts). LlamaMLP.forward: act saves its intermediates of g, the mul saves act(g)
+// and u, down_proj saves the product when its weight trains. The input is counted by the caller.
+void gated_mlp(Sink& s, const ModelSpec& spec, const std::string& what, std::int64_t width,
+               std::int64_t copies, bool in_rg, RoleSet trainable, bool adapted_all,
+               RoleSet adapted, const ActivationSettings& cfg) {
   const int e = cfg.compute_bytes;
   const bool t_gate = has(trainable, Role::gate) || has(trainable, Role::gate_up);
   const bool t_up = has(trainable, Role::up) || has(trainable, Role::gate_up);
@@ -248,7 +358,11 @@ void gated_mlp(Sink& s, const std::string& what, std::int64_t width, std::int64_
   const bool ad_up = adapted_all || has(adapted, Role::up) || has(adapted, Role::gate_up);
   const bool g_rg = in_rg || t_gate || ad_gate;
   const bool u_rg = in_rg || t_up || ad_up;
-  if (g_rg) s.token(what + ": act_fn input (gate output)", copies * e * width, kLlama);
+  const std::int64_t act_saved = activation_saved_tensors(spec.activation);
+  if (g_rg) {
+    s.token(what + ": activation intermediates of the gate output", act_saved * copies * e * width,
+            "transformers activations.py ACT2FN");
+  }
   if (u_rg) s.token(what + ": act_fn(gate) (saved by the mul)", copies * e * width, kLlama);
   if (g_rg) s.token(what + ": up output (saved by the mul)", copies * e * width, kLlama);
   const bool t_down = has(trainable, Role::down);
@@ -260,6 +374,70 @@ void gated_mlp(Sink& s, const std::string& what, std::int64_t width, std::int64_
   for (ActivationTerm& term : tmp) {
     term.bytes_per_token *= copies;
     s.out.push_back(term);
+  }
+}
+
+// The MLP (dense, plain or mixture of experts) reading a tensor of `hidden` features that
+// requires grad when `in_rg`; `input_saved`: that tensor is already saved by attention's linears
+// (one norm shared by both branches of a parallel block).
+void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, bool input_saved,
+               const ActivationSettings& cfg) {
+  const std::int64_t h = spec.hidden;
+  const int e = cfg.compute_bytes;
+  if (is_moe_layer(spec, l.layer)) {
+    const MoeSpec& m = spec.moe;
+    const char* src =
+        "transformers models/qwen3_moe/modeling_qwen3_moe.py, "
+        "deepseek_v3/modeling_deepseek_v3.py";
+    const bool t_router = has(l.trainable, Role::router);
+    const int shared_t =
+        m.shared_experts > 0 ? count(l.trainable_shared, {Role::gate, Role::up, Role::gate_up}) : 0;
+    linear_inputs(s, "router and shared-expert input", h, cfg.stream_bytes,
+                  (t_router ? 1 : 0) + shared_t, has(l.adapted, Role::router) ? 1 : 0, input_saved,
+                  cfg, in_rg);
+    const bool route_rg = in_rg || t_router;
+    if (route_rg)
+      s.token("router softmax, fp32, and top-k weights/indices", 4 * m.experts + 12 * m.top_k, src);
+    if (spec.model_type.rfind("deepseek", 0) == 0 && t_router) {
+      s.token("router: fp32 copy of the input", 4 * h, src);
+    }
+    const bool t_in = count(l.trainable_routed, {Role::gate, Role::up, Role::gate_up}) > 0;
+    if (t_in) s.token("experts: gathered input per routed copy", m.top_k * e * h, src);
+    if (l.adapted_experts) {
+      linear_inputs(s, "experts gate/up input (per routed copy)", h * m.top_k, e, 0, 2, t_in, cfg);
+    }
+    gated_mlp(s, spec, "experts", m.expert_intermediate, m.top_k, in_rg, l.trainable_routed,
+              l.adapted_experts, 0, cfg);
+    if (route_rg)
+      s.token("experts: output per routed copy (routing-weight mul)", m.top_k * e * h, src);
+    if (m.shared_experts > 0) {
+      // shared_intermediate is already the whole shared MLP's width (n_shared x moe width).
+      gated_mlp(s, spec, "shared experts", m.shared_intermediate, 1, in_rg, l.trainable_shared,
+                false, l.adapted, cfg);
+      if (m.shared_expert_gate) s.token("shared expert output (sigmoid-gate mul)", e * h, src);
+    }
+  } else if (spec.mlp == MlpKind::gated) {
+    const bool fused_mlp = spec.fused_qkv && spec.fused_mlp;
+    const int t_in = fused_mlp ? count(l.trainable, {Role::gate_up})
+                               : count(l.trainable, {Role::gate, Role::up});
+    const int ad_in =
+        fused_mlp ? count(l.adapted, {Role::gate_up}) : count(l.adapted, {Role::gate, Role::up});
+    linear_inputs(s, "gate/up input (norm output)", h, cfg.stream_bytes, t_in, ad_in, input_saved,
+                  cfg, in_rg);
+    gated_mlp(s, spec, "mlp", spec.intermediate, 1, in_rg, l.trainable, false, l.adapted, cfg);
+  } else {
+    // Plain MLP: fc_in, the activation (its intermediates by ACT2FN: GPT-2/Phi's gelu_new saves
+    // four, GPT-NeoX/Falcon's gelu and StarCoder2's gelu_pytorch_tanh one), fc_out.
+    linear_inputs(s, "fc_in input (norm output)", h, cfg.stream_bytes,
+                  count(l.trainable, {Role::up}), count(l.adapted, {Role::up}), input_saved, cfg,
+                  in_rg);
+    if (in_rg || has(l.trainable, Role::up) || has(l.adapted, Role::up)) {
+      s.token("activation intermediates of the fc_in output",
+              activation_saved_tensors(spec.activation) * e * spec.intermediate,
+              "transformers activations.py ACT2FN");
+    }
+    linear_inputs(s, "fc_out input", spec.intermediate, e, count(l.trainable, {Role::down}),
+                  count(l.adapted, {Role::down}), false, cfg);
   }
 }
 
@@ -297,6 +475,8 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
     // them in the model dtype (FrameworkBehaviour::adapters_fp32).
     cfg.adapter_bytes = plan.behaviour.adapters_fp32 ? 4 : cfg.compute_bytes;
   }
+  cfg.cpu_kernels = plan.cpu_kernels;
+  cfg.seq = plan.seq;
   cfg.padding_mask = plan.behaviour.padding_mask;
   cfg.bnb_saves_input = plan.method == Method::qlora && plan.behaviour.bnb_saves_4bit_input;
   cfg.fused_qkv_attention = plan.behaviour.fused_qkv_attention;
@@ -423,76 +603,67 @@ std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& 
   Sink s{out};
   const std::int64_t h = spec.hidden;
   const bool t_norm = has(l.trainable, Role::layer_norm);
-  bool rg = l.input_requires_grad;
-  const bool n1 = norm_terms(s, spec, "input_layernorm", h, rg, t_norm, cfg);
-  const bool attn_rg = attention_terms(s, spec, l, n1, cfg);
-  rg = rg || attn_rg || t_norm;
-  const std::int64_t extra_norms = std::max<std::int64_t>(0, spec.norms_per_layer - 2);
-  if (extra_norms > 0) {
-    norm_terms(s, spec, "post_attention_layernorm (sandwich)", h, rg, t_norm, cfg);
-  }
-  if (spec.hidden_dropout > 0 && rg) {
-    s.token("residual dropout mask after attention", h, kAutograd);
-  }
-  const bool n2 = norm_terms(
-      s, spec, extra_norms > 0 ? "pre_feedforward_layernorm" : "post_attention_layernorm", h, rg,
-      t_norm, cfg);
-  const int e = cfg.compute_bytes;
-  if (is_moe_layer(spec, l.layer)) {
-    const MoeSpec& m = spec.moe;
-    const char* src =
-        "transformers models/qwen3_moe/modeling_qwen3_moe.py, "
-        "deepseek_v3/modeling_deepseek_v3.py";
-    const bool t_router = has(l.trainable, Role::router);
-    const int shared_t =
-        m.shared_experts > 0 ? count(l.trainable_shared, {Role::gate, Role::up, Role::gate_up}) : 0;
-    linear_inputs(s, "router and shared-expert input", h, cfg.stream_bytes,
-                  (t_router ? 1 : 0) + shared_t, has(l.adapted, Role::router) ? 1 : 0, false, cfg);
-    const bool route_rg = n2 || t_router;
-    if (route_rg)
-      s.token("router softmax, fp32, and top-k weights/indices", 4 * m.experts + 12 * m.top_k, src);
-    if (spec.model_type.rfind("deepseek", 0) == 0 && t_router) {
-      s.token("router: fp32 copy of the input", 4 * h, src);
+  const bool in_rg = l.input_requires_grad;
+  // Residual dropout on a sublayer output (compute dtype): GPT-2 resid_pdrop, Phi resid_dropout,
+  // GPT-NeoX post_attention/post_mlp_dropout, StarCoder2 residual_dropout, Falcon dropout_add.
+  const int mask = dropout_mask_bytes(cfg, cfg.compute_bytes);
+  auto residual_dropout = [&](const std::string& what, bool rg) {
+    if (spec.hidden_dropout > 0 && rg) {
+      s.token("residual dropout mask after " + what, mask * h, "PyTorch aten native Dropout.cpp");
     }
-    const bool t_in = count(l.trainable_routed, {Role::gate, Role::up, Role::gate_up}) > 0;
-    if (t_in) s.token("experts: gathered input per routed copy", m.top_k * e * h, src);
-    if (l.adapted_experts) {
-      linear_inputs(s, "experts gate/up input (per routed copy)", h * m.top_k, e, 0, 2, t_in, cfg);
+  };
+  if (spec.parallel_block) {
+    // Attention and MLP read the layer input through one shared norm (Phi, Cohere, Falcon-7B) or
+    // a norm each (GPT-NeoX, Falcon new_decoder_architecture); their outputs and the residual are
+    // summed (modeling_gpt_neox.py use_parallel_residual, modeling_phi.py PhiDecoderLayer).
+    const bool n1 = norm_terms(s, spec, "input_layernorm", h, 1, in_rg, t_norm, cfg);
+    const AttentionResult attn = attention_terms(s, spec, l, n1, cfg);
+    bool mlp_in_rg = n1;
+    bool shared = spec.parallel_norms == 1 && attn.input_saved;
+    if (spec.parallel_norms == 2) {
+      mlp_in_rg =
+          norm_terms(s, spec, "post_attention_layernorm (MLP branch)", h, 1, in_rg, t_norm, cfg);
+      shared = false;
     }
-    gated_mlp(s, "experts", m.expert_intermediate, m.top_k, n2, l.trainable_routed,
-              l.adapted_experts, 0, cfg);
-    if (route_rg)
-      s.token("experts: output per routed copy (routing-weight mul)", m.top_k * e * h, src);
-    if (m.shared_experts > 0) {
-      const std::int64_t width = m.shared_intermediate *
-                                 (spec.model_type.rfind("deepseek", 0) == 0 ? m.shared_experts : 1);
-      gated_mlp(s, "shared experts", width, 1, n2, l.trainable_shared, false, l.adapted, cfg);
-      if (m.shared_expert_gate) s.token("shared expert output (sigmoid-gate mul)", e * h, src);
-    }
-  } else if (spec.mlp == MlpKind::gated) {
-    const bool fused = has(l.trainable | l.adapted, Role::gate_up) && spec.fused_qkv;
-    const int t_in =
-        fused ? count(l.trainable, {Role::gate_up}) : count(l.trainable, {Role::gate, Role::up});
-    const int ad_in = spec.fused_qkv ? count(l.adapted, {Role::gate_up})
-                                     : count(l.adapted, {Role::gate, Role::up});
-    linear_inputs(s, "gate/up input (norm output)", h, cfg.stream_bytes, t_in, ad_in, false, cfg);
-    gated_mlp(s, "mlp", spec.intermediate, 1, n2, l.trainable, false, l.adapted, cfg);
-  } else {
-    // GPT-2: c_fc, NewGELUActivation (0.5*x*(1+tanh(...)) in Python: pow saves x, tanh saves its
-    // output, and the final mul saves 0.5*x and 1+tanh), c_proj (transformers activations.py).
-    linear_inputs(s, "c_fc input (norm output)", h, cfg.stream_bytes,
-                  count(l.trainable, {Role::up}), count(l.adapted, {Role::up}), false, cfg);
-    if (n2 || has(l.trainable, Role::up)) {
-      s.token("gelu_new: input, tanh output, 0.5*x and 1+tanh", 4 * e * spec.intermediate,
-              "transformers activations.py NewGELUActivation");
-    }
-    linear_inputs(s, "c_proj input", spec.intermediate, e, count(l.trainable, {Role::down}),
-                  count(l.adapted, {Role::down}), false, cfg);
+    const bool out_rg = in_rg || attn.output_rg || l.trainable || l.adapted || l.trainable_routed ||
+                        l.trainable_shared || l.adapted_experts;
+    if (spec.residual_dropouts >= 2) residual_dropout("attention", attn.output_rg);
+    mlp_terms(s, spec, l, mlp_in_rg, shared, cfg);
+    residual_dropout(spec.residual_dropouts >= 2 ? "the MLP" : "attention + MLP", out_rg);
+    return out;
   }
-  if (extra_norms > 0) {
-    norm_terms(s, spec, "post_feedforward_layernorm (sandwich)", h, true, t_norm, cfg);
+  bool rg = in_rg;
+  bool attn_in_rg = rg;
+  if (spec.norm_placement != NormPlacement::post) {
+    attn_in_rg = norm_terms(s, spec, "input_layernorm", h, 1, rg, t_norm, cfg);
   }
-  if (spec.hidden_dropout > 0) s.token("residual dropout mask after the MLP", h, kAutograd);
+  const AttentionResult attn = attention_terms(s, spec, l, attn_in_rg, cfg);
+  rg = rg || attn.output_rg || t_norm;
+  if (spec.norm_placement != NormPlacement::pre) {
+    norm_terms(s, spec,
+               spec.norm_placement == NormPlacement::post ? "post_attention_layernorm (post-norm)"
+                                                          : "post_attention_layernorm (sandwich)",
+               h, 1, attn.output_rg, t_norm, cfg);
+  }
+  residual_dropout("attention", rg);
+  bool mlp_in_rg = rg;
+  if (spec.norm_placement != NormPlacement::post) {
+    mlp_in_rg =
+        norm_terms(s, spec,
+                   spec.norm_placement == NormPlacement::sandwich ? "pre_feedforward_layernorm"
+                                                                  : "post_attention_layernorm",
+                   h, 1, rg, t_norm, cfg);
+  }
+  mlp_terms(s, spec, l, mlp_in_rg, false, cfg);
+  const bool mlp_rg = rg || l.trainable || l.adapted || l.trainable_routed || l.trainable_shared ||
+                      l.adapted_experts;
+  if (spec.norm_placement != NormPlacement::pre) {
+    norm_terms(s, spec,
+               spec.norm_placement == NormPlacement::post ? "post_feedforward_layernorm (post-norm)"
+                                                          : "post_feedforward_layernorm (sandwich)",
+               h, 1, mlp_rg, t_norm, cfg);
+  }
+  residual_dropout("the MLP", mlp_rg);
   return out;
 }
 
@@ -500,7 +671,7 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bo
                                         bool lm_head_trainable, const ActivationSettings& cfg) {
   std::vector<ActivationTerm> out;
   Sink s{out};
-  norm_terms(s, spec, "final norm", spec.hidden, input_rg, norm_trainable, cfg);
+  norm_terms(s, spec, "final norm", spec.hidden, 1, input_rg, norm_trainable, cfg);
   ActivationSettings head = cfg;
   head.bnb_saves_input = false;  // the lm_head stays 16-bit under QLoRA
   linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes, lm_head_trainable ? 1 : 0, 0,
@@ -540,6 +711,51 @@ std::int64_t layer_backward_transient_bytes(const ModelSpec& spec, std::int64_t 
   std::int64_t bytes = 2 * cfg.compute_bytes * tokens * width;
   if (cfg.attention == Attention::eager) bytes += 10 * batch * spec.heads * seq * seq;
   return bytes;
+}
+
+int activation_saved_tensors(Activation act) {
+  switch (act) {
+    case Activation::silu:       // F.silu saves its input
+    case Activation::gelu:       // F.gelu saves its input
+    case Activation::gelu_tanh:  // F.gelu(approximate="tanh") saves its input
+    case Activation::relu:       // threshold_backward uses the saved result
+      return 1;
+    case Activation::quick_gelu:  // x * sigmoid(1.702 x): sigmoid's result and x (mul)
+      return 2;
+    case Activation::gelu_new:   // 0.5*x*(1+tanh(c*(x+0.044715*pow(x,3)))): x (pow), tanh's
+      return 4;                  // result, then 0.5*x and 1+tanh (the final mul)
+    case Activation::gelu_fast:  // 0.5*x*(1+tanh(x*c*(1+0.044715*x*x))): 0.044715x and x (mul),
+      return 7;                  // x*c and 1+..., tanh's result, 0.5x and 1+tanh
+  }
+  return 1;
+}
+
+int dropout_mask_bytes(const ActivationSettings& cfg, int input_bytes) {
+  // CUDA: at::dropout -> native_dropout (fused), which saves a bool mask. CPU fails
+  // is_fused_kernel_acceptable, so _dropout_impl multiplies by a noise tensor of the input's
+  // dtype and mul saves it (aten/src/ATen/native/Dropout.cpp).
+  return cfg.cpu_kernels ? input_bytes : 1;
+}
+
+AttentionKernel attention_kernel(const ModelSpec& spec, const ActivationSettings& cfg) {
+  // Gemma 2 declares _supports_sdpa = False: transformers runs eager attention.
+  if (cfg.attention == Attention::eager || !spec.sdpa_supported) return AttentionKernel::eager;
+  if (cfg.attention == Attention::flash) return AttentionKernel::fused;
+  if (spec.sdpa_math_only) return AttentionKernel::math;
+  // The CPU flash kernel rejects dropout (sdp_utils_cpp.cpp check_for_dropout); CUDA's flash
+  // and memory-efficient kernels apply it in-kernel from a Philox seed and keep no mask.
+  if (cfg.cpu_kernels && spec.attention_dropout > 0) return AttentionKernel::math;
+  // The CPU flash kernel needs equal q/k and v head widths (sdp_utils_cpp.cpp
+  // check_head_dim_size_cpp); MLA's 192 vs 128 goes to math there, while CUDA's
+  // memory-efficient kernel accepts a different v width.
+  if (cfg.cpu_kernels && qk_head_dim(spec) != v_head_dim(spec)) return AttentionKernel::math;
+  return AttentionKernel::fused;
+}
+
+std::int64_t embedding_dropout_bytes_per_token(const ModelSpec& spec,
+                                               const ActivationSettings& cfg) {
+  if (spec.embedding_dropout <= 0) return 0;
+  return dropout_mask_bytes(cfg, cfg.stream_bytes) * spec.hidden;
 }
 
 std::int64_t korthikanti_layer_bytes(const ModelSpec& spec, std::int64_t batch, std::int64_t seq) {

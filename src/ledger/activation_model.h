@@ -44,16 +44,41 @@ struct LayerPlan {
 // no padding mask (packed or equal-length batches), PEFT adapters upcast to fp32.
 struct ActivationSettings {
   Attention attention = Attention::sdpa;
-  bool padding_mask = false;     // an attention mask: SDPA repeats K/V and saves a float mask
-  bool autocast = false;         // fp32 weights, bf16 matmuls under torch.autocast
-  int stream_bytes = 2;          // residual stream / norm dtype (4 when fp32)
-  int compute_bytes = 2;         // dtype of linear outputs and most saved tensors
-  std::int64_t lora_rank = 0;    // 0: no adapters
-  double lora_dropout = 0.0;     // > 0: a bool mask and a dropped copy per adapted input
-  int adapter_bytes = 4;         // PEFT autocast_adapter_dtype: fp32 adapters on a bf16 base
-  bool bnb_saves_input = false;  // bitsandbytes < 0.44: every 4-bit linear keeps its input
+  bool padding_mask = false;   // an attention mask: SDPA repeats K/V and saves a float mask
+  bool autocast = false;       // fp32 weights, bf16 matmuls under torch.autocast
+  int stream_bytes = 2;        // residual stream / norm dtype (4 when fp32)
+  int compute_bytes = 2;       // dtype of linear outputs and most saved tensors
+  std::int64_t lora_rank = 0;  // 0: no adapters
+  double lora_dropout = 0.0;   // > 0: a bool mask and a dropped copy per adapted input
+  int adapter_bytes = 4;       // PEFT autocast_adapter_dtype: fp32 adapters on a bf16 base
+  // Kernels PyTorch picks on CPU rather than CUDA (used to price CPU traces; docs/accuracy.md):
+  // dropout saves a noise tensor of the input dtype instead of a bool mask, and SDPA with
+  // dropout runs the math kernel instead of a fused one.
+  bool cpu_kernels = false;
+  std::int64_t seq = 0;  // sequence length: a sliding window shorter than it materialises a mask
+  bool bnb_saves_input = false;      // bitsandbytes < 0.44: every 4-bit linear keeps its input
   bool fused_qkv_attention = false;  // litgpt CausalSelfAttention (FrameworkBehaviour)
 };
+
+// Tensors of the MLP width the activation saves for backward, by autograd's rules
+// (transformers activations.py; PyTorch derivatives.yaml): silu, gelu and gelu_pytorch_tanh save
+// their input; relu its result; quick_gelu x and sigmoid(1.702x); gelu_new (Python tanh form)
+// x, tanh(...), 0.5x and 1 + tanh(...); gelu_fast seven (see the .cpp).
+int activation_saved_tensors(Activation act);
+
+// Bytes per element a training-mode dropout keeps for backward: a bool mask on CUDA
+// (native_dropout), the scaled noise in the input's dtype on CPU (Dropout.cpp _dropout_impl).
+int dropout_mask_bytes(const ActivationSettings& settings, int input_bytes);
+
+// Which attention kernel runs: eager, a fused SDPA kernel (flash / memory-efficient, which keep
+// q, k, v, out and logsumexp), or SDPA's math kernel (keeps the scores).
+enum class AttentionKernel { eager, fused, math };
+AttentionKernel attention_kernel(const ModelSpec& spec, const ActivationSettings& settings);
+
+// Embedding dropout (GPT-2 embd_pdrop, Phi, GPT-NeoX, StarCoder2): its mask, bytes per token,
+// saved when the embedding output requires grad.
+std::int64_t embedding_dropout_bytes_per_token(const ModelSpec& spec,
+                                               const ActivationSettings& settings);
 
 // The settings a plan implies (precision, method, attention, LoRA).
 ActivationSettings activation_settings(const TrainingPlan& plan);

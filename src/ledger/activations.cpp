@@ -160,8 +160,9 @@ void add_activations(const Context& ctx, Items& items) {
     items.push_back(
         {Tenant::activations,
          fmt::format(
-             "Saved activations, {} decoder layers{}", s.layers,
-             p.checkpointing == Checkpointing::selective ? " (attention scores recomputed)" : ""),
+             "Saved activations, {} decoder layers{}{}", s.layers,
+             p.checkpointing == Checkpointing::selective ? " (attention scores recomputed)" : "",
+             s.estimated_from.empty() ? "" : " (estimated: " + s.estimated_from + " layer shape)"),
          total, layers_formula(saved, ctx), model_src, forward_to_backward_start(), true});
     items.push_back({Tenant::activations, "One layer's saved activations, late in backward",
                      la.max_layer_bytes,
@@ -177,16 +178,28 @@ void add_activations(const Context& ctx, Items& items) {
                      "transformers modeling_llama.py (norm, lm_head)", forward_to_backward_start(),
                      true});
   }
+  // Embedding dropout (embd_pdrop and kin): its mask, saved when the embedding output requires
+  // grad (trainable embeddings, or PEFT's input-require-grads hook under checkpointing).
+  const std::int64_t emb_drop = embedding_dropout_bytes_per_token(s, la.settings);
+  if (emb_drop > 0 && !la.plans.empty() && la.plans.front().input_requires_grad) {
+    items.push_back({Tenant::activations, "Embedding dropout mask", tokens * emb_drop,
+                     fmt::format("{} tokens x {} hidden x {} B", with_commas(tokens), s.hidden,
+                                 emb_drop / s.hidden),
+                     "PyTorch aten native Dropout.cpp (native_dropout bool mask on CUDA)",
+                     forward_to_end_of_backward(), true});
+  }
   // input_ids (saved by the embedding) and labels, int64; rotary cos/sin for positions (1, s),
-  // shared by every layer (LlamaRotaryEmbedding, dtype of the hidden states).
+  // shared by every layer (LlamaRotaryEmbedding, dtype of the hidden states); partial rotary
+  // (Phi, GPT-NeoX) rotates rotary_dim of each head.
   const std::int64_t ids = 16 * tokens;
+  const std::int64_t rot_dim = s.rotary_dim > 0 ? s.rotary_dim : qk_head_dim(s);
   const std::int64_t rotary =
-      s.learned_positions ? 0 : 2 * p.seq * qk_head_dim(s) * la.settings.stream_bytes;
-  items.push_back(
-      {Tenant::activations, "Batch tensors and rotary cos/sin", ids + rotary,
-       fmt::format("{} tokens x 2 x 8 B (input_ids, labels) + 2 x {} seq x {} x {} B",
-                   with_commas(tokens), p.seq, qk_head_dim(s), la.settings.stream_bytes),
-       "transformers Trainer batch; LlamaRotaryEmbedding", forward_to_end_of_backward(), false});
+      s.learned_positions ? 0 : 2 * p.seq * rot_dim * la.settings.stream_bytes;
+  items.push_back({Tenant::activations, "Batch tensors and rotary cos/sin", ids + rotary,
+                   fmt::format("{} tokens x 2 x 8 B (input_ids, labels) + 2 x {} seq x {} x {} B",
+                               with_commas(tokens), p.seq, rot_dim, la.settings.stream_bytes),
+                   "transformers Trainer batch; LlamaRotaryEmbedding", forward_to_end_of_backward(),
+                   false});
 }
 
 }  // namespace trainmem::ledger

@@ -4,8 +4,8 @@
 #include <fmt/format.h>
 
 #include "ledger/context.h"
-#include "trainmem/framework.h"
 #include "plan/method.h"
+#include "trainmem/framework.h"
 #include "trainmem/limits.h"
 #include "trainmem/units.h"
 #include "util/checked.h"
@@ -75,6 +75,17 @@ std::string framework_note(const TrainingPlan& plan) {
 
 std::vector<std::string> notes(const ledger::Context& ctx) {
   std::vector<std::string> out = ctx.model.notes;
+  if (!ctx.model.spec.estimated_from.empty()) {
+    out.push_back(fmt::format(
+        "model_type '{}' has no adapter: weights, gradients and optimizer state are priced {}; "
+        "activations are ESTIMATED from the closest known layer shape, {}.",
+        ctx.model.spec.model_type,
+        ctx.model.source == SourceKind::preset || ctx.model.source == SourceKind::config_file
+            ? "from config.json's standard keys in that layer shape (a folder of safetensors "
+              "gives the exact tensor list)"
+            : "exactly from the safetensors headers",
+        ctx.model.spec.estimated_from));
+  }
   if (ctx.plan.convention == Convention::textbook) {
     out.push_back(fmt::format(
         "Textbook convention: uniform bytes per parameter on {} params ({}), as the seeds do.",

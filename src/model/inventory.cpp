@@ -77,9 +77,22 @@ void add_attention(const ModelSpec& s, Builder& b, const Span& span) {
     b.linear("self_attn.v_proj", Role::v, kv_out, s.hidden, s.qkv_bias, n, span);
   }
   b.linear("self_attn.o_proj", Role::o, s.hidden, q_out, s.o_bias, n, span);
-  if (s.qk_norm) {
-    b.add("self_attn.q_norm.weight", Role::q_norm, {s.head_dim}, n, &span);
-    b.add("self_attn.k_norm.weight", Role::k_norm, {s.head_dim}, n, &span);
+  // q/k norms take the model's norm kind (LayerNorm with bias in Phi, RMSNorm in Qwen3/OLMo-2).
+  switch (s.qk_norm) {
+    case QkNorm::none:
+      break;
+    case QkNorm::per_head:
+      b.norm("self_attn.q_norm", Role::q_norm, s.head_dim, n, &span);
+      b.norm("self_attn.k_norm", Role::k_norm, s.head_dim, n, &span);
+      break;
+    case QkNorm::per_head_weights:  // CohereLayerNorm((heads, head_dim)): a weight per head
+      b.norm("self_attn.q_norm", Role::q_norm, q_out, n, &span);
+      b.norm("self_attn.k_norm", Role::k_norm, kv_out, n, &span);
+      break;
+    case QkNorm::full_width:  // OLMo-2: RMSNorm(heads x head_dim) on the projection output
+      b.norm("self_attn.q_norm", Role::q_norm, q_out, n, &span);
+      b.norm("self_attn.k_norm", Role::k_norm, kv_out, n, &span);
+      break;
   }
 }
 
@@ -112,7 +125,7 @@ void add_mlp(const ModelSpec& s, Builder& b, const Span& span, const std::string
     b.linear(prefix + ".c_proj", Role::down, s.hidden, width, s.mlp_bias, n, span, expert);
     return;
   }
-  if (s.fused_qkv) {
+  if (s.fused_qkv && s.fused_mlp) {
     b.linear(prefix + ".gate_up_proj", Role::gate_up, 2 * width, s.hidden, s.mlp_bias, n, span,
              expert);
   } else {
@@ -139,11 +152,30 @@ void add_moe(const ModelSpec& s, Builder& b, const Span& span) {
 }
 
 void add_layers(const ModelSpec& s, Builder& b, const Span& span, bool moe) {
-  b.norm("input_layernorm", Role::layer_norm, s.hidden, span.count(), &span);
-  b.norm("post_attention_layernorm", Role::layer_norm, s.hidden, span.count(), &span);
-  if (s.norms_per_layer == 4) {  // Gemma 2/3 sandwich norms around the MLP
-    b.norm("pre_feedforward_layernorm", Role::layer_norm, s.hidden, span.count(), &span);
-    b.norm("post_feedforward_layernorm", Role::layer_norm, s.hidden, span.count(), &span);
+  const std::int64_t n = span.count();
+  if (s.parallel_block) {
+    // One norm shared by attention and MLP (Phi, Cohere, Falcon-7B) or one each (GPT-NeoX,
+    // Falcon new_decoder_architecture's ln_attn and ln_mlp).
+    b.norm("input_layernorm", Role::layer_norm, s.hidden, n, &span);
+    if (s.parallel_norms == 2)
+      b.norm("post_attention_layernorm", Role::layer_norm, s.hidden, n, &span);
+  } else {
+    switch (s.norm_placement) {
+      case NormPlacement::pre:
+        b.norm("input_layernorm", Role::layer_norm, s.hidden, n, &span);
+        b.norm("post_attention_layernorm", Role::layer_norm, s.hidden, n, &span);
+        break;
+      case NormPlacement::sandwich:  // Gemma 2/3: four norms
+        b.norm("input_layernorm", Role::layer_norm, s.hidden, n, &span);
+        b.norm("post_attention_layernorm", Role::layer_norm, s.hidden, n, &span);
+        b.norm("pre_feedforward_layernorm", Role::layer_norm, s.hidden, n, &span);
+        b.norm("post_feedforward_layernorm", Role::layer_norm, s.hidden, n, &span);
+        break;
+      case NormPlacement::post:  // OLMo-2: norms on the sublayer outputs only
+        b.norm("post_attention_layernorm", Role::layer_norm, s.hidden, n, &span);
+        b.norm("post_feedforward_layernorm", Role::layer_norm, s.hidden, n, &span);
+        break;
+    }
   }
   if (s.mla) {
     add_mla(s, b, span);
@@ -196,6 +228,9 @@ ParameterInventory inventory(const ModelSpec& spec) {
   b.norm("model.norm", Role::final_norm, spec.hidden, 1, nullptr);
   if (!spec.tied_embeddings) {
     b.add("lm_head.weight", Role::lm_head, {spec.vocab, spec.hidden}, 1, nullptr);
+  }
+  if (spec.lm_head_bias) {  // Phi: nn.Linear(hidden, vocab, bias=True), kept when tied
+    b.add("lm_head.bias", Role::lm_head, {spec.vocab}, 1, nullptr, ExpertKind::none, true);
   }
   return inv;
 }

@@ -12,6 +12,13 @@ bool is_moe_layer(const ModelSpec& spec, std::int64_t layer) {
   return (layer + 1) % step == 0;
 }
 
+bool is_sliding_layer(const ModelSpec& spec, std::int64_t layer) {
+  if (spec.sliding_window <= 0) return false;
+  if (spec.sliding_layers.empty()) return true;
+  const auto i = static_cast<std::size_t>(layer);
+  return i < spec.sliding_layers.size() && spec.sliding_layers[i];
+}
+
 std::int64_t moe_layer_count(const ModelSpec& spec) {
   std::int64_t count = 0;
   for (std::int64_t layer = 0; layer < spec.layers; ++layer) count += is_moe_layer(spec, layer);

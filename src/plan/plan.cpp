@@ -149,6 +149,7 @@ std::vector<std::string_view> names_of_optimizers() {
 }
 
 std::optional<Error> validate(const TrainingPlan& plan) {
+  if (auto e = validate_layout(plan.layout)) return e;
   // Upper bounds keep every byte count far inside 64 bits (2^63 ~ 9.2e18).
   constexpr std::int64_t kMaxBatch = 1 << 20;
   constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <locale>
+#include <sstream>
 #include <string>
 
 namespace trainmem {
@@ -71,6 +73,22 @@ std::string short_count(std::int64_t n) {
 
 namespace {
 
+// The whole of `text` as a decimal number, independent of the locale. libc++ before LLVM 20 (that
+// of Debian's emscripten 3.1.6, which builds the web page) has no floating-point std::from_chars;
+// there the classic-locale stream reads the same characters (split_number admits only digits, '.',
+// 'e' and '+').
+bool parse_decimal(std::string_view text, double& value) {
+#if defined(__cpp_lib_to_chars)
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc() && ptr == text.data() + text.size();
+#else
+  std::istringstream in{std::string(text)};
+  in.imbue(std::locale::classic());
+  in >> value;
+  return !in.fail() && in.peek() == std::char_traits<char>::eof();
+#endif
+}
+
 // Splits "32GB" into 32 and "GB"; accepts "1.5e9", spaces before the suffix, and commas.
 Result<std::pair<double, std::string>> split_number(std::string_view text,
                                                     const std::string& field) {
@@ -87,8 +105,8 @@ Result<std::pair<double, std::string>> split_number(std::string_view text,
     ++end;
   }
   double value = 0;
-  const auto [ptr, ec] = std::from_chars(clean.data(), clean.data() + end, value);
-  if (end == 0 || ec != std::errc() || ptr != clean.data() + end || !std::isfinite(value)) {
+  if (end == 0 || !parse_decimal(std::string_view(clean).substr(0, end), value) ||
+      !std::isfinite(value)) {
     return bad_input("", field, fmt::format("'{}' is not a number", text));
   }
   std::string suffix = clean.substr(end);

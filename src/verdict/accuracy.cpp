@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "trainmem/validate.h"
 
@@ -29,6 +30,17 @@ ErrorStats error_stats(const std::vector<double>& signed_pct_errors) {
   s.max_abs_pct = abs.back();
   s.mean_signed_pct = sum / static_cast<double>(n);
   return s;
+}
+
+std::vector<std::pair<std::string, ErrorStats>> family_stats(const std::vector<AccuracyRow>& rows) {
+  std::map<std::string, std::vector<double>> by_family;
+  for (const AccuracyRow& row : rows) {
+    if (row.family.empty()) continue;
+    by_family[row.family].push_back(pct_error(row.predicted_peak_bytes, row.measured_peak_bytes));
+  }
+  std::vector<std::pair<std::string, ErrorStats>> out;
+  for (const auto& [family, errors] : by_family) out.emplace_back(family, error_stats(errors));
+  return out;
 }
 
 AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows) {

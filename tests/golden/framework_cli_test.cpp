@@ -29,16 +29,16 @@ CliResult run_cli(const std::string& args) {
 TEST(FrameworkCli, UnknownNameIsAOneLineErrorWithASuggestion) {
   const CliResult r = run_cli("estimate qwen3-0.6b --framework torchtun");
   EXPECT_EQ(r.code, 2);
-  EXPECT_EQ(r.out, "trainmem: error: --framework: 'torchtun' is not a known framework (did you "
-                   "mean 'torchtune'?); known: hf, trl, litgpt, torchtune, unsloth, axolotl, mlx\n");
+  EXPECT_EQ(r.out,
+            "trainmem: error: --framework: 'torchtun' is not a known framework (did you "
+            "mean 'torchtune'?); known: hf, trl, litgpt, torchtune, unsloth, axolotl, mlx\n");
   EXPECT_EQ(run_cli("estimate qwen3-0.6b --framework deepspeed").code, 2);
 }
 
 TEST(FrameworkCli, BadVersionsAreErrors) {
   const CliResult v = run_cli("estimate qwen3-0.6b --framework hf@latest");
   EXPECT_EQ(v.code, 2);
-  EXPECT_NE(v.out.find("--framework: 'latest' is not a version of transformers"),
-            std::string::npos)
+  EXPECT_NE(v.out.find("--framework: 'latest' is not a version of transformers"), std::string::npos)
       << v.out;
   const CliResult lib = run_cli("estimate qwen3-0.6b --versions bnb=0.41");
   EXPECT_EQ(lib.code, 2);

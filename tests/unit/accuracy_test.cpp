@@ -28,14 +28,29 @@ TEST(Accuracy, EvenCountMedianAveragesTheMiddlePair) {
 }
 
 TEST(Accuracy, ReportSkipsCategoriesNotMeasured) {
-  AccuracyRow a{"a", 100, 104, "", "", {50, 0, 0, 0}, {55, 7, 0, 0}};
-  AccuracyRow b{"b", 200, 190, "", "", {100, 0, 0, 0}, {100, 0, 0, 0}};
+  AccuracyRow a{"a", 100, 104, "", "", {50, 0, 0, 0}, {55, 7, 0, 0}, "llama"};
+  AccuracyRow b{"b", 200, 190, "", "", {100, 0, 0, 0}, {100, 0, 0, 0}, "phi"};
   const AccuracyReport r = accuracy_report({a, b});
   EXPECT_EQ(r.peak.rows, 2u);
   EXPECT_DOUBLE_EQ(r.peak.max_abs_pct, 5);
   EXPECT_EQ(r.by_category[0].rows, 2u);
   EXPECT_DOUBLE_EQ(r.by_category[0].max_abs_pct, 10);
   EXPECT_EQ(r.by_category[1].rows, 0u);  // gradients measured as 0 in both rows
+}
+
+TEST(Accuracy, FamilyStatsGroupRowsByModelType) {
+  // llama: +4 % and -1 %; phi: -5 %. Median of |4|, |1| = 2.5; families sorted by name.
+  AccuracyRow a{"a", 100, 104, "", "", {}, {}, "llama"};
+  AccuracyRow b{"b", 200, 190, "", "", {}, {}, "phi"};
+  AccuracyRow c{"c", 100, 99, "", "", {}, {}, "llama"};
+  const auto fams = family_stats({a, b, c});
+  ASSERT_EQ(fams.size(), 2u);
+  EXPECT_EQ(fams[0].first, "llama");
+  EXPECT_EQ(fams[0].second.rows, 2u);
+  EXPECT_DOUBLE_EQ(fams[0].second.median_abs_pct, 2.5);
+  EXPECT_DOUBLE_EQ(fams[0].second.max_abs_pct, 4);
+  EXPECT_EQ(fams[1].first, "phi");
+  EXPECT_DOUBLE_EQ(fams[1].second.max_abs_pct, 5);
 }
 
 }  // namespace

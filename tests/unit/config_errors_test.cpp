@@ -43,10 +43,60 @@ TEST(ConfigErrors, MissingModelType) {
   EXPECT_EQ(config_error(R"({"hidden_size": 64})").field, "model_type");
 }
 
-TEST(ConfigErrors, UnsupportedModelTypeListsSupported) {
+// A model_type without an adapter is read through the standard keys (issue 15); a config that
+// lacks them still fails, naming the key and listing the families with adapters.
+TEST(ConfigErrors, UnknownModelTypeWithoutStandardKeysNamesTheKey) {
   const Error e = config_error(R"({"model_type": "mamba"})");
-  EXPECT_EQ(e.field, "model_type");
+  EXPECT_EQ(e.field, "vocab_size");
+  EXPECT_NE(e.reason.find("no adapter"), std::string::npos);
   EXPECT_NE(e.reason.find("qwen3"), std::string::npos);
+}
+
+TEST(ConfigErrors, EncoderDecoderIsRefused) {
+  const Error e = config_error(R"({"model_type": "t5", "is_encoder_decoder": true})");
+  EXPECT_EQ(e.field, "is_encoder_decoder");
+}
+
+TEST(ConfigErrors, UnknownActivationIsNamed) {
+  const Error e = config_error(llama_with(R"(, "hidden_act": "swiglu_squared")"));
+  EXPECT_EQ(e.field, "hidden_act");
+  EXPECT_NE(e.reason.find("swiglu_squared"), std::string::npos);
+}
+
+TEST(ConfigErrors, DropoutMustBeAProbability) {
+  const Error e = config_error(llama_with(R"(, "attention_dropout": 1.5)"));
+  EXPECT_EQ(e.field, "attention_dropout");
+  EXPECT_NE(e.reason.find("probability"), std::string::npos);
+  EXPECT_EQ(config_error(R"({"model_type": "gpt2", "resid_pdrop": -0.1})").field, "resid_pdrop");
+}
+
+TEST(ConfigErrors, FalconAlibiIsNotModelled) {
+  EXPECT_EQ(config_error(R"({"model_type": "falcon", "alibi": true})").field, "alibi");
+  EXPECT_EQ(config_error(R"({"model_type": "falcon", "new_decoder_architecture": true,
+                       "num_ln_in_parallel_attn": 3})")
+                .field,
+            "num_ln_in_parallel_attn");
+}
+
+TEST(ConfigErrors, DeepseekV2MoeLayerFrequency) {
+  EXPECT_EQ(config_error(R"({"model_type": "deepseek_v2", "moe_layer_freq": 2})").field,
+            "moe_layer_freq");
+}
+
+TEST(ConfigErrors, Qwen2MoeDenseLayerList) {
+  EXPECT_EQ(config_error(R"({"model_type": "qwen2_moe", "mlp_only_layers": [0, 3]})").field,
+            "mlp_only_layers");
+}
+
+TEST(ConfigErrors, LayerTypesMustBeStrings) {
+  EXPECT_EQ(config_error(llama_with(R"(, "layer_types": [1, 2])")).field, "layer_types");
+}
+
+TEST(ConfigErrors, GptNeoxHeadsMustDivideHidden) {
+  EXPECT_EQ(config_error(R"({"model_type": "gpt_neox", "hidden_size": 100,
+                             "num_attention_heads": 3})")
+                .field,
+            "num_attention_heads");
 }
 
 TEST(ConfigErrors, ZeroLayers) {

@@ -32,7 +32,7 @@ std::int64_t tenant_in(const Ledger& l, Tenant t, int step, Phase p) {
 }
 
 constexpr std::int64_t kNV = 2 * 256 * 8192;  // b2 x s256 tokens x V 8,192
-constexpr std::int64_t kIntermediate = 384;    // qwen3-tiny intermediate_size
+constexpr std::int64_t kIntermediate = 384;   // qwen3-tiny intermediate_size
 
 TEST(FrameworkParse, NamesVersionsAndErrors) {
   std::string name;
@@ -97,8 +97,10 @@ TEST(FrameworkTable, EachProfileSetsItsKnobs) {
   EXPECT_FALSE(hf447.fp32_logits_in_model);
   EXPECT_TRUE(hf447.loss_shift_copy);
   EXPECT_FALSE(plan_for("hf@4.49").behaviour.loss_shift_copy);
-  EXPECT_TRUE(plan_for("litgpt", Method::qlora, "bitsandbytes=0.43.1").behaviour.bnb_saves_4bit_input);
-  EXPECT_FALSE(plan_for("litgpt", Method::qlora, "bitsandbytes=0.44").behaviour.bnb_saves_4bit_input);
+  EXPECT_TRUE(
+      plan_for("litgpt", Method::qlora, "bitsandbytes=0.43.1").behaviour.bnb_saves_4bit_input);
+  EXPECT_FALSE(
+      plan_for("litgpt", Method::qlora, "bitsandbytes=0.44").behaviour.bnb_saves_4bit_input);
   EXPECT_FALSE(plan_for("litgpt", Method::qlora).behaviour.bnb_saves_4bit_input);
 }
 

@@ -1,10 +1,12 @@
 // trainmem advise MODEL [flags] (--gpu|--memory) [--json]: the changes that make a plan fit.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/layout_search.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
 #include "trainmem/solve.h"
@@ -20,6 +22,40 @@ struct AdviseArgs {
   OutputFlags output;
 };
 
+// When one card is not enough: the fewest GPUs (8 per node, up to 512) with ZeRO-3 and with FSDP2
+// FULL_SHARD, placed before the options that do not fit on their own.
+void add_more_gpus(const PricingInputs& in, Advice& adv) {
+  const LayoutPricer pricer(in.model, in.plan);
+  Layout z3;
+  z3.engine = Engine::deepspeed;
+  z3.zero_stage = 3;
+  Layout fsdp;
+  fsdp.engine = Engine::fsdp;
+  std::vector<AdviceOption> extra;
+  for (const auto& [shape, cost] :
+       {std::pair{z3, "more GPUs; ZeRO-3 moves 1.5x DDP's bytes per step (ZeRO paper)"},
+        std::pair{fsdp, "more GPUs; FULL_SHARD re-gathers every block in backward (1.5x DDP)"}}) {
+    auto c = min_gpus(in.model, pricer, *in.device, shape, 512, 8);
+    if (!c || world_size(c->layout) < 2) continue;
+    AdviceOption o;
+    o.change = fmt::format("more GPUs: {}", describe(c->layout));
+    o.flags = fmt::format("--gpus {}{} {}", c->layout.gpus_per_node,
+                          c->layout.nodes > 1 ? fmt::format(" --nodes {}", c->layout.nodes) : "",
+                          shape.engine == Engine::deepspeed ? "--zero 3" : "--fsdp full");
+    o.plan = in.plan;
+    o.plan.layout = c->layout;
+    o.peak_bytes = c->price.peak_bytes;
+    o.fits = true;
+    o.margin_bytes = c->headroom_bytes;
+    o.cost = cost;
+    o.cost_rank = 100;
+    extra.push_back(o);
+  }
+  auto first_miss = std::find_if(adv.options.begin(), adv.options.end(),
+                                 [](const AdviceOption& o) { return !o.fits; });
+  adv.options.insert(first_miss, extra.begin(), extra.end());
+}
+
 int run_advise(const AdviseArgs& a) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
@@ -27,7 +63,8 @@ int run_advise(const AdviseArgs& a) {
     return report(Error{ErrorCode::usage, "", "--gpu", "advise needs --gpu NAME or --memory SIZE"});
   }
 
-  const Advice adv = advise(in->model, in->plan, *in->device);
+  Advice adv = advise(in->model, in->plan, *in->device);
+  if (!adv.fits_now && is_single_device(in->plan.layout)) add_more_gpus(*in, adv);
   const Unit u = in->options.unit;
   if (a.output.json) {
     std::cout << render_advice_json(adv, a.model);

@@ -31,5 +31,7 @@ void register_solve(CLI::App& app, Commands& commands);
 void register_advise(CLI::App& app, Commands& commands);
 void register_sweep(CLI::App& app, Commands& commands);
 void register_validate(CLI::App& app, Commands& commands);
+void register_plan(CLI::App& app, Commands& commands);
+void register_emit(CLI::App& app, Commands& commands);
 
 }  // namespace trainmem::cli

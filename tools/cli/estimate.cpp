@@ -8,8 +8,10 @@
 #include "commands.h"
 #include "flags.h"
 #include "trainmem/device.h"
+#include "trainmem/distributed.h"
 #include "trainmem/gpu.h"
 #include "trainmem/render.h"
+#include "trainmem/render_distributed.h"
 
 namespace trainmem::cli {
 namespace {
@@ -25,6 +27,30 @@ struct EstimateArgs {
   // --alloc-conf STR: PYTORCH_CUDA_ALLOC_CONF for the allocator model (default: the environment)
   std::optional<std::string> alloc_conf;
 };
+
+// A plan over several GPUs (or with offload): per-rank ledgers and the host per node.
+int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain) {
+  const DistributedEstimate d = estimate_distributed(in.model, in.plan);
+  std::optional<Fit> verdict;
+  if (in.device) verdict = fit(d.ranks[d.most_loaded].totals, *in.device);
+  const Fit* f = verdict ? &*verdict : nullptr;
+  if (!a.svg.empty()) {
+    std::ofstream svg_out(a.svg);
+    svg_out << render_svg_budget(d.ranks[d.most_loaded].ledger, f, in.options);
+    if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
+  }
+  if (a.output.json) {
+    std::cout << render_distributed_json(d, f);
+  } else if (explain) {
+    std::cout << render_distributed_explain(d, in.options);
+  } else {
+    std::cout << render_distributed_text(d, f, in.options);
+    if (!a.timeline.empty()) {
+      std::cout << "\n" << render_timeline(d.ranks[d.most_loaded].ledger, in.options);
+    }
+  }
+  return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
+}
 
 // The allocator configuration: the flag, else the environment, else PyTorch's defaults.
 GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& device) {
@@ -67,6 +93,7 @@ int run_estimate(const EstimateArgs& a, bool explain) {
     return report(Error{ErrorCode::usage, "", "--timeline",
                         "expected phases or events, got '" + a.timeline + "'"});
   }
+  if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain);
   const Ledger ledger = estimate(in->model, in->plan);
   const GpuOptions gopt = gpu_options(a, in->device);
   auto gpu = gpu_estimate(in->model, in->plan, ledger, gopt);

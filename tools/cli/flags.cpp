@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <sstream>
 
+#include "trainmem/emit.h"
 #include "trainmem/framework.h"
 #include "trainmem/limits.h"
 #include "trainmem/units.h"
@@ -113,6 +115,107 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   cmd.add_option("--train-modules", f.train_modules, "freeze: modules that train, e.g. q,v,norm");
   cmd.add_option("--train-layers", f.train_layers,
                  "freeze: layers that train; lora/qlora: layers adapted, e.g. 20-27");
+  add_layout_flags(cmd, f.layout);
+  cmd.add_option("--from", f.from,
+                 "read the layout, batch and accumulation from a config: ds_config.json, "
+                 "accelerate FSDP YAML, torchtitan TOML, torchrun/Megatron launch script");
+}
+
+void add_layout_flags(CLI::App& cmd, LayoutFlags& f) {
+  cmd.add_option("--gpus", f.gpus, "GPUs per node")->capture_default_str();
+  cmd.add_option("--nodes", f.nodes, "nodes")->capture_default_str();
+  cmd.add_option("--engine", f.engine,
+                 "ddp | deepspeed | fsdp | megatron (implied by --zero, --fsdp, "
+                 "--distributed-optimizer)");
+  cmd.add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
+  cmd.add_option("--fsdp", f.fsdp, "PyTorch FSDP: full | grad-op | hybrid | none");
+  cmd.add_option("--fsdp-version", f.fsdp_version, "FSDP 1 or 2")->capture_default_str();
+  cmd.add_option("--tp", f.tp, "tensor-parallel size")->capture_default_str();
+  cmd.add_flag("--sequence-parallel", f.sequence_parallel, "sequence parallel (with --tp)");
+  cmd.add_option("--pp", f.pp, "pipeline stages (1F1B)")->capture_default_str();
+  cmd.add_option("--virtual-stages", f.virtual_stages, "interleaved 1F1B chunks per rank")
+      ->capture_default_str();
+  cmd.add_option("--cp", f.cp, "context-parallel size")->capture_default_str();
+  cmd.add_option("--ep", f.ep, "expert-parallel size (MoE)")->capture_default_str();
+  cmd.add_flag("--distributed-optimizer", f.distributed_optimizer,
+               "Megatron: shard fp32 master + Adam over data parallel");
+  cmd.add_option("--offload", f.offload, "optimizer | params | both");
+  cmd.add_option("--offload-to", f.offload_to, "cpu | nvme")->capture_default_str();
+  cmd.add_option("--bucket-cap-mb", f.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();
+  cmd.add_flag("--gradient-as-bucket-view", f.gradient_as_bucket_view,
+               "DDP: gradients are views into the buckets (no second copy)");
+  cmd.add_option("--reduce-bucket-size", f.reduce_bucket_size,
+                 "DeepSpeed reduce_bucket_size in elements (default 5e8)");
+}
+
+Result<Layout> make_layout(const LayoutFlags& f) {
+  Layout l;
+  l.gpus_per_node = f.gpus;
+  l.nodes = f.nodes;
+  l.tp = f.tp;
+  l.pp = f.pp;
+  l.cp = f.cp;
+  l.ep = f.ep;
+  l.virtual_stages = f.virtual_stages;
+  l.sequence_parallel = f.sequence_parallel;
+  l.distributed_optimizer = f.distributed_optimizer;
+  l.fsdp_version = f.fsdp_version;
+  l.ddp_bucket_cap_mb = f.bucket_cap_mb;
+  l.gradient_as_bucket_view = f.gradient_as_bucket_view;
+  int engines = 0;
+  if (f.zero >= 0) {
+    l.engine = Engine::deepspeed;
+    l.zero_stage = f.zero;
+    ++engines;
+  }
+  if (!f.fsdp.empty()) {
+    auto m = parse_enum(parse_fsdp_mode, f.fsdp, "--fsdp", "full, grad-op, hybrid, none");
+    if (!m) return m.error();
+    l.engine = Engine::fsdp;
+    l.fsdp = m.value();
+    ++engines;
+  }
+  if (f.distributed_optimizer) {
+    l.engine = Engine::megatron;
+    ++engines;
+  }
+  if (engines > 1) {
+    return Error{ErrorCode::usage, "", "--zero",
+                 "--zero, --fsdp and --distributed-optimizer choose different engines: give one"};
+  }
+  if (!f.engine.empty()) {
+    auto e = parse_enum(parse_engine, f.engine, "--engine", "ddp, deepspeed, fsdp, megatron");
+    if (!e) return e.error();
+    if (engines == 1 && e.value() != l.engine) {
+      return Error{ErrorCode::usage, "", "--engine",
+                   fmt::format("'{}' contradicts --zero/--fsdp/--distributed-optimizer", f.engine)};
+    }
+    l.engine = e.value();
+  } else if (engines == 0 && (f.tp > 1 || f.pp > 1 || f.cp > 1 || f.ep > 1)) {
+    l.engine = Engine::megatron;  // model parallelism without a DP engine: Megatron-LM
+  }
+  if (!f.offload.empty()) {
+    if (f.offload == "optimizer") {
+      l.offload_optimizer = true;
+    } else if (f.offload == "params") {
+      l.offload_params = true;
+    } else if (f.offload == "both") {
+      l.offload_optimizer = l.offload_params = true;
+    } else {
+      return Error{ErrorCode::usage, "", "--offload",
+                   fmt::format("'{}' is not one of: optimizer, params, both", f.offload)};
+    }
+  }
+  auto to = parse_enum(parse_offload_target, f.offload_to, "--offload-to", "cpu, nvme");
+  if (!to) return to.error();
+  l.offload_to = to.value();
+  if (!f.reduce_bucket_size.empty()) {
+    auto n = parse_count(f.reduce_bucket_size, "--reduce-bucket-size");
+    if (!n) return n.error();
+    l.deepspeed.reduce_bucket_size = n.value();
+  }
+  if (auto e = validate_layout(l)) return *e;
+  return l;
 }
 
 void add_device_flags(CLI::App& cmd, DeviceFlags& f) {
@@ -194,6 +297,9 @@ Result<TrainingPlan> make_plan(const PlanFlags& f) {
     if (!n) return n.error();
     p.params_override = n.value();
   }
+  auto layout = make_layout(f.layout);
+  if (!layout) return layout.error();
+  p.layout = layout.value();
   // The profile's differences, then the flags that switch a behaviour on.
   apply_framework(p);
   p.behaviour.padding_mask = p.behaviour.padding_mask || f.padding_mask;
@@ -255,12 +361,23 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
                                           const DeviceFlags& device, const OutputFlags& output) {
   auto p = make_plan(plan);
   if (!p) return p.error();
+  if (!plan.from.empty()) {
+    std::ifstream in(plan.from);
+    if (!in) return bad_input(plan.from, "--from", "cannot read the file");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto imported = import_config(plan.from, text.str(), p.value(),
+                                  plan.layout.gpus > 1 ? plan.layout.gpus : 0);
+    if (!imported) return imported.error();
+    p = std::move(imported).value();
+  }
   auto d = make_device(device);
   if (!d) return d.error();
   auto o = make_render_options(output);
   if (!o) return o.error();
   auto m = load_model(model);
   if (!m) return m.error();
+  if (auto e = validate_layout(p->layout, m->spec)) return *e;
   if (auto e = check_plan_matches_model(m.value(), p.value())) return *e;
   if (auto e = check_plan_size(m.value(), p.value())) return *e;
   return PricingInputs{std::move(p).value(), std::move(d).value(), o.value(), std::move(m).value()};

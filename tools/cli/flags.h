@@ -15,6 +15,20 @@
 
 namespace trainmem::cli {
 
+// Distributed layout (docs/distributed.md). Empty strings / zero mean "not given".
+struct LayoutFlags {
+  std::int64_t gpus = 1, nodes = 1, tp = 1, pp = 1, cp = 1, ep = 1, virtual_stages = 1;
+  int zero = -1;     // -1: not given
+  std::string fsdp;  // full | grad-op | hybrid | none
+  int fsdp_version = 2;
+  std::string engine;  // ddp | deepspeed | fsdp | megatron (implied by --zero/--fsdp)
+  bool sequence_parallel = false, distributed_optimizer = false, gradient_as_bucket_view = false;
+  std::string offload;  // optimizer | params | both
+  std::string offload_to = "cpu";
+  double bucket_cap_mb = 25;
+  std::string reduce_bucket_size;  // elements, e.g. 5e8
+};
+
 struct PlanFlags {
   // precision, optimizer, optimizer_impl, checkpointing and loss left empty take the framework
   // profile's default (src/plan/framework.h), else the global one.
@@ -31,6 +45,8 @@ struct PlanFlags {
   bool dora = false, no_double_quant = false, no_prepare_kbit = false;
   std::string train_modules, train_layers;
   std::string params;  // --params 1.54e9
+  LayoutFlags layout;
+  std::string from;  // --from FILE: a DeepSpeed/accelerate/torchtitan/launch config (emit.h)
 };
 
 struct DeviceFlags {
@@ -44,7 +60,9 @@ struct OutputFlags {
   std::string units = "gib";
 };
 
-void add_plan_flags(CLI::App& cmd, PlanFlags& flags);
+void add_plan_flags(CLI::App& cmd, PlanFlags& flags);  // includes the layout flags
+void add_layout_flags(CLI::App& cmd, LayoutFlags& flags);
+Result<Layout> make_layout(const LayoutFlags& flags);
 void add_device_flags(CLI::App& cmd, DeviceFlags& flags);
 void add_output_flags(CLI::App& cmd, OutputFlags& flags);
 
@@ -63,6 +81,10 @@ struct PricingInputs {
 };
 Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFlags& plan,
                                           const DeviceFlags& device, const OutputFlags& output);
+
+// The flag that sets a plan field the library names ("lora.rank" -> "--lora-rank"); fields in a
+// file, and names that are already flags, are left as they are. report() and the web page use it.
+std::string flag_for_field(const std::string& field);
 
 // Prints "trainmem: error: MESSAGE" and returns the exit code for the error (1, or 2 for usage).
 int report(const Error& error);

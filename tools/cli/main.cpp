@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
   trainmem::cli::register_advise(app, commands);
   trainmem::cli::register_sweep(app, commands);
   trainmem::cli::register_validate(app, commands);
+  trainmem::cli::register_plan(app, commands);
+  trainmem::cli::register_emit(app, commands);
   if (argc >= 2 && argv[1][0] != '-') {
     bool known = false;
     for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);

@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/layout_search.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
 #include "trainmem/units.h"
@@ -22,14 +24,77 @@ struct SolveArgs {
   OutputFlags output;
   std::string target;
   std::int64_t step = 1;
+  std::int64_t max_gpus = 1024, gpus_per_node = 8;
 };
 
+// solve --for min-gpus: the fewest GPUs on which the plan fits. The layout given (--zero,
+// --fsdp, --tp ...) keeps its shape and only grows; with none, ZeRO-3 and FSDP2 FULL_SHARD are
+// both tried and the smaller count wins.
+int run_min_gpus(const SolveArgs& a) {
+  auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
+  if (!in) return report(in.error());
+  if (!in->device)
+    return report(Error{ErrorCode::usage, "", "--gpu", "min-gpus needs --gpu or --memory"});
+  if (a.max_gpus < 1 || a.max_gpus > 65536 || a.gpus_per_node < 1 || a.gpus_per_node > 1024) {
+    return report(Error{ErrorCode::usage, "", "--max-gpus",
+                        "needs 1 <= --max-gpus <= 65536 and 1 <= --gpus-per-node <= 1024"});
+  }
+  std::vector<Layout> shapes;
+  if (is_single_device(in->plan.layout)) {
+    Layout z3;
+    z3.engine = Engine::deepspeed;
+    z3.zero_stage = 3;
+    Layout fsdp;
+    fsdp.engine = Engine::fsdp;
+    shapes = {z3, fsdp};
+  } else {
+    shapes = {in->plan.layout};
+  }
+  const LayoutPricer pricer(in->model, in->plan);
+  std::optional<LayoutCandidate> best;
+  for (const Layout& shape : shapes) {
+    auto c = min_gpus(in->model, pricer, *in->device, shape, a.max_gpus, a.gpus_per_node);
+    if (c && (!best || world_size(c->layout) < world_size(best->layout) ||
+              (world_size(c->layout) == world_size(best->layout) &&
+               c->headroom_bytes > best->headroom_bytes))) {
+      best = c;
+    }
+  }
+  const Unit u = in->options.unit;
+  if (a.output.json) {
+    nlohmann::json j = {{"schema", "trainmem.solve/1"},
+                        {"model", a.model},
+                        {"for", "min-gpus"},
+                        {"fits", best.has_value()},
+                        {"answer", best ? world_size(best->layout) : 0},
+                        {"layout", best ? describe(best->layout) : std::string()},
+                        {"peak_bytes", best ? best->price.peak_bytes : 0},
+                        {"host_bytes_per_node", best ? best->price.host_bytes : 0},
+                        {"usable_bytes", in->device->usable_bytes()}};
+    std::cout << j.dump(2) << "\n";
+    return best ? 0 : 3;
+  }
+  if (!best) {
+    std::cout << fmt::format("Nothing fits on up to {} x {}: try `trainmem plan` or offload.\n",
+                             a.max_gpus, in->device->id);
+    return 3;
+  }
+  std::cout << fmt::format(
+      "Fewest GPUs: {} x {} — {}\n  peak {} per GPU of {} usable, {} free; "
+      "host {} per node\n",
+      world_size(best->layout), in->device->id, describe(best->layout),
+      format_bytes(best->price.peak_bytes, u), format_bytes(in->device->usable_bytes(), u),
+      format_bytes(best->headroom_bytes, u), format_bytes(best->price.host_bytes, u));
+  return 0;
+}
+
 int run_solve(const SolveArgs& a) {
+  if (a.target == "min-gpus") return run_min_gpus(a);
   const auto target = parse_solve_for(a.target);
   if (!target) {
     return report(Error{ErrorCode::usage, "", "--for",
                         fmt::format("'{}' is not one of: max-batch, max-seq, smallest-gpu, "
-                                    "smallest-tier",
+                                    "smallest-tier, min-gpus",
                                     a.target)});
   }
   const bool by_device = *target == SolveFor::smallest_gpu || *target == SolveFor::smallest_tier;
@@ -37,6 +102,12 @@ int run_solve(const SolveArgs& a) {
   if (by_device) device_flags.reserve.clear();  // applies to every candidate instead
   auto in = read_pricing_inputs(a.model, a.plan, device_flags, a.output);
   if (!in) return report(in.error());
+  if (!is_single_device(in->plan.layout)) {
+    return report(Error{ErrorCode::usage, "", "--for",
+                        fmt::format("{} prices one GPU; with a layout use --for min-gpus, "
+                                    "`trainmem plan` or `trainmem estimate`",
+                                    a.target)});
+  }
 
   SolveOptions so;
   so.step = a.step;
@@ -112,8 +183,13 @@ void register_solve(CLI::App& app, Commands& commands) {
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);
-  cmd->add_option("--for", args->target, "max-batch | max-seq | smallest-gpu | smallest-tier")
+  cmd->add_option("--for", args->target,
+                  "max-batch | max-seq | smallest-gpu | smallest-tier | min-gpus")
       ->required();
+  cmd->add_option("--max-gpus", args->max_gpus, "min-gpus: the most GPUs to try")
+      ->capture_default_str();
+  cmd->add_option("--gpus-per-node", args->gpus_per_node, "min-gpus: GPUs in a node")
+      ->capture_default_str();
   cmd->add_option("--step", args->step, "max-batch/max-seq: answer in multiples of this")
       ->capture_default_str();
   commands.on(cmd, [args] { return run_solve(*args); });

@@ -26,6 +26,8 @@ struct ValidateArgs {
   bool json = false;
   double max_median = -1;  // fail (exit 1) when exceeded; < 0: no bound
   double max_error = -1;
+  double max_family_median = -1;  // per family (model_type); < 0: no bound
+  double max_family_error = -1;
 };
 
 // A record's plan, in flag vocabulary, through the same parser as the command line.
@@ -166,8 +168,8 @@ Result<std::pair<std::int64_t, int>> gpu_figure(const MeasurementRecord& r,
 // Error statistics of the rows whose group matches `keep`, keyed by `key`, in first-seen order.
 template <class Key>
 std::vector<std::pair<std::string, ErrorStats>> grouped_stats(const std::vector<AccuracyRow>& rows,
-                                                               const std::vector<RowGroup>& groups,
-                                                               Key key) {
+                                                              const std::vector<RowGroup>& groups,
+                                                              Key key) {
   std::vector<std::string> names;
   std::vector<std::vector<double>> errors;
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -199,33 +201,36 @@ int run_validate(const ValidateArgs& a) {
           Error{plan.error().code, a.file + " " + r.id, plan.error().field, plan.error().reason});
     auto model = load_model(resolve_model(r.model, a.file));
     if (!model) return report(model.error());
+    // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
+    // left out of the prediction for them; and they ran PyTorch's CPU kernels (dropout noise
+    // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
+    const bool traced = r.device.empty() || r.device == "cpu";
+    plan->cpu_kernels = traced;
     const Ledger ledger = estimate(model.value(), plan.value());
     const Totals t = totals(ledger);
     if (!r.metric.empty()) {
       // A GPU figure: compare like with like (the allocator replay's matching figure).
       auto figure = gpu_figure(r, model.value(), plan.value(), ledger);
-      if (!figure) return report(Error{figure.error().code, a.file + " " + r.id,
-                                       figure.error().field, figure.error().reason});
-      rows.push_back({r.id, r.peak_bytes, figure->first, r.metric, slot_name(figure->second),
-                      {}, {}});
+      if (!figure)
+        return report(Error{figure.error().code, a.file + " " + r.id, figure.error().field,
+                            figure.error().reason});
+      rows.push_back(
+          {r.id, r.peak_bytes, figure->first, r.metric, slot_name(figure->second), {}, {},
+           model->spec.model_type});
       groups.push_back({r.metric, r.source});
       continue;
     }
-    // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
-    // left out of the prediction for them.
-    const bool traced = r.device.empty() || r.device == "cpu";
     const std::int64_t overhead = t.by_tenant[static_cast<std::size_t>(Tenant::overhead)];
     rows.push_back({r.id, r.peak_bytes, t.peak_bytes - (traced ? overhead : 0),
                     r.peak_phase + (r.peak_step ? fmt::format(" (step {})", r.peak_step) : ""),
                     slot_name(t.peak_slot), measured_categories(r),
-                    predicted_categories(ledger, t.peak_slot)});
+                    predicted_categories(ledger, t.peak_slot), model->spec.model_type});
     groups.push_back({"", r.source});
   }
   const AccuracyReport rep = accuracy_report(rows);
-  const auto by_metric =
-      grouped_stats(rows, groups, [](const RowGroup& g) { return g.metric; });
-  const auto by_source =
-      grouped_stats(rows, groups, [](const RowGroup& g) { return g.source; });
+  const auto families = family_stats(rows);
+  const auto by_metric = grouped_stats(rows, groups, [](const RowGroup& g) { return g.metric; });
+  const auto by_source = grouped_stats(rows, groups, [](const RowGroup& g) { return g.source; });
   nlohmann::json by_metric_json = nlohmann::json::object();
   for (const auto& [k, st] : by_metric) by_metric_json[k] = stats_json(st);
   nlohmann::json by_source_json = nlohmann::json::object();
@@ -234,6 +239,7 @@ int run_validate(const ValidateArgs& a) {
     nlohmann::json per_row = nlohmann::json::array();
     for (const AccuracyRow& r : rows) {
       per_row.push_back({{"id", r.id},
+                         {"family", r.family},
                          {"measured_peak_bytes", r.measured_peak_bytes},
                          {"predicted_peak_bytes", r.predicted_peak_bytes},
                          {"pct_error", pct_error(r.predicted_peak_bytes, r.measured_peak_bytes)},
@@ -247,6 +253,8 @@ int run_validate(const ValidateArgs& a) {
     for (std::size_t c = 0; c < kCompareCategories.size(); ++c) {
       by_category[kCompareCategories[c]] = stats_json(rep.by_category[c]);
     }
+    nlohmann::json by_family = nlohmann::json::object();
+    for (const auto& [family, s] : families) by_family[family] = stats_json(s);
     nlohmann::json doc = {{"schema", "trainmem.validation/1"},
                           {"file", a.file},
                           {"rows", rows.size()},
@@ -255,6 +263,7 @@ int run_validate(const ValidateArgs& a) {
                           {"max_abs_pct_error", rep.peak.max_abs_pct},
                           {"mean_signed_pct_error", rep.peak.mean_signed_pct},
                           {"by_category", by_category},
+                          {"by_family", by_family},
                           {"by_metric", by_metric_json},
                           {"by_source", by_source_json},
                           {"per_row", per_row}};
@@ -277,14 +286,20 @@ int run_validate(const ValidateArgs& a) {
       fmt::print("  {:<22} median {:6.2f}%  p95 {:6.2f}%  max {:6.2f}%  ({} rows, at the peak)\n",
                  kCompareCategories[c], s.median_abs_pct, s.p95_abs_pct, s.max_abs_pct, s.rows);
     }
+    fmt::print("\nper family (peak error):\n  {:<14} {:>5} {:>9} {:>9} {:>9}\n", "family", "rows",
+               "median", "worst", "bias");
+    for (const auto& [family, s] : families) {
+      fmt::print("  {:<14} {:>5} {:>8.2f}% {:>8.2f}% {:>+8.2f}%\n", family, s.rows,
+                 s.median_abs_pct, s.max_abs_pct, s.mean_signed_pct);
+    }
     auto print_groups = [](const char* title,
                            const std::vector<std::pair<std::string, ErrorStats>>& list) {
       if (list.empty()) return;
       fmt::print("{}\n", title);
       for (const auto& [k, st] : list) {
         fmt::print("  {:<64} median {:6.2f}%  max {:6.2f}%  bias {:+6.2f}%  ({} rows)\n",
-                   k.size() > 64 ? k.substr(0, 61) + "..." : k, st.median_abs_pct,
-                   st.max_abs_pct, st.mean_signed_pct, st.rows);
+                   k.size() > 64 ? k.substr(0, 61) + "..." : k, st.median_abs_pct, st.max_abs_pct,
+                   st.mean_signed_pct, st.rows);
       }
     };
     print_groups("by metric (each against the matching figure):", by_metric);
@@ -292,6 +307,17 @@ int run_validate(const ValidateArgs& a) {
   }
   const bool over = (a.max_median >= 0 && rep.peak.median_abs_pct > a.max_median) ||
                     (a.max_error >= 0 && rep.peak.max_abs_pct > a.max_error);
+  for (const auto& [family, s] : families) {
+    const bool family_over = (a.max_family_median >= 0 && s.median_abs_pct > a.max_family_median) ||
+                             (a.max_family_error >= 0 && s.max_abs_pct > a.max_family_error);
+    if (family_over) {
+      std::cerr << fmt::format(
+          "trainmem: error: accuracy bound exceeded for family {} (median {:.2f}% vs {}%, max "
+          "{:.2f}% vs {}%)\n",
+          family, s.median_abs_pct, a.max_family_median, s.max_abs_pct, a.max_family_error);
+      return 1;
+    }
+  }
   if (over) {
     std::cerr << fmt::format(
         "trainmem: error: accuracy bound exceeded (median {:.2f}% vs {}%, "
@@ -313,6 +339,10 @@ void register_validate(CLI::App& app, Commands& commands) {
                   "exit 1 if the median absolute peak error exceeds this percentage");
   cmd->add_option("--max-error", args->max_error,
                   "exit 1 if the worst absolute peak error exceeds this percentage");
+  cmd->add_option("--max-family-median-error", args->max_family_median,
+                  "exit 1 if any family's median absolute peak error exceeds this percentage");
+  cmd->add_option("--max-family-error", args->max_family_error,
+                  "exit 1 if any family's worst absolute peak error exceeds this percentage");
   commands.on(cmd, [args] { return run_validate(*args); });
 }
 

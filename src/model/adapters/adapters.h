@@ -30,5 +30,19 @@ void read_gemma3_text(ConfigReader& r, ModelSpec& s);
 void read_phi3(ConfigReader& r, ModelSpec& s);
 void read_gpt2(ConfigReader& r, ModelSpec& s);
 void read_deepseek_v3(ConfigReader& r, ModelSpec& s);
+// src/model/adapters/ (issue 15)
+void read_phi(ConfigReader& r, ModelSpec& s);
+void read_gpt_neox(ConfigReader& r, ModelSpec& s);
+void read_olmo2(ConfigReader& r, ModelSpec& s);
+void read_gemma(ConfigReader& r, ModelSpec& s);
+void read_granite(ConfigReader& r, ModelSpec& s);
+void read_starcoder2(ConfigReader& r, ModelSpec& s);
+void read_falcon(ConfigReader& r, ModelSpec& s);
+void read_cohere(ConfigReader& r, ModelSpec& s);
+void read_qwen2_moe(ConfigReader& r, ModelSpec& s);
+void read_deepseek_v2(ConfigReader& r, ModelSpec& s);
+// A model_type with no adapter: standard Hugging Face keys read as a Llama-shaped decoder, the
+// activations marked estimated (src/model/adapters/generic.cpp).
+void read_generic(ConfigReader& r, ModelSpec& s);
 
 }  // namespace trainmem::adapters

@@ -19,6 +19,28 @@ bool ConfigReader::is_null(const std::string& key) const {
   return config_.contains(key) && config_[key].is_null();
 }
 
+std::vector<std::string> ConfigReader::strings(const std::string& key) {
+  std::vector<std::string> out;
+  if (!has(key)) return out;
+  const json& v = config_[key];
+  if (!v.is_array()) {
+    fail(key, fmt::format("must be a list of strings, got {}", v.dump()));
+    return out;
+  }
+  for (const json& item : v) {
+    if (!item.is_string()) {
+      fail(key, fmt::format("must be a list of strings, holds {}", item.dump()));
+      return {};
+    }
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+bool ConfigReader::is_empty_list(const std::string& key) const {
+  return has(key) && config_[key].is_array() && config_[key].empty();
+}
+
 void ConfigReader::fail(const std::string& key, const std::string& reason) {
   if (!error_) error_ = bad_input(file_, key, reason);
 }
@@ -74,6 +96,15 @@ bool ConfigReader::flag(const std::string& key, bool fallback) {
   return config_[key].get<bool>();
 }
 
+std::string ConfigReader::text(const std::string& key) {
+  if (!has(key)) return "";
+  if (!config_[key].is_string()) {
+    fail(key, fmt::format("must be a string, got {}", config_[key].dump()));
+    return "";
+  }
+  return config_[key].get<std::string>();
+}
+
 double ConfigReader::number(const std::string& key, double fallback) {
   if (!has(key)) return fallback;
   if (!config_[key].is_number()) {
@@ -105,7 +136,54 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
     spec.head_dim = spec.hidden / spec.heads;
   }
   spec.tied_embeddings = r.flag("tie_word_embeddings", d.tied);
-  spec.attention_dropout = r.number("attention_dropout", 0.0);
+  spec.attention_dropout = read_probability(r, "attention_dropout", 0.0);
+  spec.activation = read_activation(r, "hidden_act", d.activation);
+  // Qwen2 keeps sliding_window in configs that set use_sliding_window false: no window then.
+  if (r.flag("use_sliding_window", true)) {
+    spec.sliding_window = r.optional_count("sliding_window", 0);
+  }
+  if (r.has("layer_types")) {
+    for (const std::string& t : r.strings("layer_types")) {
+      spec.sliding_layers.push_back(t == "sliding_attention");
+    }
+  }
+}
+
+Activation read_activation(ConfigReader& r, const std::string& key, Activation fallback) {
+  if (!r.has(key)) return fallback;
+  const std::string name = r.text(key);
+  // transformers activations.py ACT2CLS names (swish is nn.SiLU; gelu_python is exact gelu).
+  static constexpr std::pair<std::string_view, Activation> kNames[] = {
+      {"silu", Activation::silu},
+      {"swish", Activation::silu},
+      {"gelu", Activation::gelu},
+      {"gelu_python", Activation::gelu},
+      {"gelu_pytorch_tanh", Activation::gelu_tanh},
+      {"gelu_new", Activation::gelu_new},
+      {"gelu_accurate", Activation::gelu_new},
+      {"gelu_fast", Activation::gelu_fast},
+      {"quick_gelu", Activation::quick_gelu},
+      {"relu", Activation::relu},
+  };
+  for (const auto& [n, act] : kNames) {
+    if (name == n) return act;
+  }
+  if (!name.empty()) {
+    r.fail(key, fmt::format("activation '{}' is not modelled (supported: silu, swish, gelu, "
+                            "gelu_python, gelu_pytorch_tanh, gelu_new, gelu_accurate, gelu_fast, "
+                            "quick_gelu, relu)",
+                            name));
+  }
+  return fallback;
+}
+
+double read_probability(ConfigReader& r, const std::string& key, double fallback) {
+  const double p = r.number(key, fallback);
+  if (p < 0 || p >= 1) {
+    r.fail(key, fmt::format("must be a probability in [0, 1), got {}", p));
+    return fallback;
+  }
+  return p;
 }
 
 void check_common(ConfigReader& r, const ModelSpec& spec) {

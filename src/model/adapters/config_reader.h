@@ -27,8 +27,11 @@ class ConfigReader {
   std::int64_t optional_count(const std::string& key, std::int64_t fallback);
   bool flag(const std::string& key, bool fallback);
   double number(const std::string& key, double fallback);
+  std::string text(const std::string& key);  // a string value; absent -> ""
   bool has(const std::string& key) const;
   bool is_null(const std::string& key) const;
+  bool is_empty_list(const std::string& key) const;          // present, an array, and empty
+  std::vector<std::string> strings(const std::string& key);  // a list of strings; absent -> {}
 
   // Records a problem found by a cross-field check.
   void fail(const std::string& key, const std::string& reason);
@@ -45,10 +48,18 @@ class ConfigReader {
 // intermediate, tying, dtype) with the family's defaults for absent keys.
 struct CommonDefaults {
   std::optional<std::int64_t> vocab, hidden, layers, heads, intermediate, max_positions;
-  std::optional<std::int64_t> head_dim;  // nullopt: hidden / heads
-  bool tied = false;                     // the config class's tie_word_embeddings default
+  std::optional<std::int64_t> head_dim;      // nullopt: hidden / heads
+  bool tied = false;                         // the config class's tie_word_embeddings default
+  Activation activation = Activation::silu;  // the config class's hidden_act default
 };
 void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec);
+
+// The MLP activation named by `key` (hidden_act, activation_function, hidden_activation) as
+// transformers' ACT2FN spells it; absent -> fallback; a name trainmem does not model fails.
+Activation read_activation(ConfigReader& r, const std::string& key, Activation fallback);
+
+// A probability in [0, 1) (dropout keys); absent -> fallback.
+double read_probability(ConfigReader& r, const std::string& key, double fallback);
 
 // Checks shared by all families: heads divide, widths positive. Reports via r.fail().
 void check_common(ConfigReader& r, const ModelSpec& spec);

@@ -14,11 +14,14 @@ void read_gemma3_text(ConfigReader& r, ModelSpec& s) {
                .intermediate = 9216,
                .max_positions = 131072,
                .head_dim = 256,
-               .tied = true},
+               .tied = true,
+               .activation = Activation::gelu_tanh},
               s);
   if (!r.has("num_key_value_heads")) s.kv_heads = 4;
-  s.norms_per_layer = 4;
-  s.qk_norm = true;
+  s.norm = NormKind::rms_norm_fp32;
+  s.norm_placement = NormPlacement::sandwich;
+  s.qk_norm = QkNorm::per_head;
+  s.attn_softcap = r.number("attn_logit_softcapping", 0.0);
   s.qkv_bias = s.o_bias = r.flag("attention_bias", false);
   s.logit_softcap = r.number("final_logit_softcapping", 0.0);
 }

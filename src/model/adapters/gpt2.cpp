@@ -17,11 +17,15 @@ void read_gpt2(ConfigReader& r, ModelSpec& s) {
   s.tied_embeddings = r.flag("tie_word_embeddings", true);
   s.learned_positions = true;
   s.fused_qkv = true;
+  s.fused_mlp = false;
   s.qkv_bias = s.o_bias = s.mlp_bias = true;
   s.norm = NormKind::layer_norm;
+  s.eager_softmax_fp32 = false;  // eager_attention_forward: softmax in the hidden dtype
   s.mlp = MlpKind::plain;
-  s.attention_dropout = r.number("attn_pdrop", 0.1);
-  s.hidden_dropout = r.number("resid_pdrop", 0.1);
+  s.activation = read_activation(r, "activation_function", Activation::gelu_new);
+  s.attention_dropout = read_probability(r, "attn_pdrop", 0.1);
+  s.hidden_dropout = read_probability(r, "resid_pdrop", 0.1);
+  s.embedding_dropout = read_probability(r, "embd_pdrop", 0.1);
 }
 
 }  // namespace trainmem::adapters

@@ -16,7 +16,8 @@ void read_phi3(ConfigReader& r, ModelSpec& s) {
                .tied = false},
               s);
   s.fused_qkv = true;
-  s.hidden_dropout = r.number("resid_pdrop", 0.0);
+  s.fused_qkv_view = true;  // value_states = qkv[..., query_pos + kv_dim:] (a view)
+  s.hidden_dropout = read_probability(r, "resid_pdrop", 0.0);
 }
 
 }  // namespace trainmem::adapters

@@ -14,7 +14,7 @@ void read_qwen3(ConfigReader& r, ModelSpec& s) {
                .head_dim = 128,
                .tied = false},
               s);
-  s.qk_norm = true;
+  s.qk_norm = QkNorm::per_head;
   s.qkv_bias = s.o_bias = r.flag("attention_bias", false);
 }
 

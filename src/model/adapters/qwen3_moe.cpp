@@ -17,7 +17,7 @@ void read_qwen3_moe(ConfigReader& r, ModelSpec& s) {
                .tied = false},
               s);
   if (!r.has("num_key_value_heads")) s.kv_heads = 4;
-  s.qk_norm = true;
+  s.qk_norm = QkNorm::per_head;
   s.qkv_bias = s.o_bias = r.flag("attention_bias", false);
   s.moe.experts = r.count_any({"num_experts", "num_local_experts"}, 128);
   s.moe.top_k = r.count("num_experts_per_tok", 8);

@@ -5,7 +5,7 @@
 namespace trainmem::adapters {
 namespace {
 
-constexpr std::array<Adapter, 11> kAdapters{{
+constexpr std::array<Adapter, 23> kAdapters{{
     {"llama", read_llama},
     {"mistral", read_mistral},
     {"qwen2", read_qwen2},
@@ -17,6 +17,18 @@ constexpr std::array<Adapter, 11> kAdapters{{
     {"phi3", read_phi3},
     {"gpt2", read_gpt2},
     {"deepseek_v3", read_deepseek_v3},
+    {"phi", read_phi},
+    {"gpt_neox", read_gpt_neox},
+    {"olmo2", read_olmo2},
+    {"gemma", read_gemma},
+    {"granite", read_granite},
+    {"starcoder2", read_starcoder2},
+    {"falcon", read_falcon},
+    {"RefinedWebModel", read_falcon},  // early Falcon configs; transformers maps them to falcon
+    {"RefinedWeb", read_falcon},
+    {"cohere", read_cohere},
+    {"qwen2_moe", read_qwen2_moe},
+    {"deepseek_v2", read_deepseek_v2},
 }};
 
 }  // namespace

@@ -1,0 +1,100 @@
+// ds_config.json: ZeRO stage, buckets, offload, batch and accumulation. The world size is
+// train_batch_size / (micro-batch x accumulation) (docs/_pages/config-json.md batch identity).
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "io/import/importers.h"
+
+namespace trainmem::import {
+namespace {
+
+Result<std::int64_t> int_at(const std::string& file, const nlohmann::json& j, const char* key,
+                            std::int64_t fallback) {
+  if (!j.contains(key)) return fallback;
+  const auto& v = j.at(key);
+  if (v.is_string()) {
+    return bad_input(file, key,
+                     fmt::format("'{}' is not a number (trainmem prices concrete "
+                                 "values, not \"auto\")",
+                                 v.get<std::string>()));
+  }
+  if (!v.is_number_integer() && !v.is_number_float())
+    return bad_input(file, key, "is not a number");
+  return as_int(file, key, fmt::format("{}", v.get<double>()));
+}
+
+}  // namespace
+
+Result<TrainingPlan> from_deepspeed(const std::string& file, const std::string& text,
+                                    TrainingPlan p, std::int64_t gpus_per_node) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    return bad_input(file, "", fmt::format("not JSON: {}", e.what()));
+  }
+  const nlohmann::json zero = j.value("zero_optimization", nlohmann::json::object());
+  Layout l;
+  l.engine = Engine::deepspeed;
+  auto stage = int_at(file, zero, "stage", 0);
+  if (!stage) return stage.error();
+  if (stage.value() > 3) return bad_input(file, "zero_optimization.stage", "must be 0..3");
+  l.zero_stage = static_cast<int>(stage.value());
+  auto micro = int_at(file, j, "train_micro_batch_size_per_gpu", p.batch);
+  if (!micro) return micro.error();
+  auto ga = int_at(file, j, "gradient_accumulation_steps", p.grad_accum);
+  if (!ga) return ga.error();
+  if (micro.value() < 1 || ga.value() < 1) {
+    return bad_input(file, "train_micro_batch_size_per_gpu", "batch and accumulation must be >= 1");
+  }
+  p.batch = micro.value();
+  p.grad_accum = ga.value();
+  auto global = int_at(file, j, "train_batch_size", p.batch * p.grad_accum);
+  if (!global) return global.error();
+  if (global.value() % (p.batch * p.grad_accum) != 0) {
+    return bad_input(file, "train_batch_size",
+                     "is not micro-batch x accumulation x GPUs for a whole number of GPUs");
+  }
+  place(l, global.value() / (p.batch * p.grad_accum), gpus_per_node);
+  struct Field {
+    const char* key;
+    std::int64_t* target;
+  };
+  for (const Field& f :
+       {Field{"reduce_bucket_size", &l.deepspeed.reduce_bucket_size},
+        Field{"allgather_bucket_size", &l.deepspeed.allgather_bucket_size},
+        Field{"sub_group_size", &l.deepspeed.sub_group_size},
+        Field{"stage3_prefetch_bucket_size", &l.deepspeed.stage3_prefetch_bucket_size},
+        Field{"stage3_param_persistence_threshold",
+              &l.deepspeed.stage3_param_persistence_threshold},
+        Field{"stage3_max_live_parameters", &l.deepspeed.stage3_max_live_parameters}}) {
+    auto v = int_at(file, zero, f.key, *f.target);
+    if (!v) return v.error();
+    *f.target = v.value();
+  }
+  if (zero.contains("overlap_comm") && zero["overlap_comm"].is_boolean()) {
+    l.deepspeed.overlap_comm = zero["overlap_comm"].get<bool>();
+  }
+  if (zero.contains("contiguous_gradients") && zero["contiguous_gradients"].is_boolean()) {
+    l.deepspeed.contiguous_gradients = zero["contiguous_gradients"].get<bool>();
+  }
+  for (const char* key : {"offload_optimizer", "offload_param"}) {
+    if (!zero.contains(key) || !zero[key].is_object()) continue;
+    const std::string device = zero[key].value("device", "none");
+    if (device == "none") continue;
+    if (device != "cpu" && device != "nvme") {
+      return bad_input(file, fmt::format("zero_optimization.{}.device", key),
+                       fmt::format("'{}' is not none, cpu or nvme", device));
+    }
+    (std::string(key) == "offload_optimizer" ? l.offload_optimizer : l.offload_params) = true;
+    l.offload_to = device == "cpu" ? OffloadTarget::cpu : OffloadTarget::nvme;
+    l.pin_memory = zero[key].value("pin_memory", false);
+  }
+  if (j.contains("bf16") && j["bf16"].value("enabled", false)) p.precision = Precision::bf16_mixed;
+  if (j.contains("fp16") && j["fp16"].value("enabled", false)) p.precision = Precision::fp16_mixed;
+  p.layout = l;
+  return p;
+}
+
+}  // namespace trainmem::import

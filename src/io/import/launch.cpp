@@ -1,0 +1,101 @@
+// Launch scripts: torchrun + HF Trainer arguments (DDP), or torchrun + Megatron-LM
+// pretrain_gpt.py arguments (megatron/training/arguments.py names).
+#include <fmt/format.h>
+
+#include "io/import/importers.h"
+
+namespace trainmem::import {
+namespace {
+
+Result<std::int64_t> int_flag(const std::string& file, const std::vector<std::string>& w,
+                              const std::string& flag, std::int64_t fallback) {
+  if (auto v = flag_value(w, flag)) return as_int(file, flag, *v);
+  return fallback;
+}
+
+}  // namespace
+
+Result<TrainingPlan> from_launch(const std::string& file, const std::vector<std::string>& w,
+                                 TrainingPlan p) {
+  Layout l;
+  auto nodes = int_flag(file, w, "--nnodes", 1);
+  if (!nodes) return nodes.error();
+  auto per_node = int_flag(file, w, "--nproc_per_node", 1);
+  if (!per_node) return per_node.error();
+  l.nodes = nodes.value();
+  l.gpus_per_node = per_node.value();
+  const bool megatron = has_flag(w, "--tensor-model-parallel-size") ||
+                        has_flag(w, "--micro-batch-size") ||
+                        has_flag(w, "--use-distributed-optimizer");
+  if (megatron) {
+    l.engine = Engine::megatron;
+    for (const auto& [flag, target] :
+         {std::pair<const char*, std::int64_t*>{"--tensor-model-parallel-size", &l.tp},
+          {"--pipeline-model-parallel-size", &l.pp},
+          {"--context-parallel-size", &l.cp},
+          {"--expert-model-parallel-size", &l.ep}}) {
+      auto v = int_flag(file, w, flag, 1);
+      if (!v) return v.error();
+      *target = v.value();
+    }
+    l.sequence_parallel = has_flag(w, "--sequence-parallel");
+    l.distributed_optimizer = has_flag(w, "--use-distributed-optimizer");
+    l.offload_optimizer = has_flag(w, "--optimizer-cpu-offload");
+    auto layers_per_chunk = int_flag(file, w, "--num-layers-per-virtual-pipeline-stage", 0);
+    if (!layers_per_chunk) return layers_per_chunk.error();
+    auto layers = int_flag(file, w, "--num-layers", 0);
+    if (!layers) return layers.error();
+    if (layers_per_chunk.value() > 0 && layers.value() > 0) {
+      l.virtual_stages = layers.value() / (l.pp * layers_per_chunk.value());
+    }
+    auto micro = int_flag(file, w, "--micro-batch-size", p.batch);
+    if (!micro) return micro.error();
+    auto seq = int_flag(file, w, "--seq-length", p.seq);
+    if (!seq) return seq.error();
+    p.batch = micro.value();
+    p.seq = seq.value();
+    const std::int64_t mp = l.tp * l.pp * l.cp;
+    const std::int64_t dp = mp > 0 ? l.nodes * l.gpus_per_node / mp : 1;
+    auto global = int_flag(file, w, "--global-batch-size", p.batch * dp * p.grad_accum);
+    if (!global) return global.error();
+    if (dp < 1 || p.batch < 1 || global.value() % (p.batch * dp) != 0) {
+      return bad_input(file, "--global-batch-size",
+                       "is not micro-batch x data-parallel x micro-batches");
+    }
+    p.grad_accum = global.value() / (p.batch * dp);
+    if (auto g = flag_value(w, "--recompute-granularity")) {
+      auto ck = parse_checkpointing(*g);
+      if (!ck)
+        return bad_input(file, "--recompute-granularity",
+                         fmt::format("'{}' is not full or selective", *g));
+      p.checkpointing = *ck;
+    }
+    if (has_flag(w, "--fp16")) p.precision = Precision::fp16_mixed;
+    if (has_flag(w, "--bf16")) p.precision = Precision::bf16_mixed;
+  } else {
+    l.engine = Engine::ddp;
+    auto micro = int_flag(file, w, "--per_device_train_batch_size", p.batch);
+    if (!micro) return micro.error();
+    auto ga = int_flag(file, w, "--gradient_accumulation_steps", p.grad_accum);
+    if (!ga) return ga.error();
+    auto seq = int_flag(file, w, "--max_seq_length", p.seq);
+    if (!seq) return seq.error();
+    p.batch = micro.value();
+    p.grad_accum = ga.value();
+    p.seq = seq.value();
+    if (auto cap = flag_value(w, "--ddp_bucket_cap_mb")) {
+      try {
+        l.ddp_bucket_cap_mb = std::stod(*cap);
+      } catch (const std::exception&) {
+        return bad_input(file, "--ddp_bucket_cap_mb", fmt::format("'{}' is not a number", *cap));
+      }
+    }
+    if (has_flag(w, "--gradient_checkpointing")) p.checkpointing = Checkpointing::full;
+    if (has_flag(w, "--bf16")) p.precision = Precision::bf16_mixed;
+    if (has_flag(w, "--fp16")) p.precision = Precision::fp16_mixed;
+  }
+  p.layout = l;
+  return p;
+}
+
+}  // namespace trainmem::import

@@ -1,0 +1,272 @@
+// estimate_distributed(): the single-device ledger split per rank (one ledger per pipeline stage)
+// and the host memory of a node; LayoutPricer: the same arithmetic with numbers only.
+#include "trainmem/distributed.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "layout/rank.h"
+#include "ledger/format.h"
+#include "plan/precision.h"
+#include "trainmem/units.h"
+
+namespace trainmem {
+namespace layout {
+
+Basis make_basis(const LoadedModel& model, const TrainingPlan& plan) {
+  TrainingPlan single = plan;
+  single.layout = Layout{};
+  Basis b;
+  b.census = take_census(apply_method(model, single), model.spec);
+  b.lines = estimate(model, single).items;
+  const PrecisionRecipe& r = recipe(plan.precision);
+  b.weight_bytes = dtype_info(r.weights).bits / 8;
+  b.grad_bytes = dtype_info(r.gradients).bits / 8;
+  b.master = r.master.has_value();
+  b.micro_batches = plan.grad_accum;
+  for (const LedgerItem& item : b.lines) {
+    if (item.tenant == Tenant::gradients) b.grad_live = item.live;
+    if (item.tenant == Tenant::optimizer_states) b.state_live = item.live;
+  }
+  return b;
+}
+
+namespace {
+
+// Writes ledger lines with their formulas.
+struct LedgerSink {
+  std::vector<LedgerItem>& items;
+  std::vector<LedgerItem>& host_items;
+
+  void scaled(const LedgerItem& base, double factor, const char* why) {
+    if (factor <= 0 || base.bytes == 0) return;
+    LedgerItem item = base;
+    if (factor != 1.0) {
+      item.bytes =
+          static_cast<std::int64_t>(std::llround(static_cast<double>(base.bytes) * factor));
+      item.formula = fmt::format("{} x {:.6g} ({})", base.formula, factor, why);
+      item.source = fmt::format("{}; per-rank share: docs/distributed.md", base.source);
+    }
+    items.push_back(std::move(item));
+  }
+  template <class F>
+  void add(Tenant t, const char* label, std::int64_t bytes, PhaseMask live, F formula,
+           const char* source, bool estimated) {
+    if (bytes <= 0) return;
+    items.push_back({t, label, bytes, formula(), source, live, estimated});
+  }
+  template <class F>
+  void host(const char* label, std::int64_t bytes, PhaseMask live, F formula, const char* source) {
+    if (bytes <= 0) return;
+    host_items.push_back({Tenant::optimizer_states, label, bytes, formula(), source, live, false});
+  }
+};
+
+// Adds numbers per phase slot only; formulas are never built.
+struct FastSink {
+  std::array<std::int64_t, kPhaseSlots> slots{};
+  std::int64_t host_bytes = 0;
+
+  void put(std::int64_t bytes, PhaseMask live) {
+    for (int s = 0; s < kPhaseSlots; ++s) {
+      if (live & (PhaseMask{1} << s)) slots[static_cast<std::size_t>(s)] += bytes;
+    }
+  }
+  void scaled(const LedgerItem& base, double factor, const char*) {
+    if (factor <= 0 || base.bytes == 0) return;
+    put(static_cast<std::int64_t>(std::llround(static_cast<double>(base.bytes) * factor)),
+        base.live);
+  }
+  template <class F>
+  void add(Tenant, const char*, std::int64_t bytes, PhaseMask live, F&&, const char*, bool) {
+    if (bytes > 0) put(bytes, live);
+  }
+  template <class F>
+  void host(const char*, std::int64_t bytes, PhaseMask, F&&, const char*) {
+    if (bytes > 0) host_bytes += bytes;
+  }
+  std::int64_t peak() const { return *std::max_element(slots.begin(), slots.end()); }
+};
+
+// Bytes every process of a node holds on the CPU while loading, before sharding.
+struct LoadShare {
+  double processes = 0;  // full copies per node
+  const char* how = "";
+  const char* source = "";
+};
+
+LoadShare load_share(const Layout& l) {
+  const double per_node = static_cast<double>(l.gpus_per_node);
+  switch (l.engine) {
+    case Engine::megatron:
+      return {0, "Megatron builds the model on the GPU (no --use-cpu-initialization)",
+              "megatron/core/tensor_parallel/layers.py: weights initialised on the current device"};
+    case Engine::fsdp:
+      if (l.fsdp_knobs.cpu_ram_efficient_loading) {
+        return {1,
+                "rank 0 loads the checkpoint, the other ranks build on meta "
+                "(cpu_ram_efficient_loading)",
+                "accelerate docs/source/usage_guides/fsdp.md fsdp_cpu_ram_efficient_loading"};
+      }
+      break;
+    case Engine::deepspeed:
+      if (l.zero_stage == 3 && l.deepspeed.zero_init) {
+        return {per_node / static_cast<double>(shard_group_size(l)),
+                "each rank materialises only its partition (deepspeed.zero.Init)",
+                "deepspeed/runtime/zero/stage3.py:3008 estimate_zero3_model_states_mem_needs "
+                "(zero_init)"};
+      }
+      break;
+    case Engine::ddp:
+      break;
+  }
+  return {per_node, "every process loads the whole model before wrapping it",
+          "deepspeed/runtime/zero/stage_1_and_2.py:2430 estimate_zero2_model_states_mem_needs "
+          "(4 B x params x gpus per node on CPU); transformers from_pretrained per process"};
+}
+
+std::int64_t weights_bytes(const Basis& b) {
+  std::int64_t n = 0;
+  for (const LedgerItem& item : b.lines) {
+    if (item.tenant == Tenant::weights) n += item.bytes;
+  }
+  return n;
+}
+
+}  // namespace
+}  // namespace layout
+
+DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& plan) {
+  const layout::Basis basis = layout::make_basis(model, plan);
+  const Layout& l = plan.layout;
+  TrainingPlan single = plan;
+  single.layout = Layout{};
+  const Ledger base = estimate(model, single);
+
+  DistributedEstimate out;
+  out.layout = l;
+  out.dp = data_parallel_size(l);
+  out.shard_group = shard_group_size(l);
+  const std::int64_t per_stage = world_size(l) / l.pp;
+  std::vector<std::vector<LedgerItem>> host_per_stage;
+  for (std::int64_t stage = 0; stage < l.pp; ++stage) {
+    RankLedger r;
+    r.stage = stage;
+    r.first_rank = stage * per_stage;
+    r.ranks = per_stage;
+    r.name = l.pp == 1 ? fmt::format("every rank (0-{})", world_size(l) - 1)
+                       : fmt::format("stage {} (ranks {}-{})", stage, r.first_rank,
+                                     r.first_rank + per_stage - 1);
+    r.ledger.model = base.model;
+    r.ledger.plan = plan;
+    std::vector<LedgerItem> host;
+    layout::LedgerSink sink{r.ledger.items, host};
+    layout::price_rank(basis, plan, stage, sink);
+    r.totals = totals(r.ledger);
+    host_per_stage.push_back(std::move(host));
+    out.ranks.push_back(std::move(r));
+  }
+  for (std::size_t i = 1; i < out.ranks.size(); ++i) {
+    if (out.ranks[i].totals.peak_bytes > out.ranks[out.most_loaded].totals.peak_bytes) {
+      out.most_loaded = i;
+    }
+  }
+
+  // Host memory per node: the model while loading, then the offloaded states of every rank.
+  const layout::LoadShare load = layout::load_share(l);
+  const std::int64_t wbytes = layout::weights_bytes(basis);
+  if (load.processes > 0 && wbytes > 0) {
+    out.host.items.push_back(
+        {Tenant::weights, "Model loaded on CPU before sharding",
+         static_cast<std::int64_t>(std::llround(static_cast<double>(wbytes) * load.processes)),
+         fmt::format("{} B of weights x {:.4g} ({})", with_commas(wbytes), load.processes,
+                     load.how),
+         load.source, phase_bit(0, Phase::loaded), false});
+  }
+  std::size_t host_stage = 0;
+  std::int64_t host_best = -1;
+  for (std::size_t s = 0; s < host_per_stage.size(); ++s) {
+    std::int64_t sum = 0;
+    for (const LedgerItem& item : host_per_stage[s]) sum += item.bytes;
+    if (sum > host_best) {
+      host_best = sum;
+      host_stage = s;
+    }
+  }
+  if (!host_per_stage.empty()) {
+    for (LedgerItem item : host_per_stage[host_stage]) {
+      item.bytes *= l.gpus_per_node;
+      item.formula = fmt::format("({}) x {} ranks per node{}", item.formula, l.gpus_per_node,
+                                 l.pin_memory ? ", pinned" : "");
+      item.live = item.live & ~phase_bit(0, Phase::loaded);
+      out.host.items.push_back(std::move(item));
+    }
+  }
+  Ledger host_ledger;
+  host_ledger.items = out.host.items;
+  out.host.totals = totals(host_ledger);
+
+  out.notes.push_back(
+      fmt::format("Layout: {}. Data-parallel replicas {}, states sharded over {} ranks.",
+                  describe(l), out.dp, out.shard_group));
+  out.notes.push_back(
+      fmt::format("Most-loaded rank: {} (peak {}).", out.ranks[out.most_loaded].name,
+                  format_bytes(out.ranks[out.most_loaded].totals.peak_bytes, Unit::gib)));
+  if (l.pp > 1) {
+    out.notes.push_back(fmt::format(
+        "Pipeline 1F1B: stage r holds min(pp - r, micro-batches) = min({} - r, {}) micro-batches "
+        "of activations (Megatron schedules.py:957); set --grad-accum to the micro-batch count.",
+        l.pp, plan.grad_accum));
+  }
+  if (l.pp > 1 && plan.grad_accum < l.pp) {
+    out.notes.push_back(
+        fmt::format("Only {} micro-batches for {} stages: the pipeline bubble is large.",
+                    plan.grad_accum, l.pp));
+  }
+  return out;
+}
+
+struct LayoutPricer::Impl {
+  layout::Basis basis;
+  TrainingPlan plan;
+  std::int64_t weight_bytes = 0;
+};
+
+LayoutPricer::LayoutPricer(const LoadedModel& model, const TrainingPlan& plan)
+    : impl_(new Impl{layout::make_basis(model, plan), plan, 0}) {
+  impl_->weight_bytes = layout::weights_bytes(impl_->basis);
+}
+
+LayoutPricer::~LayoutPricer() {
+  delete impl_;
+}
+
+LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
+  TrainingPlan& plan = impl_->plan;
+  plan.layout = l;
+  Price out;
+  // Stage 0 dominates every middle stage (at least as many layers, micro-batches in flight and
+  // the embedding); the last stage adds the head and logits. So the peak is over these two.
+  std::int64_t host = 0;
+  for (std::int64_t stage : {std::int64_t{0}, l.pp - 1}) {
+    layout::FastSink sink;
+    layout::price_rank(impl_->basis, plan, stage, sink);
+    const std::int64_t peak = sink.peak();
+    if (peak > out.peak_bytes) {
+      out.peak_bytes = peak;
+      out.most_loaded_stage = stage;
+    }
+    host = std::max(host, sink.host_bytes);
+    if (l.pp == 1) break;
+  }
+  const layout::LoadShare load = layout::load_share(l);
+  out.host_bytes = std::max(host * l.gpus_per_node,
+                            static_cast<std::int64_t>(std::llround(
+                                static_cast<double>(impl_->weight_bytes) * load.processes)));
+  return out;
+}
+
+}  // namespace trainmem

@@ -1,0 +1,532 @@
+// One rank's memory under a layout: every line of the single-device ledger scaled by the share
+// this rank keeps, plus the engine's own buffers. Written once as a template over a Sink so the
+// same arithmetic feeds both the explained ledger (formulas as text) and the layout search
+// (numbers only; the formula lambdas are never called there).
+//
+// Sources (read, not copied): DeepSpeed @38327e07, Megatron-LM @d98e8a64, PyTorch (file and
+// symbol; the PyTorch snapshot was too large to mirror here). docs/distributed.md lists them.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "layout/census.h"
+#include "ledger/format.h"
+#include "trainmem/ledger.h"
+#include "trainmem/plan.h"
+#include "trainmem/units.h"
+
+namespace trainmem::layout {
+
+// Everything the per-rank arithmetic reads, computed once per (model, plan without layout).
+struct Basis {
+  Census census;
+  std::vector<LedgerItem> lines;      // the single-device ledger
+  std::int64_t weight_bytes = 2;      // bytes of the compute/storage weight dtype (bf16: 2)
+  std::int64_t grad_bytes = 2;        // bytes of the gradient dtype
+  bool master = false;                // the recipe keeps a separate fp32 master copy
+  std::int64_t micro_batches = 1;     // micro-batches per optimizer step (grad_accum)
+  PhaseMask grad_live = kAllPhases;   // when gradients exist (from the gradients tenant)
+  PhaseMask state_live = kAllPhases;  // when optimizer states exist
+};
+
+Basis make_basis(const LoadedModel& model, const TrainingPlan& plan);
+
+namespace detail {
+
+inline double ratio(double a, double b) {
+  return b > 0 ? a / b : 0.0;
+}
+inline std::int64_t to_bytes(double v) {
+  return static_cast<std::int64_t>(std::llround(v));
+}
+
+// Masks of the moments a buffer lives in (both the first and the steady step).
+inline PhaseMask both(Phase first, Phase last) {
+  return ledger::between(0, first, last) | ledger::between(1, first, last);
+}
+inline PhaseMask from_load() {
+  return kAllPhases;
+}
+
+// Korthikanti et al. 2022 (arXiv 2205.05198) Table 2, per layer: without SP tensor parallelism
+// splits 24 of the 34 sbh bytes (10 stay replicated); with SP everything is split by t.
+inline double tp_activation_share(const Layout& l) {
+  if (l.tp == 1) return 1.0;
+  const double t = static_cast<double>(l.tp);
+  return l.sequence_parallel ? 1.0 / t : (10.0 + 24.0 / t) / 34.0;
+}
+
+// Micro-batches whose activations stage r holds at once, in layer-chunks of the stage.
+// Megatron megatron/core/pipeline_parallel/schedules.py:957 (1F1B warm-up p - r - 1 forwards,
+// then one more before the first backward) and :964 (interleaved: 2(p - r - 1) + (v - 1) p).
+inline double in_flight(const Layout& l, std::int64_t stage, std::int64_t micro_batches) {
+  if (l.pp == 1) return 1.0;
+  const std::int64_t p = l.pp, r = stage, v = l.virtual_stages;
+  if (v == 1) return static_cast<double>(std::min(p - r, micro_batches));
+  const std::int64_t chunks = std::min(micro_batches * v, 2 * (p - r - 1) + (v - 1) * p + 1);
+  return static_cast<double>(chunks) / static_cast<double>(v);
+}
+
+}  // namespace detail
+
+// The per-rank arithmetic. Sink must provide:
+//   void scaled(const LedgerItem& base, double factor, const char* why);
+//   template <class F> void add(Tenant, const char* label, std::int64_t bytes, PhaseMask live,
+//                               F formula, const char* source, bool estimated);
+//   template <class F> void host(const char* label, std::int64_t bytes, PhaseMask live,
+//                                F formula, const char* source);
+template <class Sink>
+void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Sink& sink) {
+  using detail::to_bytes;
+  const Layout& l = plan.layout;
+  const Census& c = b.census;
+  const StageParams sp = stage_params(c, l.tp, l.ep, l.pp, stage);
+  const double share_all = detail::ratio(sp.all, static_cast<double>(c.total_all));
+  const double share_tr = detail::ratio(sp.trainable, static_cast<double>(c.total_trainable));
+  const double Pr = sp.all, Tr = sp.trainable;
+  const std::int64_t dp = data_parallel_size(l);
+  const std::int64_t N = shard_group_size(l);
+  const double n = static_cast<double>(N);
+  const double unit = c.largest_layer.on_rank(l.tp, l.ep);
+  const bool last = stage == l.pp - 1;
+
+  // Shares of the single-device lines kept on this rank's GPU, per tenant.
+  double f_w = 1, f_g = 1, f_o = 1;  // weights, gradients, master + optimizer states
+  bool states_to_host = false, params_to_host = false, grads_to_host = false;
+
+  switch (l.engine) {
+    case Engine::ddp:
+      break;
+    case Engine::megatron:
+      if (l.distributed_optimizer) f_o = 1.0 / static_cast<double>(dp);
+      states_to_host = l.offload_optimizer;
+      if (b.master) f_g = 0;  // replaced by the fp32 main-grad buffer below
+      break;
+    case Engine::deepspeed:
+      if (l.zero_stage >= 1) f_o = 1.0 / n;
+      if (l.zero_stage >= 2) f_g = 1.0 / n;
+      if (l.zero_stage >= 3) f_w = 1.0 / n;
+      states_to_host = l.offload_optimizer;
+      params_to_host = l.offload_params;
+      grads_to_host = l.offload_optimizer && l.zero_stage == 3;
+      break;
+    case Engine::fsdp:
+      switch (l.fsdp) {
+        case FsdpMode::full:
+        case FsdpMode::hybrid:
+        case FsdpMode::grad_op:
+          f_w = f_g = f_o = 1.0 / n;
+          break;
+        case FsdpMode::none:
+          break;
+      }
+      // FSDP with mixed precision keeps the sharded parameter in fp32: it is the master copy
+      // (torch/distributed/fsdp/_fully_shard/_fsdp_api.py MixedPrecisionPolicy docstring), and
+      // gradients reach the optimizer in that dtype. Priced below as one fp32 line each.
+      if (b.master) f_w = f_g = 0;
+      states_to_host = params_to_host = grads_to_host = l.offload_optimizer;
+      break;
+  }
+
+  // 1. The single-device lines, scaled to this rank.
+  for (const LedgerItem& item : b.lines) {
+    switch (item.tenant) {
+      case Tenant::weights:
+        sink.scaled(item, params_to_host ? 0.0 : share_all * f_w, "weights on this rank");
+        break;
+      case Tenant::gradients:
+        sink.scaled(item, grads_to_host ? 0.0 : share_tr * f_g, "gradients on this rank");
+        break;
+      case Tenant::master_weights:
+        sink.scaled(
+            item, (states_to_host || (l.engine == Engine::fsdp && b.master)) ? 0.0 : share_tr * f_o,
+            "master copy on this rank");
+        break;
+      case Tenant::optimizer_states:
+        sink.scaled(item, states_to_host ? 0.0 : share_tr * f_o, "optimizer states on this rank");
+        break;
+      case Tenant::activations: {
+        const double layers =
+            detail::ratio(static_cast<double>(sp.layers), static_cast<double>(c.layers));
+        sink.scaled(item,
+                    layers * detail::in_flight(l, stage, b.micro_batches) *
+                        detail::tp_activation_share(l) / static_cast<double>(l.cp),
+                    "activations of this stage's layers, micro-batches in flight, / tp, / cp");
+        break;
+      }
+      case Tenant::logits:
+        sink.scaled(item, last ? 1.0 / static_cast<double>(l.tp * l.cp) : 0.0,
+                    "logits on the last stage, vocab-parallel / tp, / cp");
+        break;
+      case Tenant::temporaries:
+        if (item.label.rfind("Optimizer step scratch", 0) == 0) {
+          // The optimizer steps only the states this rank holds (on the CPU when offloaded).
+          sink.scaled(item, states_to_host ? 0.0 : share_tr * f_o,
+                      "the optimizer steps this rank's states only");
+        } else if (item.label.rfind("Backward transient", 0) == 0) {
+          sink.scaled(item, detail::tp_activation_share(l) / static_cast<double>(l.cp),
+                      "one layer's transient / tp, / cp");
+        } else if (item.label.rfind("Autocast", 0) == 0) {
+          sink.scaled(item, share_all, "weights of this rank");
+        } else {
+          sink.scaled(item, 1.0, "per process");
+        }
+        break;
+      case Tenant::overhead:
+        sink.scaled(item, 1.0, "per process");
+        break;
+    }
+  }
+
+  // Master + optimizer bytes of one GPU holding all trainable params (for host offload lines).
+  double states_full = 0, adam_full = 0;
+  for (const LedgerItem& item : b.lines) {
+    if (item.tenant == Tenant::master_weights || item.tenant == Tenant::optimizer_states) {
+      states_full += static_cast<double>(item.bytes);
+    }
+    if (item.tenant == Tenant::optimizer_states) adam_full += static_cast<double>(item.bytes);
+  }
+  const std::int64_t gb = b.grad_bytes, wb = b.weight_bytes;
+
+  // 2. The engine's buffers.
+  switch (l.engine) {
+    case Engine::ddp: {
+      if (dp > 1 && !l.gradient_as_bucket_view) {
+        const std::int64_t bytes = to_bytes(Tr * static_cast<double>(gb));
+        const auto cap = static_cast<std::int64_t>(l.ddp_bucket_cap_mb * 1024 * 1024);
+        constexpr std::int64_t kFirst = 1024 * 1024;
+        const std::int64_t buckets = bytes <= kFirst ? 1 : 1 + (bytes - kFirst + cap - 1) / cap;
+        sink.add(
+            Tenant::gradients, "DDP gradient buckets (a second copy of the gradients)", bytes,
+            detail::from_load(),
+            [=] {
+              return fmt::format(
+                  "{} params x {} B in {} buckets (first 1 MiB, then {:g} MiB); "
+                  "gradient_as_bucket_view=False",
+                  with_commas(to_bytes(Tr)), gb, buckets, l.ddp_bucket_cap_mb);
+            },
+            "torch/csrc/distributed/c10d/reducer.cpp Reducer::initialize_buckets (bucket "
+            "contents allocated at construction); torch/nn/parallel/distributed.py bucket_cap_mb "
+            "25; reducer.hpp kDefaultFirstBucketBytes 1 MiB",
+            false);
+      }
+      break;
+    }
+    case Engine::megatron: {
+      if (b.master) {
+        sink.add(
+            Tenant::gradients, "Main-grad buffer, f32 (contiguous, not sharded)", to_bytes(Tr * 4),
+            detail::from_load(),
+            [=] { return fmt::format("{} params x 4 B", with_commas(to_bytes(Tr))); },
+            "megatron/training/theoretical_memory_usage.py:296 (18 or 6 + 12/DP B/param); "
+            "docs/user-guide/features/dist_optimizer.md",
+            false);
+      }
+      if (states_to_host) {
+        sink.host(
+            "Optimizer states and master copy (--optimizer-cpu-offload)",
+            to_bytes(states_full * share_tr * f_o), ledger::steady_only(),
+            [=] {
+              return fmt::format("{:.0f} B x {:.4f} on this rank", states_full, share_tr * f_o);
+            },
+            "megatron/training/arguments.py --optimizer-cpu-offload");
+      }
+      break;
+    }
+    case Engine::deepspeed: {
+      const int s = l.zero_stage;
+      const DeepSpeedKnobs& d = l.deepspeed;
+      const bool overlap = overlap_comm(l);
+      if (s == 0 && dp > 1) {
+        const double elems = std::min(Tr, 500'000'000.0);
+        sink.add(
+            Tenant::temporaries, "All-reduce bucket (flattened gradients)",
+            to_bytes(elems * static_cast<double>(gb)),
+            detail::both(Phase::end_of_backward, Phase::end_of_backward),
+            [=] { return fmt::format("min({} grads, 5e8) x {} B", with_commas(to_bytes(Tr)), gb); },
+            "deepspeed/runtime/engine.py:111 MEMORY_OPT_ALLREDUCE_SIZE, :2611 "
+            "buffered_allreduce_fallback",
+            false);
+      }
+      if ((s == 1 || s == 2) && (d.contiguous_gradients || l.offload_optimizer)) {
+        const int copies = overlap ? 2 : 1;
+        sink.add(
+            Tenant::gradients, "ZeRO IPG buckets (reduce_bucket_size)",
+            d.reduce_bucket_size * gb * copies,
+            detail::both(Phase::backward_start, Phase::end_of_backward),
+            [=] {
+              return fmt::format("{} elements x {} B x {} ({})", with_commas(d.reduce_bucket_size),
+                                 gb, copies,
+                                 overlap ? "overlap_comm: double buffer" : "one buffer");
+            },
+            "deepspeed/runtime/zero/stage_1_and_2.py:2050-2057 (buf_0, buf_1 with overlap_comm); "
+            "zero/config.py:109 reduce_bucket_size 5e8",
+            false);
+      }
+      if (s == 3 && d.contiguous_gradients) {
+        sink.add(
+            Tenant::gradients, "ZeRO-3 IPG bucket (reduce_bucket_size)", d.reduce_bucket_size * gb,
+            detail::from_load(),
+            [=] {
+              return fmt::format("{} elements x {} B", with_commas(d.reduce_bucket_size), gb);
+            },
+            "deepspeed/runtime/zero/stage3.py:538 __ipg_bucket_flat_buffer (allocated at init)",
+            false);
+      }
+      if (s == 1 || s == 2) {
+        const double part = Tr / n;
+        if (l.offload_optimizer) {
+          sink.host(
+              "fp32 gradient partition (CPU offload)", to_bytes(part * 4), ledger::steady_only(),
+              [=] { return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Tr)), N); },
+              "deepspeed/runtime/zero/stage_1_and_2.py (cpu_offload: grads copied to a pinned "
+              "fp32 buffer)");
+        } else {
+          sink.add(
+              Tenant::temporaries, "fp32 gradient partition at the step", to_bytes(part * 4),
+              detail::both(Phase::optimizer_step, Phase::optimizer_step),
+              [=] { return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Tr)), N); },
+              "deepspeed/runtime/zero/stage_1_and_2.py:1892 single_grad_partition .to(fp32)",
+              false);
+        }
+      }
+      if (s == 3) {
+        const double pers = std::min(
+            Pr, static_cast<double>(small_tensor_params(c, d.stage3_param_persistence_threshold)) *
+                    share_all);
+        if (pers > 0) {
+          sink.add(
+              Tenant::weights, "ZeRO-3 persistent parameters (kept whole)",
+              to_bytes(pers * static_cast<double>(wb) * (params_to_host ? 1.0 : 1.0 - 1.0 / n)),
+              detail::from_load(),
+              [=] {
+                return fmt::format("{} params in tensors <= {} elements x {} B{}",
+                                   with_commas(to_bytes(pers)),
+                                   with_commas(d.stage3_param_persistence_threshold), wb,
+                                   params_to_host ? "" : fmt::format(" x (1 - 1/{})", N));
+              },
+              "deepspeed/runtime/zero/parameter_offload.py:256-264 mark_persistent_parameters; "
+              "zero/config.py:214 threshold 1e5",
+              false);
+        }
+        const double live = std::min(static_cast<double>(d.stage3_max_live_parameters),
+                                     unit + static_cast<double>(d.stage3_prefetch_bucket_size));
+        sink.add(
+            Tenant::weights, "ZeRO-3 gathered parameters (module + prefetch)",
+            to_bytes(live * static_cast<double>(wb)),
+            detail::both(Phase::forward, Phase::end_of_backward),
+            [=] {
+              return fmt::format("min(max_live {}, largest layer {} + prefetch {}) x {} B",
+                                 with_commas(d.stage3_max_live_parameters),
+                                 with_commas(to_bytes(unit)),
+                                 with_commas(d.stage3_prefetch_bucket_size), wb);
+            },
+            "deepspeed/runtime/zero/partitioned_param_coordinator.py:380-382; zero/config.py:208, "
+            ":231",
+            true);
+        sink.add(
+            Tenant::gradients, "ZeRO-3 full gradients of the module in backward",
+            to_bytes(unit * static_cast<double>(gb)),
+            detail::both(Phase::backward, Phase::backward),
+            [=] {
+              return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), gb);
+            },
+            "deepspeed/runtime/zero/stage3.py:3019 largest_layer_memory (4 B = bf16 param + grad)",
+            true);
+        const double sub = std::min(static_cast<double>(d.sub_group_size), Tr / n);
+        if (l.offload_optimizer) {
+          sink.host(
+              "bf16 gradient partitions (grad_partitions_flat_buffer, pinned)",
+              to_bytes(Tr / n * static_cast<double>(gb)), detail::from_load(),
+              [=] {
+                return fmt::format("{} params / {} x {} B", with_commas(to_bytes(Tr)), N, gb);
+              },
+              "deepspeed/runtime/zero/stage3.py:546-551 grad_partitions_flat_buffer on the "
+              "offload device, pinned");
+        } else {
+          sink.add(
+              Tenant::temporaries, "fp32 gradient of one optimizer sub-group at the step",
+              to_bytes(sub * 4), detail::both(Phase::optimizer_step, Phase::optimizer_step),
+              [=] {
+                return fmt::format("min(sub_group_size {}, {} params / {}) x 4 B",
+                                   with_commas(d.sub_group_size), with_commas(to_bytes(Tr)), N);
+              },
+              "deepspeed/runtime/zero/stage3.py:1895 _prepare_fp32_grad_for_sub_group", false);
+        }
+      }
+      if (states_to_host) {
+        if (l.offload_to == OffloadTarget::cpu) {
+          sink.host(
+              "fp32 master + optimizer states (offload_optimizer: cpu)",
+              to_bytes(states_full * share_tr * f_o), ledger::steady_only(),
+              [=] {
+                return fmt::format("{} B of master + states x {:.6f} (this rank's partition)",
+                                   with_commas(to_bytes(states_full)), share_tr * f_o);
+              },
+              "deepspeed/runtime/zero/stage_1_and_2.py:409 single_partition_of_fp32_groups "
+              "(pinned CPU); stage3.py:899 fp32_partitioned_groups_flat");
+        } else {
+          const double sub = std::min(static_cast<double>(d.sub_group_size), Tr / n);
+          sink.host(
+              "NVMe swap buffers for optimizer states (4 buffers of a sub-group)",
+              to_bytes(4.0 * sub * 4.0), detail::from_load(),
+              [=] {
+                return fmt::format("4 x min(sub_group_size, {} / {}) x 4 B",
+                                   with_commas(to_bytes(Tr)), N);
+              },
+              "deepspeed/runtime/zero/offload_config.py:64 buffer_count 4");
+        }
+      }
+      if (params_to_host) {
+        if (l.offload_to == OffloadTarget::cpu) {
+          sink.host(
+              "bf16 parameter partition (offload_param: cpu)",
+              to_bytes(Pr / n * static_cast<double>(wb)), detail::from_load(),
+              [=] {
+                return fmt::format("{} params / {} x {} B", with_commas(to_bytes(Pr)), N, wb);
+              },
+              "deepspeed/runtime/zero/stage3.py:764 fp16_partitioned_groups_flat on CPU");
+        } else {
+          sink.host(
+              "NVMe swap buffers for parameters (buffer_count x buffer_size)",
+              std::int64_t{5} * 100'000'000 * wb, detail::from_load(),
+              [=] { return fmt::format("5 x 1e8 elements x {} B", wb); },
+              "deepspeed/runtime/zero/offload_config.py:33-36 buffer_count 5, buffer_size 1e8");
+        }
+      }
+      break;
+    }
+    case Engine::fsdp: {
+      if (b.master) {
+        const double sharded = l.fsdp == FsdpMode::none ? 1.0 : 1.0 / n;
+        const auto param_bytes = to_bytes(Pr * 4 * sharded);
+        const auto grad_bytes = to_bytes(Tr * 4 * sharded);
+        auto pf = [=] {
+          return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Pr)),
+                             l.fsdp == FsdpMode::none ? 1 : N);
+        };
+        auto gf = [=] {
+          return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Tr)),
+                             l.fsdp == FsdpMode::none ? 1 : N);
+        };
+        if (params_to_host) {
+          sink.host("Sharded parameters, f32 (CPU offload)", param_bytes, detail::from_load(), pf,
+                    "torch/distributed/fsdp/api.py CPUOffload; _fully_shard/_fsdp_api.py "
+                    "CPUOffloadPolicy(pin_memory=True)");
+          sink.host("Sharded gradients, f32 (CPU offload)", grad_bytes, b.grad_live, gf,
+                    "torch/distributed/fsdp/api.py CPUOffload: grads offloaded with params");
+        } else {
+          sink.add(Tenant::master_weights, "Sharded parameters, f32 (the master copy)", param_bytes,
+                   detail::from_load(), pf,
+                   "torch/distributed/fsdp/_fully_shard/_fsdp_api.py MixedPrecisionPolicy: the "
+                   "sharded parameter stays in its original dtype",
+                   false);
+          sink.add(Tenant::gradients, "Sharded gradients, f32", grad_bytes, b.grad_live, gf,
+                   "torch/distributed/fsdp/api.py MixedPrecision keep_low_precision_grads=False; "
+                   "FSDP2 reduce-scatters into the sharded param's dtype",
+                   false);
+        }
+      }
+      if (!b.master && params_to_host) {
+        double weights_full = 0, grads_full = 0;
+        for (const LedgerItem& item : b.lines) {
+          if (item.tenant == Tenant::weights) weights_full += static_cast<double>(item.bytes);
+          if (item.tenant == Tenant::gradients) grads_full += static_cast<double>(item.bytes);
+        }
+        sink.host(
+            "Sharded parameters (CPU offload)", to_bytes(weights_full * share_all * f_w),
+            detail::from_load(),
+            [=] {
+              return fmt::format("{} B x {:.6f} (this rank's shard)",
+                                 with_commas(to_bytes(weights_full)), share_all * f_w);
+            },
+            "torch/distributed/fsdp/api.py CPUOffload");
+        sink.host(
+            "Sharded gradients (CPU offload)", to_bytes(grads_full * share_tr * f_g), b.grad_live,
+            [=] {
+              return fmt::format("{} B x {:.6f} (this rank's shard)",
+                                 with_commas(to_bytes(grads_full)), share_tr * f_g);
+            },
+            "torch/distributed/fsdp/api.py CPUOffload: grads offloaded with params");
+      }
+      if (states_to_host) {
+        // With a master recipe the sharded fp32 parameter is the master: only the states here.
+        const double full = b.master ? adam_full : states_full;
+        sink.host(
+            "Optimizer states (CPU offload)", to_bytes(full * share_tr * f_o),
+            ledger::steady_only(),
+            [=] {
+              return fmt::format("{} B x {:.6f} (this rank's shard)", with_commas(to_bytes(full)),
+                                 share_tr * f_o);
+            },
+            "torch/distributed/fsdp/api.py CPUOffload: the optimizer step runs on CPU");
+      }
+      const double root = sp.root;
+      const bool resharded = l.fsdp == FsdpMode::full || l.fsdp == FsdpMode::hybrid;
+      if (resharded) {
+        if (root > 0) {
+          sink.add(
+              Tenant::weights, "Unsharded root (embedding, final norm, head)",
+              to_bytes(root * static_cast<double>(wb)),
+              detail::both(Phase::forward, Phase::end_of_backward),
+              [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(root)), wb); },
+              l.fsdp_version == 2
+                  ? "torch/distributed/fsdp/_fully_shard/_fully_shard.py: reshard_after_forward "
+                    "None is False for the root"
+                  : "torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: the root "
+                    "is not freed after forward under FULL_SHARD",
+              false);
+        }
+        const int units = (l.fsdp_version == 1 && !l.fsdp_knobs.limit_all_gathers) ? 3 : 2;
+        sink.add(
+            Tenant::weights,
+            l.fsdp_version == 2 ? "Unsharded blocks: the one computing + the prefetched one"
+                                : "Unsharded flat parameters: current + prefetched unit",
+            to_bytes(units * unit * static_cast<double>(wb)),
+            detail::both(Phase::forward, Phase::end_of_backward),
+            [=] {
+              return fmt::format("{} x largest layer {} params x {} B", units,
+                                 with_commas(to_bytes(unit)), wb);
+            },
+            l.fsdp_version == 2
+                ? "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py (all-gather "
+                  "copy-in overlap note: current + next group)"
+                : "torch/distributed/fsdp/fully_sharded_data_parallel.py limit_all_gathers: at "
+                  "most two units unsharded; api.py BackwardPrefetch.BACKWARD_PRE",
+            true);
+      } else {
+        sink.add(
+            Tenant::weights,
+            l.fsdp == FsdpMode::none
+                ? "Compute copy of every parameter (NO_SHARD _mp_shard)"
+                : "Every unit unsharded from forward to backward (SHARD_GRAD_OP)",
+            to_bytes(Pr * static_cast<double>(wb)),
+            detail::both(Phase::forward, Phase::end_of_backward),
+            [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(Pr)), wb); },
+            "torch/distributed/fsdp/api.py ShardingStrategy (SHARD_GRAD_OP keeps parameters "
+            "unsharded until after backward); _flat_param.py FlatParameter _mp_shard",
+            false);
+      }
+      if (l.fsdp != FsdpMode::none) {
+        sink.add(
+            Tenant::gradients, "Unsharded gradients of one unit before reduce-scatter",
+            to_bytes(unit * static_cast<double>(gb)),
+            detail::both(Phase::backward, Phase::backward),
+            [=] {
+              return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), gb);
+            },
+            "torch/distributed/fsdp/api.py BackwardPrefetch docstring (current unit's gradients)",
+            true);
+      }
+      break;
+    }
+  }
+}
+
+}  // namespace trainmem::layout

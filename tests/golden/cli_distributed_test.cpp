@@ -1,0 +1,155 @@
+// The distributed layout flags through the command line: per-rank JSON, explain with sources,
+// clear errors for layouts that cannot exist, plan, solve --for min-gpus and advise.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+};
+
+CliRun run(const std::string& args) {
+  const std::string command = std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.out += buffer.data();
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+nlohmann::json run_json(const std::string& args) {
+  const CliRun r = run(args + " --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(CliDistributed, ZeroStagesPerRankJson) {
+  std::int64_t previous = INT64_MAX;
+  for (int z = 0; z <= 3; ++z) {
+    const auto j =
+        run_json("estimate llama-3.1-8b --seq 2048 --gpus 8 --zero " + std::to_string(z));
+    EXPECT_EQ(j["schema"], "trainmem.distributed/1");
+    EXPECT_EQ(j["layout"]["engine"], "deepspeed");
+    EXPECT_EQ(j["layout"]["world_size"], 8);
+    ASSERT_EQ(j["ranks"].size(), 1u);
+    const std::int64_t peak = j["most_loaded"]["peak_bytes"];
+    EXPECT_LE(peak, previous) << "zero " << z;
+    previous = peak;
+  }
+}
+
+TEST(CliDistributed, PipelineNamesTheMostLoadedStage) {
+  const auto j = run_json(
+      "estimate llama-3.1-8b --seq 2048 --gpus 8 --tp 2 --sequence-parallel --pp 4 "
+      "--distributed-optimizer --grad-accum 8");
+  EXPECT_EQ(j["ranks"].size(), 4u);
+  EXPECT_EQ(j["layout"]["data_parallel"], 1);
+  EXPECT_EQ(j["most_loaded"]["name"], "stage 0 (ranks 0-1)");
+  const CliRun text =
+      run("estimate llama-3.1-8b --seq 2048 --gpus 8 --tp 2 --pp 4 --distributed-optimizer "
+          "--grad-accum 8");
+  EXPECT_NE(text.out.find("Most-loaded rank: stage 0"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Peak per pipeline stage"), std::string::npos);
+}
+
+TEST(CliDistributed, ExplainCitesTheEngineSource) {
+  const CliRun r = run("explain llama-3.1-8b --gpus 8 --zero 2 --offload optimizer");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("stage_1_and_2.py:2050"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Host memory per node"), std::string::npos);
+  EXPECT_NE(r.out.find("single_partition_of_fp32_groups"), std::string::npos);
+  const CliRun f = run("explain llama-3.1-8b --gpus 8 --fsdp full --fsdp-version 1");
+  EXPECT_NE(f.out.find("_post_forward_reshard"), std::string::npos) << f.out;
+}
+
+TEST(CliDistributed, ImpossibleLayoutsAreUsageErrors) {
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  for (const Case& c :
+       {Case{"--gpus 8 --tp 3", "--tp: tp x pp x cp = 3 x 1 x 1 = 3 does not divide the 8 GPUs"},
+        Case{"--gpus 6 --tp 3", "does not divide the 32 attention heads"},
+        Case{"--gpus 8 --nodes 8 --pp 64", "--pp: 64 stages x 1 chunks exceed the 32 layers"},
+        Case{"--gpus 2 --ep 2", "--ep: meta-llama/Llama-3.1-8B has no experts"},
+        Case{"--gpus 8 --zero 2 --fsdp full", "choose different engines"},
+        Case{"--gpus 8 --zero 4", "--zero: must be 0, 1, 2 or 3"},
+        Case{"--gpus 8 --fsdp sideways", "--fsdp: 'sideways' is not one of"},
+        Case{"--gpus 8 --zero 2 --offload params", "parameter offload needs --zero 3"},
+        Case{"--gpus 8 --fsdp hybrid", "needs --nodes greater than 1"},
+        Case{"--gpus 0", "--gpus: must be between 1"}}) {
+    const CliRun r = run(std::string("estimate llama-3.1-8b ") + c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_NE(r.out.find(c.message), std::string::npos) << c.args << "\n" << r.out;
+  }
+  const CliRun moe = run("estimate mixtral-8x7b-v0.1 --gpus 6 --ep 3");
+  EXPECT_EQ(moe.code, 2);
+  EXPECT_NE(moe.out.find("does not divide the 8 experts"), std::string::npos) << moe.out;
+}
+
+TEST(CliDistributed, PlanRanksFittingLayouts) {
+  const auto j = run_json(
+      "plan llama-3.1-8b --gpu h100 --seq 4096 --checkpointing full "
+      "--max-gpus 16 --top 5");
+  EXPECT_EQ(j["schema"], "trainmem.plan/1");
+  EXPECT_GT(j["searched"].get<std::int64_t>(), 100);
+  ASSERT_GE(j["layouts"].size(), 1u);
+  std::int64_t gpus = 0;
+  for (const auto& row : j["layouts"]) {
+    EXPECT_GE(row["headroom_bytes"].get<std::int64_t>(), 0);
+    EXPECT_GE(row["gpus"].get<std::int64_t>(), gpus);  // fewest GPUs first
+    gpus = row["gpus"];
+  }
+  // Each row's flags reproduce its peak through estimate.
+  const auto& first = j["layouts"][0];
+  const auto again = run_json("estimate llama-3.1-8b --gpu h100 --seq 4096 --checkpointing full " +
+                              first["flags"].get<std::string>());
+  EXPECT_EQ(again["most_loaded"]["peak_bytes"], first["peak_bytes"]);
+}
+
+TEST(CliDistributed, MinGpusAndAdvise) {
+  const auto j = run_json(
+      "solve llama-3.1-70b --gpu h100 --seq 4096 --checkpointing full "
+      "--for min-gpus");
+  EXPECT_EQ(j["for"], "min-gpus");
+  EXPECT_TRUE(j["fits"]);
+  const std::int64_t n = j["answer"];
+  EXPECT_GT(n, 8);
+  const CliRun a = run("advise llama-3.1-8b --gpu rtx-4090 --seq 2048");
+  EXPECT_NE(a.out.find("more GPUs: DeepSpeed ZeRO-3"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("more GPUs: FSDP2 FULL_SHARD"), std::string::npos) << a.out;
+  // The single-device solvers refuse a layout rather than ignore it.
+  EXPECT_EQ(run("solve llama-3.1-8b --gpu h100 --gpus 8 --zero 3 --for max-batch").code, 2);
+}
+
+TEST(CliDistributed, EmitThenFromPricesTheSamePlan) {
+  const std::string file = "/tmp/trainmem_cli_emit_megatron.sh";
+  const std::string flags =
+      "llama-3.1-8b --seq 2048 --gpus 8 --nodes 2 --tp 4 --sequence-parallel --pp 2 "
+      "--distributed-optimizer --grad-accum 8";
+  ASSERT_EQ(run("emit megatron " + flags + " -o " + file).code, 0);
+  const auto direct = run_json("estimate " + flags);
+  const auto from = run_json("estimate llama-3.1-8b --from " + file);
+  EXPECT_EQ(from["most_loaded"]["peak_bytes"], direct["most_loaded"]["peak_bytes"]);
+  EXPECT_EQ(from["layout"]["describe"], direct["layout"]["describe"]);
+  const CliRun wrong = run("emit deepspeed " + flags);
+  EXPECT_EQ(wrong.code, 2);
+  EXPECT_NE(wrong.out.find("deepspeed writes DeepSpeed ZeRO"), std::string::npos) << wrong.out;
+  const CliRun missing = run("estimate llama-3.1-8b --from /nonexistent/ds.json");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_NE(missing.out.find("/nonexistent/ds.json: --from: cannot read the file"),
+            std::string::npos)
+      << missing.out;
+}
+
+}  // namespace

@@ -1,0 +1,144 @@
+// emit -> import round trips: every format reads back into the same layout and the same
+// per-rank peak; files that cannot be read give one-line errors naming file and key.
+#include "trainmem/emit.h"
+
+#include <gtest/gtest.h>
+
+#include "support/models.h"
+#include "trainmem/distributed.h"
+
+namespace trainmem {
+namespace {
+
+using testing_support::load_or_fail;
+
+void expect_round_trip(EmitFormat format, const LoadedModel& m, const TrainingPlan& plan) {
+  auto text = emit_config(format, m, plan);
+  ASSERT_TRUE(text) << text.error().message();
+  EXPECT_EQ(text.value().find("\"auto\""), std::string::npos) << text.value();
+  EXPECT_EQ(text.value().find(": auto\n"), std::string::npos) << text.value();
+  TrainingPlan base;  // defaults: what the file must restore
+  auto back = import_config("emitted", text.value(), base, plan.layout.gpus_per_node);
+  ASSERT_TRUE(back) << back.error().message() << "\n" << text.value();
+  const Layout& a = plan.layout;
+  const Layout& b = back.value().layout;
+  EXPECT_EQ(describe(a), describe(b)) << text.value();
+  if (format != EmitFormat::accelerate_fsdp) {
+    EXPECT_EQ(back.value().grad_accum, plan.grad_accum);
+  }
+  const auto peak = [&](const TrainingPlan& p) {
+    const DistributedEstimate d = estimate_distributed(m, p);
+    return d.ranks[d.most_loaded].totals.peak_bytes;
+  };
+  TrainingPlan priced = back.value();
+  // The sequence length belongs to the training script in DeepSpeed JSON and accelerate YAML
+  // (and batch and accumulation too in accelerate's): --seq/--batch/--grad-accum supply them.
+  if (format == EmitFormat::deepspeed || format == EmitFormat::accelerate_fsdp) {
+    priced.seq = plan.seq;
+  }
+  if (format == EmitFormat::accelerate_fsdp) {
+    priced.batch = plan.batch;
+    priced.grad_accum = plan.grad_accum;
+  }
+  EXPECT_EQ(peak(priced), peak(plan)) << name_of(format);
+}
+
+TrainingPlan base_plan() {
+  TrainingPlan p;
+  p.batch = 2;
+  p.seq = 2048;
+  p.grad_accum = 4;
+  p.layout.gpus_per_node = 8;
+  p.layout.nodes = 2;
+  return p;
+}
+
+TEST(EmitRoundTrip, DeepSpeedEveryStageAndOffload) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  for (int z = 0; z <= 3; ++z) {
+    TrainingPlan p = base_plan();
+    p.layout.engine = Engine::deepspeed;
+    p.layout.zero_stage = z;
+    expect_round_trip(EmitFormat::deepspeed, m, p);
+  }
+  TrainingPlan p = base_plan();
+  p.layout.engine = Engine::deepspeed;
+  p.layout.zero_stage = 3;
+  p.layout.offload_optimizer = p.layout.offload_params = true;
+  p.layout.deepspeed.reduce_bucket_size = 16'777'216;
+  expect_round_trip(EmitFormat::deepspeed, m, p);
+}
+
+TEST(EmitRoundTrip, AccelerateFsdp1And2) {
+  const LoadedModel m = load_or_fail("qwen3-8b");
+  for (FsdpMode mode : {FsdpMode::full, FsdpMode::grad_op, FsdpMode::hybrid, FsdpMode::none}) {
+    TrainingPlan p = base_plan();
+    p.layout.engine = Engine::fsdp;
+    p.layout.fsdp = mode;
+    p.layout.fsdp_version = 1;
+    expect_round_trip(EmitFormat::accelerate_fsdp, m, p);
+  }
+  TrainingPlan p = base_plan();
+  p.layout.engine = Engine::fsdp;
+  p.layout.offload_optimizer = p.layout.offload_params = true;
+  p.checkpointing = Checkpointing::full;
+  expect_round_trip(EmitFormat::accelerate_fsdp, m, p);
+  p.layout.fsdp = FsdpMode::hybrid;  // FSDP2 HSDP is not in accelerate's YAML
+  EXPECT_FALSE(emit_config(EmitFormat::accelerate_fsdp, m, p));
+}
+
+TEST(EmitRoundTrip, Fsdp2TorchtitanWithModelParallel) {
+  const LoadedModel m = load_or_fail("llama-3.1-70b");
+  TrainingPlan p = base_plan();
+  p.layout.engine = Engine::fsdp;
+  p.layout.tp = 4;
+  p.layout.sequence_parallel = true;
+  p.layout.pp = 2;
+  p.checkpointing = Checkpointing::full;
+  expect_round_trip(EmitFormat::fsdp2, m, p);
+  p.layout.fsdp = FsdpMode::hybrid;
+  expect_round_trip(EmitFormat::fsdp2, m, p);
+}
+
+TEST(EmitRoundTrip, TorchrunDdpAndMegatron) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan ddp = base_plan();
+  ddp.checkpointing = Checkpointing::full;
+  expect_round_trip(EmitFormat::torchrun, m, ddp);
+  TrainingPlan mg = base_plan();
+  mg.layout.engine = Engine::megatron;
+  mg.layout.tp = 2;
+  mg.layout.sequence_parallel = true;
+  mg.layout.pp = 4;
+  mg.layout.virtual_stages = 2;
+  mg.layout.distributed_optimizer = true;
+  mg.checkpointing = Checkpointing::selective;
+  expect_round_trip(EmitFormat::megatron, m, mg);
+}
+
+TEST(EmitErrors, WrongEngineAndBadFiles) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = base_plan();
+  p.layout.engine = Engine::fsdp;
+  auto e = emit_config(EmitFormat::deepspeed, m, p);
+  ASSERT_FALSE(e);
+  EXPECT_NE(e.error().reason.find("FSDP2 FULL_SHARD"), std::string::npos) << e.error().reason;
+  auto bad =
+      import_config("ds.json", R"({"train_micro_batch_size_per_gpu": "auto"})", TrainingPlan{}, 0);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message(),
+            "ds.json: train_micro_batch_size_per_gpu: 'auto' is not a number (trainmem prices "
+            "concrete values, not \"auto\")");
+  auto stage =
+      import_config("ds.json", R"({"zero_optimization": {"stage": 5}})", TrainingPlan{}, 0);
+  ASSERT_FALSE(stage);
+  EXPECT_EQ(stage.error().field, "zero_optimization.stage");
+  auto yaml = import_config("a.yaml", "distributed_type: FSDP\nnum_processes: 3\nnum_machines: 2\n",
+                            TrainingPlan{}, 0);
+  ASSERT_FALSE(yaml);
+  EXPECT_EQ(yaml.error().field, "num_processes");
+  EXPECT_FALSE(import_config("x.txt", "hello", TrainingPlan{}, 0));
+}
+
+}  // namespace
+}  // namespace trainmem

@@ -1,0 +1,219 @@
+// Issue 15's activation terms against hand-computed bytes: activation intermediates, dropout
+// masks (CUDA bool mask, CPU noise), the parallel block, post-norms, eager soft-capping, the SDPA
+// math kernel, fused-qkv views, and models without an adapter (docs/families.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "support/models.h"
+#include "ledger/activation_model.h"
+#include "trainmem/estimate.h"
+#include "trainmem/model.h"
+
+namespace trainmem {
+namespace {
+
+std::vector<std::vector<ActivationTerm>> layers(const LoadedModel& m, const TrainingPlan& p) {
+  const ParameterInventory inv = apply_method(m, p);
+  std::vector<std::vector<ActivationTerm>> out;
+  for (const LayerPlan& l : layer_plans(m.spec, inv, p)) {
+    out.push_back(layer_terms(m.spec, l, activation_settings(p)));
+  }
+  return out;
+}
+
+// A small decoder: h 64, 4 heads of 16 (MHA), I 256, vocab 1000, 2 layers.
+ModelSpec small(const std::string& type) {
+  ModelSpec s;
+  s.model_type = type;
+  s.vocab = 1000;
+  s.hidden = 64;
+  s.layers = 2;
+  s.heads = 4;
+  s.kv_heads = 4;
+  s.head_dim = 16;
+  s.intermediate = 256;
+  s.max_positions = 512;
+  return s;
+}
+
+TrainingPlan bf16_full() {
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  p.batch = 1;
+  p.seq = 64;
+  return p;
+}
+
+TEST(FamilyActivation, SavedTensorsPerActivation) {
+  EXPECT_EQ(activation_saved_tensors(Activation::silu), 1);
+  EXPECT_EQ(activation_saved_tensors(Activation::gelu), 1);
+  EXPECT_EQ(activation_saved_tensors(Activation::gelu_tanh), 1);
+  EXPECT_EQ(activation_saved_tensors(Activation::relu), 1);
+  EXPECT_EQ(activation_saved_tensors(Activation::quick_gelu), 2);
+  EXPECT_EQ(activation_saved_tensors(Activation::gelu_new), 4);
+  EXPECT_EQ(activation_saved_tensors(Activation::gelu_fast), 7);
+}
+
+TEST(FamilyActivation, DropoutMaskIsBoolOnCudaNoiseOnCpu) {
+  ActivationSettings cuda;
+  EXPECT_EQ(dropout_mask_bytes(cuda, 2), 1);
+  EXPECT_EQ(dropout_mask_bytes(cuda, 4), 1);
+  ActivationSettings cpu;
+  cpu.cpu_kernels = true;
+  EXPECT_EQ(dropout_mask_bytes(cpu, 2), 2);
+  EXPECT_EQ(dropout_mask_bytes(cpu, 4), 4);
+}
+
+// Phi-like parallel block, one shared LayerNorm, gelu_new plain MLP, bf16, SDPA, layer 1 (input
+// requires grad): LN 2h+8 = 136; q/k/v input 2h = 128 (also the fc1 input: shared, 0);
+// q, k, v, out 4 x 2 x 64 = 512 + lse 4 x 4 = 16; gelu_new 4 x 2 x 256 = 2,048; fc2 input 512.
+// 136 + 128 + 528 + 2,048 + 512 = 3,352 B/token.
+TEST(FamilyActivation, ParallelBlockSharesTheNormOutput) {
+  ModelSpec s = small("phi");
+  s.norm = NormKind::layer_norm;
+  s.parallel_block = true;
+  s.parallel_norms = 1;
+  s.mlp = MlpKind::plain;
+  s.activation = Activation::gelu_new;
+  s.qkv_bias = s.o_bias = s.mlp_bias = true;
+  const LoadedModel m = model_from_spec(s, SourceKind::config_file, "test");
+  const auto all = layers(m, bf16_full());
+  EXPECT_EQ(terms_per_token(all[1]), 3'352);
+  // A norm per branch (GPT-NeoX) and exact gelu: + LN 136 + the MLP's own input 128, and the
+  // activation keeps one tensor (512) instead of four: 3,352 + 264 - 1,536 = 2,080.
+  s.parallel_norms = 2;
+  s.activation = Activation::gelu;
+  const auto neox = layers(model_from_spec(s, SourceKind::config_file, "test"), bf16_full());
+  EXPECT_EQ(terms_per_token(neox[1]), 2'080);
+}
+
+// OLMo-2-like post-norm layer, full-width q/k norms, fp32 weight mul, silu gated MLP (I 128):
+// q/k/v read the layer input 128; q_norm, k_norm each 4h+4 + 4h = 516; attention 528;
+// post_attention_layernorm 516; gate/up input 128 + silu input 256 + act 256 + up 256 + down
+// input 256 = 1,152; post_feedforward_layernorm 516. Total 3,872 B/token.
+TEST(FamilyActivation, PostNormLayer) {
+  ModelSpec s = small("olmo2");
+  s.intermediate = 128;
+  s.norm = NormKind::rms_norm_fp32;
+  s.norm_placement = NormPlacement::post;
+  s.qk_norm = QkNorm::full_width;
+  const auto all = layers(model_from_spec(s, SourceKind::config_file, "test"), bf16_full());
+  EXPECT_EQ(terms_per_token(all[1]), 3'872);
+}
+
+// GPT-2's eager attention: softmax in bf16 (2), dropout mask (CUDA 1, CPU noise 2), dropped
+// probabilities (2): 5 B/score on CUDA, 6 on CPU.
+TEST(FamilyActivation, Gpt2EagerDropoutScores) {
+  const LoadedModel m = testing_support::validation_model("gpt2-tiny");
+  TrainingPlan p = bf16_full();
+  p.attention = Attention::eager;
+  EXPECT_EQ(terms_per_score(layers(m, p)[0]), 5);
+  p.cpu_kernels = true;
+  EXPECT_EQ(terms_per_score(layers(m, p)[0]), 6);
+}
+
+// SDPA with attention dropout: CUDA runs a fused kernel (no scores kept); the CPU flash kernel
+// rejects dropout, so math keeps fp32 softmax, fp32 noise and fp32 dropped probabilities (12 B).
+TEST(FamilyActivation, SdpaDropoutRunsMathOnCpu) {
+  const LoadedModel m = testing_support::validation_model("gpt2-tiny");
+  TrainingPlan p = bf16_full();
+  ActivationSettings cfg = activation_settings(p);
+  EXPECT_EQ(attention_kernel(m.spec, cfg), AttentionKernel::fused);
+  EXPECT_EQ(terms_per_score(layers(m, p)[0]), 0);
+  p.cpu_kernels = true;
+  cfg = activation_settings(p);
+  EXPECT_EQ(attention_kernel(m.spec, cfg), AttentionKernel::math);
+  EXPECT_EQ(terms_per_score(layers(m, p)[0]), 12);
+}
+
+// Gemma 2 runs eager even when SDPA is asked for (_supports_sdpa = False); the attention
+// soft-cap's tanh keeps 2 B/score on top of fp32 softmax (4) and its bf16 copy (2).
+TEST(FamilyActivation, Gemma2SoftcapEagerScores) {
+  const LoadedModel m = testing_support::load_or_fail("gemma-2-9b");
+  TrainingPlan p = bf16_full();
+  EXPECT_EQ(attention_kernel(m.spec, activation_settings(p)), AttentionKernel::eager);
+  EXPECT_EQ(terms_per_score(layers(m, p)[0]), 8);
+}
+
+// Falcon-7B's multi-query K/V reach SDPA with one head and no enable_gqa: the math kernel keeps
+// the fp32 softmax output (4 B/score), on CUDA as on CPU.
+TEST(FamilyActivation, FalconMultiQueryRunsMath) {
+  const LoadedModel m = testing_support::load_or_fail("falcon-7b");
+  TrainingPlan p = bf16_full();
+  EXPECT_EQ(attention_kernel(m.spec, activation_settings(p)), AttentionKernel::math);
+  EXPECT_EQ(terms_per_score(layers(m, p)[0]), 4);
+}
+
+// GPT-NeoX's v is a view of query_key_value's output: the saved v keeps all 3h of it, so the
+// attention keeps q 2h + k 2h + 6h instead of 6h in all.
+TEST(FamilyActivation, FusedQkvViewKeepsTheWholeOutput) {
+  ModelSpec s = small("gpt_neox");
+  s.fused_qkv = true;
+  s.fused_mlp = false;
+  s.mlp = MlpKind::plain;
+  s.norm = NormKind::layer_norm;
+  const auto plain =
+      terms_per_token(layers(model_from_spec(s, SourceKind::config_file, "t"), bf16_full())[1]);
+  s.fused_qkv_view = true;
+  const auto view =
+      terms_per_token(layers(model_from_spec(s, SourceKind::config_file, "t"), bf16_full())[1]);
+  EXPECT_EQ(view - plain, 2 * 2 * 64);  // (a + 2kv)d - kv d = (a + kv) d more, in bf16
+}
+
+// A sliding window shorter than the sequence materialises a mask: SDPA keeps a float copy per
+// (query, key) pair and K/V repeated to all heads; at or below the window nothing changes.
+TEST(FamilyActivation, SlidingWindowMaskBeyondTheWindow) {
+  ModelSpec s = small("mistral");
+  s.kv_heads = 2;
+  s.sliding_window = 64;
+  const LoadedModel m = model_from_spec(s, SourceKind::config_file, "t");
+  TrainingPlan p = bf16_full();
+  p.seq = 64;
+  const auto inside = layers(m, p)[1];
+  p.seq = 128;
+  const auto beyond = layers(m, p)[1];
+  // K and V from 2 to 4 heads: 2 x 2 x 2 x 16 = 128 B/token more; 2 B per pair for the mask.
+  EXPECT_EQ(terms_per_token(beyond) - terms_per_token(inside), 128);
+  std::int64_t pair = 0;
+  for (const ActivationTerm& t : beyond) pair += t.bytes_per_pair;
+  EXPECT_EQ(pair, 2);
+}
+
+// Embedding dropout keeps a bool mask per hidden element when the embeddings train.
+TEST(FamilyActivation, EmbeddingDropoutLedgerLine) {
+  const LoadedModel m = testing_support::load_or_fail("gpt2");
+  const TrainingPlan p = bf16_full();
+  const Ledger ledger = estimate(m, p);
+  const auto it = std::find_if(ledger.items.begin(), ledger.items.end(), [](const LedgerItem& i) {
+    return i.label == "Embedding dropout mask";
+  });
+  ASSERT_NE(it, ledger.items.end());
+  EXPECT_EQ(it->bytes, 64 * 768);  // 64 tokens x 768 hidden x 1 B
+}
+
+// A model_type with no adapter: standard keys as a Llama layer, weights exact, activations
+// marked estimated in a note and on the ledger line.
+TEST(FamilyActivation, UnknownFamilyIsPricedAndMarkedEstimated) {
+  auto spec = spec_from_config_text(
+      R"({"model_type": "newdecoder", "vocab_size": 1000, "hidden_size": 64,
+          "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4})",
+      "new.json");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  EXPECT_NE(spec->estimated_from.find("llama"), std::string::npos);
+  const LoadedModel m = model_from_spec(spec.value(), SourceKind::config_file, "new.json");
+  // 2 x (4 x 64^2 + 3 x 64 x 128 + 2 x 64) + 2 x 1000 x 64 + 64 = 210,240.
+  EXPECT_EQ(params_total(m.inventory), 210'240);
+  const Ledger ledger = estimate(m, bf16_full());
+  const bool noted = std::any_of(ledger.notes.begin(), ledger.notes.end(), [](const auto& n) {
+    return n.find("ESTIMATED") != std::string::npos && n.find("llama") != std::string::npos;
+  });
+  EXPECT_TRUE(noted);
+  const bool marked = std::any_of(ledger.items.begin(), ledger.items.end(), [](const auto& i) {
+    return i.label.find("(estimated: llama") != std::string::npos && i.estimated;
+  });
+  EXPECT_TRUE(marked);
+}
+
+}  // namespace
+}  // namespace trainmem

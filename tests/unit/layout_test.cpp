@@ -1,0 +1,370 @@
+// Distributed layouts: validation, per-rank shares by hand, ZeRO/FSDP ordering, pipeline stages,
+// host memory, and the fast pricer against the full per-rank ledgers.
+#include "trainmem/layout.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "layout/census.h"
+#include "support/models.h"
+#include "trainmem/distributed.h"
+#include "trainmem/estimate.h"
+
+namespace trainmem {
+namespace {
+
+using testing_support::load_or_fail;
+
+std::int64_t tenant_sum(const Ledger& l, Tenant t) {
+  std::int64_t n = 0;
+  for (const LedgerItem& i : l.items) {
+    if (i.tenant == t) n += i.bytes;
+  }
+  return n;
+}
+
+const LedgerItem* find_line(const Ledger& l, const std::string& label_start) {
+  for (const LedgerItem& i : l.items) {
+    if (i.label.rfind(label_start, 0) == 0) return &i;
+  }
+  return nullptr;
+}
+
+TrainingPlan plan_on(std::int64_t gpus, Engine engine, int zero = 0) {
+  TrainingPlan p;
+  p.batch = 1;
+  p.seq = 2048;
+  p.layout.gpus_per_node = gpus;
+  p.layout.engine = engine;
+  p.layout.zero_stage = zero;
+  return p;
+}
+
+TEST(LayoutValidate, ImpossibleLayoutsNameTheFlag) {
+  const LoadedModel llama = load_or_fail("llama-3.1-8b");  // 32 heads, 8 kv heads, 32 layers
+  Layout l;
+  l.gpus_per_node = 8;
+  l.tp = 3;
+  auto e = validate_layout(l, llama.spec);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "--tp");
+  EXPECT_NE(e->reason.find("does not divide the 8 GPUs"), std::string::npos) << e->reason;
+
+  l.gpus_per_node = 6;  // 3 divides 6 GPUs but not 32 heads
+  e = validate_layout(l, llama.spec);
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->reason.find("32 attention heads"), std::string::npos) << e->reason;
+
+  l = Layout{};
+  l.gpus_per_node = 16;
+  l.tp = 16;  // divides 32 heads but not 8 kv heads
+  e = validate_layout(l, llama.spec);
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->reason.find("8 key/value heads"), std::string::npos) << e->reason;
+
+  l = Layout{};
+  l.gpus_per_node = 8;
+  l.nodes = 8;
+  l.pp = 64;  // 64 stages for 32 layers
+  e = validate_layout(l, llama.spec);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "--pp");
+
+  l = Layout{};
+  l.gpus_per_node = 2;
+  l.ep = 2;  // a dense model
+  e = validate_layout(l, llama.spec);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "--ep");
+
+  const LoadedModel mixtral = load_or_fail("mixtral-8x7b-v0.1");  // 8 experts
+  l = Layout{};
+  l.gpus_per_node = 6;
+  l.ep = 3;
+  e = validate_layout(l, mixtral.spec);
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->reason.find("8 experts"), std::string::npos) << e->reason;
+  l.gpus_per_node = 8;
+  l.ep = 8;
+  EXPECT_FALSE(validate_layout(l, mixtral.spec));
+
+  l = Layout{};
+  l.zero_stage = 2;
+  l.engine = Engine::fsdp;  // ZeRO with FSDP
+  e = validate_layout(l);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "--zero");
+
+  l = Layout{};
+  l.engine = Engine::deepspeed;
+  l.zero_stage = 2;
+  l.offload_params = true;  // offload_param is stage 3 only
+  e = validate_layout(l);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->field, "--offload");
+
+  l = Layout{};
+  l.engine = Engine::fsdp;
+  l.fsdp = FsdpMode::hybrid;  // one node: nothing to replicate across
+  l.gpus_per_node = 8;
+  EXPECT_TRUE(validate_layout(l));
+}
+
+TEST(LayoutSizes, DataParallelAndShardGroup) {
+  Layout l;
+  l.gpus_per_node = 8;
+  l.nodes = 4;
+  l.tp = 2;
+  l.pp = 2;
+  EXPECT_EQ(world_size(l), 32);
+  EXPECT_EQ(data_parallel_size(l), 8);
+  l.engine = Engine::fsdp;
+  l.fsdp = FsdpMode::hybrid;
+  EXPECT_EQ(shard_group_size(l), 2);  // 8 GPUs of a node / (tp 2 x pp 2)
+  EXPECT_FALSE(overlap_comm(l));
+  l.zero_stage = 3;
+  EXPECT_TRUE(overlap_comm(l));  // DeepSpeed config.py:353 default for stage 3
+}
+
+TEST(LayoutCensus, StagesSplitLayersEvenlyRemainderFirst) {
+  EXPECT_EQ(layout::stage_layers(10, 4, 0), (std::pair<std::int64_t, std::int64_t>{0, 3}));
+  EXPECT_EQ(layout::stage_layers(10, 4, 1), (std::pair<std::int64_t, std::int64_t>{3, 6}));
+  EXPECT_EQ(layout::stage_layers(10, 4, 3), (std::pair<std::int64_t, std::int64_t>{8, 10}));
+}
+
+TEST(LayoutCensus, StagesAddUpToTheModel) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  const layout::Census c = layout::take_census(m.inventory, m.spec);
+  double sum = 0;
+  for (std::int64_t s = 0; s < 4; ++s) sum += layout::stage_params(c, 1, 1, 4, s).all;
+  EXPECT_NEAR(sum, static_cast<double>(params_total(m.inventory)), 1.0);
+  // Llama 3.1 8B: 4096 hidden, 32 layers; a layer is 4096 x (4096 + 1024 + 1024 + 4096) +
+  // 3 x 4096 x 14336 + 2 x 4096 = 218,112,000 params.
+  EXPECT_NEAR(c.largest_layer.on_rank(1, 1), 218'112'000.0, 1.0);
+  // TP 4 splits the projections (218,103,808) and keeps the two norms (8,192) whole.
+  EXPECT_NEAR(c.largest_layer.on_rank(4, 1), 218'103'808.0 / 4 + 8'192, 1.0);
+}
+
+TEST(LayoutZero, ShardsStatesByHand) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan single = plan_on(1, Engine::ddp);
+  const Ledger base = estimate(m, single);
+  const DistributedEstimate z1 = estimate_distributed(m, plan_on(8, Engine::deepspeed, 1));
+  ASSERT_EQ(z1.ranks.size(), 1u);
+  const Ledger& r = z1.ranks[0].ledger;
+  // ZeRO-1: master + Adam / 8, weights and gradients whole.
+  EXPECT_NEAR(static_cast<double>(tenant_sum(r, Tenant::optimizer_states)),
+              static_cast<double>(tenant_sum(base, Tenant::optimizer_states)) / 8, 2);
+  EXPECT_NEAR(static_cast<double>(tenant_sum(r, Tenant::master_weights)),
+              static_cast<double>(tenant_sum(base, Tenant::master_weights)) / 8, 2);
+  EXPECT_EQ(tenant_sum(r, Tenant::weights), tenant_sum(base, Tenant::weights));
+  // One IPG bucket (overlap_comm is off below stage 3): 5e8 elements x 2 B.
+  const LedgerItem* ipg = find_line(r, "ZeRO IPG buckets");
+  ASSERT_NE(ipg, nullptr);
+  EXPECT_EQ(ipg->bytes, 1'000'000'000);
+  // fp32 gradient partition at the step: 8,030,261,248 params / 8 x 4 B = 4,015,130,624 B.
+  const LedgerItem* part = find_line(r, "fp32 gradient partition");
+  ASSERT_NE(part, nullptr);
+  EXPECT_EQ(part->bytes, 4'015'130'624);
+}
+
+TEST(LayoutZero, Stage3InventoryByHand) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  const DistributedEstimate z3 = estimate_distributed(m, plan_on(8, Engine::deepspeed, 3));
+  const Ledger& r = z3.ranks[0].ledger;
+  const LedgerItem* ipg = find_line(r, "ZeRO-3 IPG bucket");
+  ASSERT_NE(ipg, nullptr);
+  EXPECT_EQ(ipg->bytes, 1'000'000'000);  // one buffer, stage3.py:538
+  // Gathered: min(1e9, 218,112,000 + 5e7) = 268,112,000 params x 2 B.
+  const LedgerItem* gathered = find_line(r, "ZeRO-3 gathered parameters");
+  ASSERT_NE(gathered, nullptr);
+  EXPECT_EQ(gathered->bytes, 536'224'000);
+  // Persistent: the 65 norms of 4,096 (<= 1e5 elements) = 266,240 params x 2 B x (1 - 1/8).
+  const LedgerItem* pers = find_line(r, "ZeRO-3 persistent");
+  ASSERT_NE(pers, nullptr);
+  EXPECT_EQ(pers->bytes, 465'920);
+}
+
+TEST(LayoutZero, HigherStagesNeverNeedMorePerGpu) {
+  // A model large enough that the default buckets (1 GB) are small beside the states.
+  for (const char* name : {"llama-3.1-8b", "qwen2.5-7b"}) {
+    const LoadedModel m = load_or_fail(name);
+    std::int64_t previous = INT64_MAX;
+    std::int64_t previous_static = INT64_MAX;
+    for (int stage = 0; stage <= 3; ++stage) {
+      const DistributedEstimate d = estimate_distributed(m, plan_on(8, Engine::deepspeed, stage));
+      const Totals& t = d.ranks[0].totals;
+      EXPECT_LE(t.peak_bytes, previous) << name << " stage " << stage;
+      EXPECT_LE(t.static_bytes, previous_static) << name << " stage " << stage;
+      previous = t.peak_bytes;
+      previous_static = t.static_bytes;
+    }
+    // And ZeRO-0 on 8 GPUs needs no more than one GPU alone plus its all-reduce bucket.
+  }
+}
+
+TEST(LayoutFsdp, FullShardBelowGradOpBelowNoShard) {
+  const LoadedModel m = load_or_fail("qwen3-8b");
+  std::int64_t previous = 0;
+  for (FsdpMode mode : {FsdpMode::full, FsdpMode::grad_op, FsdpMode::none}) {
+    for (int version : {1, 2}) {
+      TrainingPlan p = plan_on(8, Engine::fsdp);
+      p.layout.fsdp = mode;
+      p.layout.fsdp_version = version;
+      const std::int64_t peak = estimate_distributed(m, p).ranks[0].totals.peak_bytes;
+      EXPECT_GE(peak, previous) << name_of(mode) << " v" << version;
+      if (version == 2) previous = peak;
+    }
+  }
+}
+
+TEST(LayoutFsdp, FullShardByHand) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = plan_on(8, Engine::fsdp);
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const Ledger& r = d.ranks[0].ledger;
+  // Sharded fp32 params: 8,030,261,248 / 8 x 4 B.
+  const LedgerItem* params = find_line(r, "Sharded parameters, f32");
+  ASSERT_NE(params, nullptr);
+  EXPECT_EQ(params->bytes, 4'015'130'624);
+  // The root (embeddings 128,256 x 4,096 twice, untied, + final norm 4,096) stays unsharded.
+  const LedgerItem* root = find_line(r, "Unsharded root");
+  ASSERT_NE(root, nullptr);
+  EXPECT_EQ(root->bytes, (2 * 128'256 * 4'096 + 4'096) * 2);
+  // Two blocks in flight: 2 x 218,112,000 x 2 B.
+  const LedgerItem* blocks = find_line(r, "Unsharded blocks");
+  ASSERT_NE(blocks, nullptr);
+  EXPECT_EQ(blocks->bytes, 872'448'000);
+  EXPECT_EQ(find_line(r, "Weights"), nullptr);  // no bf16 copy persists
+}
+
+TEST(LayoutDdp, BucketsCopyTheGradients) {
+  const LoadedModel m = load_or_fail("qwen3-0.6b");
+  TrainingPlan p = plan_on(4, Engine::ddp);
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const Ledger& r = d.ranks[0].ledger;
+  const LedgerItem* buckets = find_line(r, "DDP gradient buckets");
+  ASSERT_NE(buckets, nullptr);
+  EXPECT_EQ(buckets->bytes, params_total(m.inventory) * 2);
+  p.layout.gradient_as_bucket_view = true;
+  const DistributedEstimate view = estimate_distributed(m, p);
+  EXPECT_EQ(find_line(view.ranks[0].ledger, "DDP gradient buckets"), nullptr);
+}
+
+TEST(LayoutPipeline, FirstStageHoldsMostActivationsLastTheLogits) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = plan_on(8, Engine::megatron);
+  p.layout.pp = 4;
+  p.grad_accum = 8;
+  const Ledger base = estimate(m, plan_on(1, Engine::ddp));
+  const DistributedEstimate d = estimate_distributed(m, p);
+  ASSERT_EQ(d.ranks.size(), 4u);
+  const double acts = static_cast<double>(tenant_sum(base, Tenant::activations));
+  // Stage 0: 8 of 32 layers, min(4 - 0, 8) = 4 micro-batches in flight -> 1.0 x one model's.
+  EXPECT_NEAR(static_cast<double>(tenant_sum(d.ranks[0].ledger, Tenant::activations)), acts,
+              acts * 1e-6);
+  // Stage 3: one micro-batch of 8 layers -> a quarter.
+  EXPECT_NEAR(static_cast<double>(tenant_sum(d.ranks[3].ledger, Tenant::activations)), acts / 4,
+              acts * 1e-6);
+  EXPECT_EQ(tenant_sum(d.ranks[0].ledger, Tenant::logits), 0);
+  EXPECT_EQ(tenant_sum(d.ranks[3].ledger, Tenant::logits), tenant_sum(base, Tenant::logits));
+  // Stage 0 activations dominate the logits here: the most loaded is stage 0.
+  EXPECT_EQ(d.ranks[d.most_loaded].stage, 0);
+}
+
+TEST(LayoutTensorParallel, SequenceParallelSplitsAllActivations) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  const Ledger base = estimate(m, plan_on(1, Engine::ddp));
+  TrainingPlan p = plan_on(4, Engine::megatron);
+  p.layout.tp = 4;
+  const double acts = static_cast<double>(tenant_sum(base, Tenant::activations));
+  // Without SP: (10 + 24/4) / 34 of the activations (Korthikanti Table 2).
+  EXPECT_NEAR(static_cast<double>(
+                  tenant_sum(estimate_distributed(m, p).ranks[0].ledger, Tenant::activations)),
+              acts * 16.0 / 34.0, acts * 1e-6);
+  p.layout.sequence_parallel = true;
+  EXPECT_NEAR(static_cast<double>(
+                  tenant_sum(estimate_distributed(m, p).ranks[0].ledger, Tenant::activations)),
+              acts / 4, acts * 1e-6);
+}
+
+TEST(LayoutMegatron, DistributedOptimizerBytesPerParam) {
+  // Megatron: 18 B/param without, 6 + 12/DP with the distributed optimizer
+  // (theoretical_memory_usage.py:296); our ledger's weights + main grads + master + Adam.
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = plan_on(8, Engine::megatron);
+  const auto static_of = [&](const TrainingPlan& plan) {
+    const DistributedEstimate d = estimate_distributed(m, plan);
+    const Ledger& r = d.ranks[0].ledger;
+    return tenant_sum(r, Tenant::weights) + tenant_sum(r, Tenant::gradients) +
+           tenant_sum(r, Tenant::master_weights) + tenant_sum(r, Tenant::optimizer_states);
+  };
+  const double n = static_cast<double>(params_total(m.inventory));
+  EXPECT_NEAR(static_cast<double>(static_of(p)) / n, 18.0, 0.01);
+  p.layout.distributed_optimizer = true;
+  EXPECT_NEAR(static_cast<double>(static_of(p)) / n, 6.0 + 12.0 / 8, 0.01);
+}
+
+TEST(LayoutHost, LoadingAndOffloadPerNode) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  const Ledger base = estimate(m, plan_on(1, Engine::ddp));
+  const std::int64_t weights = tenant_sum(base, Tenant::weights);
+  const DistributedEstimate ddp = estimate_distributed(m, plan_on(8, Engine::ddp));
+  ASSERT_FALSE(ddp.host.items.empty());
+  EXPECT_EQ(ddp.host.items[0].bytes, 8 * weights);  // every process loads the model
+
+  TrainingPlan p = plan_on(8, Engine::deepspeed, 3);
+  p.layout.offload_optimizer = true;
+  const DistributedEstimate z3 = estimate_distributed(m, p);
+  const std::int64_t states =
+      tenant_sum(base, Tenant::master_weights) + tenant_sum(base, Tenant::optimizer_states);
+  std::int64_t host_states = 0;
+  for (const LedgerItem& i : z3.host.items) {
+    if (i.label.rfind("fp32 master + optimizer", 0) == 0) host_states = i.bytes;
+  }
+  // Eight ranks per node, each with 1/8 of the states: the node holds them all once.
+  EXPECT_NEAR(static_cast<double>(host_states), static_cast<double>(states), 16);
+  EXPECT_EQ(tenant_sum(z3.ranks[0].ledger, Tenant::optimizer_states), 0);
+}
+
+TEST(LayoutPricer, MatchesTheFullLedgers) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = plan_on(8, Engine::ddp);
+  p.grad_accum = 8;
+  const LayoutPricer pricer(m, p);
+  std::vector<Layout> layouts;
+  for (int z = 0; z <= 3; ++z) {
+    Layout l;
+    l.gpus_per_node = 8;
+    l.engine = Engine::deepspeed;
+    l.zero_stage = z;
+    layouts.push_back(l);
+  }
+  Layout pp;
+  pp.gpus_per_node = 8;
+  pp.nodes = 2;
+  pp.engine = Engine::megatron;
+  pp.tp = 2;
+  pp.pp = 4;
+  pp.distributed_optimizer = true;
+  layouts.push_back(pp);
+  Layout fsdp;
+  fsdp.gpus_per_node = 8;
+  fsdp.engine = Engine::fsdp;
+  fsdp.offload_optimizer = fsdp.offload_params = true;
+  layouts.push_back(fsdp);
+  for (const Layout& l : layouts) {
+    TrainingPlan q = p;
+    q.layout = l;
+    const DistributedEstimate d = estimate_distributed(m, q);
+    const LayoutPricer::Price price = pricer.price(l);
+    EXPECT_EQ(price.peak_bytes, d.ranks[d.most_loaded].totals.peak_bytes) << describe(l);
+    EXPECT_EQ(price.most_loaded_stage, d.ranks[d.most_loaded].stage) << describe(l);
+    EXPECT_EQ(price.host_bytes, d.host.totals.peak_bytes) << describe(l);
+  }
+}
+
+}  // namespace
+}  // namespace trainmem

@@ -1,0 +1,149 @@
+// trainmem plan MODEL --gpu h100 [--max-gpus 64] [--gpus-per-node 8] [--top 10] [plan flags]:
+// every layout on 1..max GPUs, the fitting ones ranked (fewest GPUs, then the communication /
+// bubble proxy, then headroom). Exit 3 when none fits.
+#include <fmt/format.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "flags.h"
+#include "trainmem/layout_search.h"
+#include "trainmem/units.h"
+
+namespace trainmem::cli {
+namespace {
+
+struct PlanArgs {
+  std::string model;
+  PlanFlags plan;
+  DeviceFlags device;
+  OutputFlags output;
+  std::int64_t max_gpus = 64, min_gpus = 1, gpus_per_node = 8, top = 10;
+  bool no_offload = false;
+  std::string host_memory;  // per node; layouts needing more are left out
+};
+
+// The flags that reproduce a layout with `trainmem estimate`.
+std::string layout_flags(const Layout& l) {
+  std::string out = fmt::format("--gpus {}", l.gpus_per_node);
+  if (l.nodes > 1) out += fmt::format(" --nodes {}", l.nodes);
+  switch (l.engine) {
+    case Engine::ddp:
+      break;
+    case Engine::deepspeed:
+      out += fmt::format(" --zero {}", l.zero_stage);
+      break;
+    case Engine::fsdp:
+      out += fmt::format(" --fsdp {} --fsdp-version {}", name_of(l.fsdp), l.fsdp_version);
+      break;
+    case Engine::megatron:
+      out += l.distributed_optimizer ? " --distributed-optimizer" : " --engine megatron";
+      break;
+  }
+  if (l.tp > 1)
+    out += fmt::format(" --tp {}{}", l.tp, l.sequence_parallel ? " --sequence-parallel" : "");
+  if (l.pp > 1) out += fmt::format(" --pp {}", l.pp);
+  if (l.cp > 1) out += fmt::format(" --cp {}", l.cp);
+  if (l.ep > 1) out += fmt::format(" --ep {}", l.ep);
+  if (l.offload_optimizer || l.offload_params) {
+    out += fmt::format(" --offload {}", l.offload_optimizer && l.offload_params ? "both"
+                                        : l.offload_optimizer                   ? "optimizer"
+                                                                                : "params");
+  }
+  return out;
+}
+
+int run_plan(const PlanArgs& a) {
+  auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
+  if (!in) return report(in.error());
+  if (!in->device)
+    return report(Error{ErrorCode::usage, "", "--gpu", "plan needs --gpu or --memory"});
+  if (a.max_gpus < 1 || a.max_gpus > 65536 || a.min_gpus < 1 || a.min_gpus > a.max_gpus) {
+    return report(
+        Error{ErrorCode::usage, "", "--max-gpus", "needs 1 <= --min-gpus <= --max-gpus <= 65536"});
+  }
+  if (a.gpus_per_node < 1 || a.gpus_per_node > 1024) {
+    return report(Error{ErrorCode::usage, "", "--gpus-per-node", "must be between 1 and 1024"});
+  }
+  SearchSpace space;
+  space.max_gpus = a.max_gpus;
+  space.min_gpus = a.min_gpus;
+  space.gpus_per_node = a.gpus_per_node;
+  space.allow_offload = !a.no_offload;
+  if (!a.host_memory.empty()) {
+    auto bytes = parse_size(a.host_memory, "--host-memory");
+    if (!bytes) return report(bytes.error());
+    space.host_bytes_per_node = bytes.value();
+  }
+  const LayoutPricer pricer(in->model, in->plan);
+  const SearchResult r = search_layouts(in->model, in->plan, pricer, *in->device, space);
+  const Unit u = in->options.unit;
+  const auto shown = std::min<std::size_t>(
+      r.fitting.size(), static_cast<std::size_t>(std::max<std::int64_t>(a.top, 0)));
+  if (a.output.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (std::size_t i = 0; i < shown; ++i) {
+      const LayoutCandidate& c = r.fitting[i];
+      rows.push_back({{"layout", describe(c.layout)},
+                      {"flags", layout_flags(c.layout)},
+                      {"gpus", world_size(c.layout)},
+                      {"peak_bytes", c.price.peak_bytes},
+                      {"most_loaded_stage", c.price.most_loaded_stage},
+                      {"headroom_bytes", c.headroom_bytes},
+                      {"host_bytes_per_node", c.price.host_bytes},
+                      {"comm_bytes_per_step", c.cost.comm_bytes},
+                      {"comm_seconds_per_step", c.cost.comm_seconds},
+                      {"bubble", c.cost.bubble},
+                      {"proxy_seconds", c.cost.proxy_seconds}});
+    }
+    const nlohmann::json j = {{"schema", "trainmem.plan/1"}, {"model", a.model},
+                              {"device", in->device->id},    {"searched", r.searched},
+                              {"fitting", r.fitting.size()}, {"layouts", rows}};
+    std::cout << j.dump(2) << "\n";
+    return r.fitting.empty() ? 3 : 0;
+  }
+  std::cout << fmt::format(
+      "{} on {} ({} usable per GPU): {} layouts searched on {}-{} GPUs, {} fit\n", a.model,
+      in->device->name, format_bytes(in->device->usable_bytes(), u), r.searched, a.min_gpus,
+      a.max_gpus, r.fitting.size());
+  if (r.fitting.empty()) {
+    std::cout << "No layout fits: raise --max-gpus, or see `trainmem advise`.\n";
+    return 3;
+  }
+  std::cout << "Ranked by GPUs, then the throughput proxy (communication time per step / (1 - "
+               "pipeline bubble); docs/distributed.md), then headroom.\n\n";
+  for (std::size_t i = 0; i < shown; ++i) {
+    const LayoutCandidate& c = r.fitting[i];
+    std::cout << fmt::format(
+        "{:>3}. {}\n     {}\n     peak {} per GPU (stage {}), headroom {}, host {} per node; comm "
+        "{:.3g} GB/step, bubble {:.0f}%, proxy {:.3g} s\n",
+        i + 1, describe(c.layout), layout_flags(c.layout), format_bytes(c.price.peak_bytes, u),
+        c.price.most_loaded_stage, format_bytes(c.headroom_bytes, u),
+        format_bytes(c.price.host_bytes, u), c.cost.comm_bytes / 1e9, c.cost.bubble * 100,
+        c.cost.proxy_seconds);
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_plan(CLI::App& app, Commands& commands) {
+  auto args = std::make_shared<PlanArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Search layouts (DDP, ZeRO, FSDP, TP/PP/CP/EP, offload) on a cluster and rank them");
+  cmd->add_option("model", args->model, "preset, HF id, config.json, or a folder")->required();
+  add_plan_flags(*cmd, args->plan);
+  add_device_flags(*cmd, args->device);
+  add_output_flags(*cmd, args->output);
+  cmd->add_option("--max-gpus", args->max_gpus, "largest GPU count to try")->capture_default_str();
+  cmd->add_option("--min-gpus", args->min_gpus, "smallest GPU count to try")->capture_default_str();
+  cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs in a node")->capture_default_str();
+  cmd->add_option("--top", args->top, "layouts to show")->capture_default_str();
+  cmd->add_flag("--no-offload", args->no_offload, "leave CPU offload out of the search");
+  cmd->add_option("--host-memory", args->host_memory,
+                  "RAM per node, e.g. 2TB: layouts needing more host memory are left out");
+  commands.on(cmd, [args] { return run_plan(*args); });
+}
+
+}  // namespace trainmem::cli

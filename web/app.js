@@ -1,0 +1,550 @@
+// The page: reads the form into a request, asks the engine (trainmem.js, the C++ library compiled
+// to WebAssembly) through its one function, and draws the answer. No arithmetic about memory is
+// done here; sizes are only divided by 2^30 or 10^9 for display, as the command line does.
+'use strict';
+
+const DEFAULTS = {
+  source: 'preset', preset: 'qwen2.5-1.5b', config: '', method: 'full', lora_rank: '16',
+  lora_targets: 'q,k,v,o,gate,up,down', lora_dropout: '0', dora: false, quant: 'nf4', double_quant: true,
+  train_modules: '', train_layers: '', optimizer: 'adamw', optimizer_impl: 'foreach', precision: 'bf16-mixed', batch: '4',
+  seq: '1024', grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full',
+  device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib',
+};
+const FIELDS = Object.keys(DEFAULTS).filter((k) => k !== 'source');
+const $ = (id) => document.getElementById(id);
+
+let engine = null;
+let tenants = [];
+let folder = null;  // {folder, config_text, index_text, safetensors: [...]} from a dropped folder
+let lastLedger = null;
+let selectedLine = -1;
+
+// ---- the engine -------------------------------------------------------------------------------
+
+function call(request) {
+  const text = engine.ccall('trainmem_call', 'string', ['string'], [JSON.stringify(request)]);
+  return JSON.parse(text);
+}
+
+// ---- state: form <-> object <-> URL hash ------------------------------------------------------
+
+function readState() {
+  const s = { source: document.querySelector('input[name=source]:checked').value };
+  for (const k of FIELDS) {
+    const el = $(k);
+    s[k] = el.type === 'checkbox' ? el.checked : el.value;
+  }
+  return s;
+}
+
+function writeState(s) {
+  const src = document.querySelector(`input[name=source][value="${s.source}"]`);
+  if (src) src.checked = true;
+  for (const k of FIELDS) {
+    const el = $(k);
+    if (!(k in s)) continue;
+    if (el.type === 'checkbox') el.checked = s[k] === true || s[k] === 'true' || s[k] === '1';
+    else el.value = s[k];
+  }
+}
+
+// Only what differs from the defaults goes into the link, so links stay short.
+function stateToHash(s) {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(s)) {
+    if (k === 'config' && s.source === 'preset') continue;
+    if (String(v) !== String(DEFAULTS[k])) p.set(k, String(v));
+  }
+  return p.toString();
+}
+
+function hashToState(hash) {
+  const s = { ...DEFAULTS };
+  const p = new URLSearchParams(hash.replace(/^#/, ''));
+  for (const [k, v] of p) {
+    if (k in DEFAULTS) s[k] = typeof DEFAULTS[k] === 'boolean' ? v === 'true' : v;
+  }
+  // A folder's headers cannot travel in a link: its config.json does, priced from the config.
+  if (s.source === 'folder') s.source = s.config ? 'config' : 'preset';
+  return s;
+}
+
+// ---- state -> request -------------------------------------------------------------------------
+
+function modelRequest(s) {
+  if (s.source === 'preset') return { preset: s.preset };
+  if (s.source === 'folder' && folder) return folder;
+  return { config_text: s.config, name: 'config.json' };
+}
+
+function planRequest(s) {
+  const p = {
+    method: s.method, optimizer: s.optimizer, optimizer_impl: s.optimizer_impl, precision: s.precision, batch: s.batch,
+    seq: s.seq, grad_accum: s.grad_accum, checkpointing: s.checkpointing,
+    attention: s.attention, loss: s.loss,
+  };
+  if (s.method === 'lora' || s.method === 'qlora') {
+    Object.assign(p, { lora_rank: s.lora_rank, lora_targets: s.lora_targets, lora_dropout: Number(s.lora_dropout), dora: s.dora });
+  }
+  if (s.method === 'qlora') Object.assign(p, { quant: s.quant, double_quant: s.double_quant });
+  if (s.method === 'freeze') p.train_modules = s.train_modules;
+  if (s.method !== 'full') p.train_layers = s.train_layers;
+  return p;
+}
+
+function deviceRequest(s) {
+  if (s.device === 'none') return {};
+  if (s.device === 'custom') return { memory: `${s.memory}${s.memory_unit}` };
+  return { gpu: s.device };
+}
+
+// The command line that prices the same plan (non-default flags only).
+function commandFor(s) {
+  const model = s.source === 'preset' ? s.preset
+    : s.source === 'folder' && folder ? (folder.folder || 'path/to/model-folder') : 'config.json';
+  const args = ['trainmem', 'estimate', model];
+  const plan = planRequest(s);
+  const flagDefaults = {
+    method: 'full', optimizer: 'adamw', optimizer_impl: 'foreach', precision: 'bf16-mixed', batch: '1', lora_dropout: '0', seq: '1024',
+    grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full', lora_rank: '16',
+    lora_targets: 'q,k,v,o,gate,up,down', quant: 'nf4', train_modules: '', train_layers: '',
+  };
+  for (const [k, v] of Object.entries(plan)) {
+    if (k === 'dora') { if (v) args.push('--dora'); continue; }
+    if (k === 'double_quant') { if (!v) args.push('--no-double-quant'); continue; }
+    if (String(v) === flagDefaults[k]) continue;
+    args.push(`--${k.replace(/_/g, '-')}`, shellQuote(String(v)));
+  }
+  const d = deviceRequest(s);
+  if (d.gpu) args.push('--gpu', d.gpu);
+  if (d.memory) args.push('--memory', d.memory);
+  if (s.units !== 'gib') args.push('--units', s.units);
+  return args.join(' ');
+}
+
+function shellQuote(v) {
+  return /^[\w.,:/@+-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`;
+}
+
+// ---- display helpers --------------------------------------------------------------------------
+
+function fmtBytes(bytes, units) {
+  const [div, name] = units === 'gb' ? [1e9, 'GB'] : [2 ** 30, 'GiB'];
+  return `${(bytes / div).toFixed(2)} ${name}`;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') e.className = v;
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const c of children.flat()) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs = {}, text) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function tenantIndex(id) { return tenants.findIndex((t) => t.id === id); }
+
+function stackedBar(byTenant, scale, limitBytes, label) {
+  const bar = el('div', { class: 'bar', role: 'img', 'aria-label': label });
+  tenants.forEach((t, i) => {
+    const b = byTenant[t.id] || 0;
+    if (b <= 0) return;
+    const span = el('span', { class: `t${i}`, title: `${t.title}: ${fmtBytes(b, readState().units)}` });
+    span.style.width = `${(100 * b) / scale}%`;
+    bar.append(span);
+  });
+  if (limitBytes) {
+    const limit = el('span', { class: 'limit', title: 'usable memory' });
+    limit.style.left = `${Math.min(100, (100 * limitBytes) / scale)}%`;
+    bar.append(limit);
+  }
+  return bar;
+}
+
+// ---- rendering --------------------------------------------------------------------------------
+
+function showError(message) {
+  const box = $('error');
+  box.hidden = !message;
+  box.textContent = message ? `Cannot price this plan: ${message}` : '';
+  $('results').classList.toggle('failed', !!message);
+}
+
+function renderVerdict(ledger, verdictText, s) {
+  const t = ledger.totals;
+  const f = ledger.fit;
+  const box = $('verdict');
+  box.className = '';
+  box.replaceChildren();
+  const peakLine = el('div', { class: 'big' }, 'Peak ',
+    el('span', { id: 'peak', 'data-bytes': String(t.peak_bytes) }, fmtBytes(t.peak_bytes, s.units)),
+    ` at ${t.peak_phase.replace(/_/g, ' ')}`);
+  box.append(peakLine);
+  if (!f) {
+    $('summary').replaceChildren(`Peak ${fmtBytes(t.peak_bytes, s.units)}`);
+    box.append(el('div', {}, 'No device chosen: pick one to get a verdict.'));
+    return;
+  }
+  const state = !f.fits ? 'over' : f.tight ? 'tight' : 'fits';
+  box.classList.add(state);
+  const word = { fits: 'Fits', tight: 'Fits, but tight', over: 'Does not fit' }[state];
+  $('summary').replaceChildren(el('span', { class: `word ${state}` }, word),
+    ` · peak ${fmtBytes(t.peak_bytes, s.units)} of ${fmtBytes(f.usable_bytes, s.units)} usable`);
+  const figure = f.figure === 'device total'
+    ? 'the device total (what nvidia-smi shows: the allocator\'s reserve and the CUDA context on top of the peak)'
+    : 'the peak';
+  box.append(el('div', {},
+    el('strong', { class: `word ${state}`, id: 'verdict-word', 'data-bytes': String(f.peak_bytes) }, word),
+    ` on ${f.device_name}: ${figure}, ${verdictText}, against ${fmtBytes(f.usable_bytes, s.units)} usable `
+    + `(${(100 * f.used_fraction).toFixed(0)}% of it). `,
+    f.fits ? `${fmtBytes(f.margin_bytes, s.units)} to spare.`
+      : `Over by ${fmtBytes(-f.margin_bytes, s.units)}.`));
+  if (f.reserve_bytes > 0) {
+    box.append(el('div', { class: 'help' }, `Capacity ${fmtBytes(f.capacity_bytes, s.units)}, `
+      + `${fmtBytes(f.reserve_bytes, s.units)} kept back for the driver, context and allocator.`));
+  }
+}
+
+function renderBudget(ledger, timeline, s) {
+  const peakRow = timeline.find((r) => r.peak);
+  const f = ledger.fit;
+  const scale = Math.max(peakRow.bytes, f ? f.usable_bytes : 0) * 1.02;
+  const bar = stackedBar(peakRow.by_tenant, scale, f ? f.usable_bytes : 0,
+    `Peak ${fmtBytes(peakRow.bytes, s.units)} by tenant`);
+  const legend = el('div', { class: 'legend' });
+  tenants.forEach((t, i) => {
+    const b = peakRow.by_tenant[t.id];
+    if (b > 0) legend.append(el('span', {}, el('i', { class: `t${i}` }), `${t.title} ${fmtBytes(b, s.units)}`));
+  });
+  $('budget').replaceChildren(bar, legend);
+
+  const rows = ledger.items.map((item, i) => {
+    const ti = tenantIndex(item.tenant);
+    const tr = el('tr', { class: i === selectedLine ? 'selected' : '' },
+      el('td', {}, el('i', { class: `swatch t${ti}` })),
+      el('td', {}, el('button', { type: 'button', class: 'line', 'aria-expanded': String(i === selectedLine),
+        onclick: () => { selectedLine = i; renderBudget(ledger, timeline, s); renderExplain(item, s); } },
+      item.label)),
+      el('td', { class: 'num' }, fmtBytes(item.bytes, s.units)));
+    return tr;
+  });
+  const table = el('table', {}, el('caption', { class: 'sr-only' }, 'Ledger lines'),
+    el('thead', {}, el('tr', {}, el('th', {}, ''), el('th', {}, 'Line'), el('th', { class: 'num' }, 'Size'))),
+    el('tbody', {}, rows));
+  $('lines').replaceChildren(table);
+  if (selectedLine >= 0 && selectedLine < ledger.items.length) renderExplain(ledger.items[selectedLine], s);
+  else $('explain').replaceChildren();
+}
+
+function renderExplain(item, s) {
+  $('explain').replaceChildren(
+    el('strong', {}, item.label),
+    el('div', {}, `${fmtBytes(item.bytes, s.units)} = ${item.bytes.toLocaleString('en-US')} bytes`
+      + (item.estimated ? ' (modelled)' : ' (counted)')),
+    el('div', {}, 'Arithmetic: ', el('code', {}, item.formula)),
+    el('div', {}, 'Source: ', item.source),
+    el('div', { class: 'help' }, `Live in: ${item.phases.join(', ').replace(/_/g, ' ')}`));
+}
+
+function renderTimeline(timeline, ledger, s) {
+  const max = Math.max(...timeline.map((r) => r.bytes), ledger.fit ? ledger.fit.usable_bytes : 0) * 1.02;
+  const box = el('div', { class: 'timeline' });
+  for (const r of timeline) {
+    const name = r.slot.replace(/_/g, ' ');
+    box.append(el('div', { class: `trow${r.peak ? ' peak' : ''}` },
+      el('span', {}, r.peak ? `${name} (peak)` : name),
+      stackedBar(r.by_tenant, max, ledger.fit ? ledger.fit.usable_bytes : 0, `${name}: ${fmtBytes(r.bytes, s.units)}`),
+      el('span', { class: 'num' }, fmtBytes(r.bytes, s.units))));
+  }
+  const peak = timeline.find((r) => r.peak);
+  $('timeline').replaceChildren(
+    el('p', { class: 'help', id: 'peak-phase' }, `The peak falls at ${peak.slot.replace(/_/g, ' ')}.`), box);
+}
+
+function chart(sw, current, s, title) {
+  const W = 420, H = 240, L = 52, R = 12, T = 24, B = 36;
+  const pts = sw.points;
+  const xs = pts.map((p) => p.x);
+  const ymax = Math.max(...pts.map((p) => p.peak_bytes), sw.usable_bytes || 0) * 1.08;
+  const xmin = Math.min(...xs), xmax = Math.max(...xs);
+  const X = (x) => L + ((x - xmin) / Math.max(1, xmax - xmin)) * (W - L - R);
+  const Y = (y) => H - B - (y / ymax) * (H - T - B);
+  const unitDiv = s.units === 'gb' ? 1e9 : 2 ** 30;
+  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img',
+    'aria-label': `${title}; ${sw.usable_bytes ? `the dashed line is the usable ${fmtBytes(sw.usable_bytes, s.units)}` : 'no device'}` });
+  root.append(svg('text', { x: L, y: 15, 'font-weight': 600 }, title));
+  for (let i = 0; i <= 4; i++) {
+    const y = (ymax * i) / 4;
+    root.append(svg('line', { x1: L, x2: W - R, y1: Y(y), y2: Y(y), class: 'grid' }));
+    root.append(svg('text', { x: L - 4, y: Y(y) + 4, 'text-anchor': 'end' }, (y / unitDiv).toFixed(0)));
+  }
+  root.append(svg('text', { x: 4, y: T - 8 }, s.units === 'gb' ? 'GB' : 'GiB'));
+  const ticks = [...new Set([xs[0], xs[Math.floor(xs.length / 2)], xs[xs.length - 1]])];
+  for (const x of ticks) root.append(svg('text', { x: X(x), y: H - B + 16, 'text-anchor': 'middle' }, x));
+  root.append(svg('text', { x: (L + W - R) / 2, y: H - 4, 'text-anchor': 'middle' }, sw.over === 'batch' ? 'micro-batch' : 'sequence length'));
+  const path = (key) => pts.map((p, i) => `${i ? 'L' : 'M'}${X(p.x).toFixed(1)},${Y(p[key]).toFixed(1)}`).join(' ');
+  root.append(svg('path', { d: path('static_bytes'), class: 'static' }));
+  root.append(svg('path', { d: path('peak_bytes'), class: 'peak' }));
+  if (sw.usable_bytes) {
+    root.append(svg('line', { x1: L, x2: W - R, y1: Y(sw.usable_bytes), y2: Y(sw.usable_bytes), class: 'limit' }));
+    root.append(svg('text', { x: W - R - 2, y: Y(sw.usable_bytes) - 4, 'text-anchor': 'end' }, 'usable'));
+  }
+  const here = pts.find((p) => p.x === Number(current));
+  if (here) root.append(svg('circle', { cx: X(here.x), cy: Y(here.peak_bytes), r: 4, class: 'now' }));
+  return root;
+}
+
+function renderAdvice(advice, s) {
+  if (!advice) {
+    $('advice').replaceChildren(el('p', { class: 'help' }, 'Pick a device to get advice.'));
+    return;
+  }
+  const fitting = advice.options.filter((o) => o.fits);
+  const rest = advice.options.filter((o) => !o.fits);
+  const item = (o) => el('li', {},
+    el('strong', {}, o.change), ' ', el('code', {}, o.flags), el('br'),
+    el('span', { class: o.fits ? 'fits' : 'over' },
+      `peak ${fmtBytes(o.peak_bytes, s.units)}, ${o.fits ? `fits with ${fmtBytes(o.margin_bytes, s.units)} free`
+        : `over by ${fmtBytes(-o.margin_bytes, s.units)}`}`),
+    ` — cost: ${o.cost}`);
+  const parts = [];
+  if (!advice.options.length) parts.push(el('p', {}, 'No change in trainmem\'s list lowers the peak.'));
+  if (fitting.length) {
+    parts.push(el('p', {}, advice.fits_now ? 'Changes that add headroom, cheapest first:' : 'Changes that make it fit, cheapest first:'),
+      el('ol', {}, fitting.slice(0, 8).map(item)));
+  }
+  if (rest.length) {
+    parts.push(el('p', {}, 'Help, but not enough on their own:'), el('ol', {}, rest.slice(0, 5).map(item)));
+  }
+  $('advice').replaceChildren(...parts);
+}
+
+// ---- one update -------------------------------------------------------------------------------
+// First the verdict, budget, lines and timeline (one estimate: a few ms), painted at once; then,
+// in later tasks so typing stays responsive, the two sweeps and the advice (dozens of estimates
+// each). A newer change cancels the later tasks of an older one.
+
+let generation = 0;
+function update() {
+  const t0 = performance.now();
+  const gen = ++generation;
+  document.body.dataset.settled = 'false';
+  const s = readState();
+  syncVisibility(s);
+  const base = { model: modelRequest(s), plan: planRequest(s), device: deviceRequest(s), units: s.units };
+  const hash = stateToHash(s);
+  if (location.hash.replace(/^#/, '') !== hash) history.replaceState(null, '', hash ? `#${hash}` : location.pathname);
+  $('share-link').value = location.href;
+  $('command').textContent = commandFor(s);
+
+  const r = call({ op: 'explain', ...base });
+  $('report').hidden = !r.ok;
+  $('verdict').hidden = !r.ok;
+  if (!r.ok) {
+    showError(r.error);
+    markField(/config\.json$/.test(r.file || '') ? '--config' : r.field);
+    for (const id of ['verdict', 'summary', 'budget', 'lines', 'explain', 'timeline', 'charts', 'advice']) $(id).replaceChildren();
+    $('explain-all').textContent = '';
+    lastLedger = null;
+    finish(t0, 'updateMs');
+    finish(t0, 'fullUpdateMs');
+    return;
+  }
+  showError('');
+  markField('');
+  const ledger = r.ledger;
+  if (lastLedger && lastLedger.items.length !== ledger.items.length) selectedLine = -1;
+  lastLedger = ledger;
+  renderVerdict(ledger, r.verdict, s);
+  renderBudget(ledger, r.timeline, s);
+  renderTimeline(r.timeline, ledger, s);
+  $('explain-all').textContent = r.explain;
+  finish(t0, 'updateMs');
+
+  later(gen, () => {
+    const batch = call({ op: 'sweep', over: 'batch', ...base });
+    const seq = call({ op: 'sweep', over: 'seq', values: seqValues(Number(s.seq)), ...base });
+    if (!batch.ok || !seq.ok) return showError(batch.error || seq.error);
+    $('charts').replaceChildren(
+      chart(batch.sweep, s.batch, s, 'Peak against micro-batch'),
+      chart(seq.sweep, s.seq, s, 'Peak against sequence length'));
+    later(gen, () => {
+      renderAdvice(s.device === 'none' ? null : call({ op: 'advise', ...base }).advice, s);
+      finish(t0, 'fullUpdateMs');
+    });
+  });
+}
+
+function later(gen, fn) {
+  setTimeout(() => { if (gen === generation) fn(); }, 0);
+}
+
+// 16 sequence lengths in steps of 256 up to 8192 or twice the plan's, and the plan's own.
+function seqValues(seq) {
+  const top = Math.max(8192, 2 * seq);
+  const step = Math.ceil(top / 16 / 256) * 256;
+  const v = new Set();
+  for (let x = step; x <= top; x += step) v.add(x);
+  if (seq > 0) v.add(seq);
+  return [...v].sort((a, b) => a - b);
+}
+
+function finish(t0, key) {
+  const ms = performance.now() - t0;
+  document.body.dataset[key] = ms.toFixed(2);
+  const count = key === 'updateMs' ? 'updates' : 'fullUpdates';
+  if (key === 'fullUpdateMs') document.body.dataset.settled = 'true';
+  document.body.dataset[count] = String(Number(document.body.dataset[count] || 0) + 1);
+}
+
+const FLAG_TO_FIELD = { '--lora-rank': 'lora_rank', '--lora-targets': 'lora_targets', '--grad-accum': 'grad_accum',
+  '--train-layers': 'train_layers', '--train-modules': 'train_modules', '--memory': 'memory' };
+function markField(flag) {
+  for (const e of document.querySelectorAll('[aria-invalid]')) e.removeAttribute('aria-invalid');
+  if (!flag) return;
+  const id = FLAG_TO_FIELD[flag] || flag.replace(/^--/, '');
+  if ($(id)) $(id).setAttribute('aria-invalid', 'true');
+}
+
+function syncVisibility(s) {
+  for (const e of document.querySelectorAll('[data-source]')) e.hidden = e.dataset.source !== s.source;
+  for (const e of document.querySelectorAll('[data-when]')) e.hidden = !e.dataset.when.split(' ').includes(s.method);
+  $('custom-size').hidden = s.device !== 'custom';
+}
+
+let pending = false;
+function schedule() {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => { pending = false; update(); });
+}
+
+// ---- a dropped model folder: config.json, the index, and safetensors headers only --------------
+
+const MAX_HEADER = 100000000;  // the safetensors reference implementation's header limit
+
+function toBase64(bytes) {
+  let bin = '';
+  for (let i = 0; i < bytes.length; i += 0x8000) bin += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(bin);
+}
+
+async function headerPrefix(file) {
+  const head = new Uint8Array(await file.slice(0, 8).arrayBuffer());
+  let bytes = head;
+  if (head.length === 8) {
+    const n = Number(new DataView(head.buffer).getBigUint64(0, true));
+    // Read the header only when its length is sane; the engine reports a bad length from 8 bytes.
+    if (n <= MAX_HEADER && n <= file.size - 8) bytes = new Uint8Array(await file.slice(0, 8 + n).arrayBuffer());
+  }
+  return { name: file.name, size: file.size, prefix_b64: toBase64(bytes) };
+}
+
+async function loadFolder(files) {
+  const top = files.filter((f) => !(f.relPath || f.webkitRelativePath || f.name).split('/').slice(1, -1).length);
+  const byName = new Map(top.map((f) => [f.name, f]));
+  const path = files[0] ? (files[0].relPath || files[0].webkitRelativePath || '') : '';
+  const name = path.includes('/') ? path.split('/')[0] : 'model-folder';
+  const config = byName.get('config.json');
+  if (!config) {
+    folder = null;
+    $('folder-status').textContent = '';
+    showError(`${name}: config.json: not in the folder (trainmem needs the architecture)`);
+    return;
+  }
+  const index = byName.get('model.safetensors.index.json');
+  const shards = top.filter((f) => f.name.endsWith('.safetensors'));
+  folder = {
+    folder: name,
+    config_text: await config.text(),
+    index_text: index ? await index.text() : null,
+    safetensors: await Promise.all(shards.map(headerPrefix)),
+  };
+  const read = folder.safetensors.reduce((a, h) => a + Math.floor((h.prefix_b64.length * 3) / 4), 0);
+  $('folder-status').textContent = `${name}: config.json${index ? ', index' : ''} and ${shards.length} `
+    + `safetensors header(s), ${read.toLocaleString('en-US')} bytes read of `
+    + `${shards.reduce((a, f) => a + f.size, 0).toLocaleString('en-US')}.`;
+  $('config').value = folder.config_text;
+  schedule();
+}
+
+async function entriesOf(item) {
+  const entry = item.webkitGetAsEntry && item.webkitGetAsEntry();
+  if (!entry) return [];
+  if (entry.isFile) return [await new Promise((res, rej) => entry.file((f) => { f.relPath = f.name; res(f); }, rej))];
+  const reader = entry.createReader();
+  const out = [];
+  for (;;) {
+    const batch = await new Promise((res, rej) => reader.readEntries(res, rej));
+    if (!batch.length) break;
+    for (const e of batch) {
+      if (e.isFile) out.push(await new Promise((res, rej) => e.file((f) => { f.relPath = `${entry.name}/${f.name}`; res(f); }, rej)));
+    }
+  }
+  return out;
+}
+
+// ---- start ------------------------------------------------------------------------------------
+
+function fillSelects() {
+  const models = call({ op: 'models' });
+  tenants = models.tenants;
+  $('preset').replaceChildren(...models.models.map((m) => el('option', { value: m.id }, `${m.hf_id} (${m.published})`)));
+  const devices = call({ op: 'devices' }).devices;
+  const groups = [['gpu', 'GPUs'], ['unified', 'Apple (unified memory)'], ['tier', 'Memory tiers']];
+  const sel = $('device');
+  sel.replaceChildren(el('option', { value: 'none' }, 'no device (peak only)'),
+    el('option', { value: 'custom' }, 'custom size…'));
+  for (const [kind, title] of groups) {
+    sel.append(el('optgroup', { label: title }, devices.filter((d) => d.kind === kind)
+      .map((d) => el('option', { value: d.id }, `${d.name} — ${d.capacity}`))));
+  }
+}
+
+async function start() {
+  engine = await createTrainmem();
+  fillSelects();
+  writeState(hashToState(location.hash));
+  const form = $('plan');
+  form.addEventListener('input', schedule);
+  form.addEventListener('change', schedule);
+  form.addEventListener('submit', (e) => e.preventDefault());
+  window.addEventListener('hashchange', () => { writeState(hashToState(location.hash)); schedule(); });
+  $('folder-input').addEventListener('change', (e) => loadFolder([...e.target.files]));
+  const drop = $('drop');
+  drop.addEventListener('click', () => $('folder-input').click());
+  drop.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); $('folder-input').click(); } });
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', async (e) => {
+    e.preventDefault();
+    drop.classList.remove('over');
+    const lists = await Promise.all([...e.dataTransfer.items].map(entriesOf));
+    loadFolder(lists.flat());
+  });
+  const copy = async (text, what) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      $('copy-status').textContent = `${what} copied.`;
+    } catch {
+      $('copy-status').textContent = `Select and copy the ${what.toLowerCase()} above.`;
+    }
+  };
+  $('copy-link').addEventListener('click', () => copy($('share-link').value, 'Link'));
+  $('copy-command').addEventListener('click', () => copy($('command').textContent, 'Command'));
+  update();
+  document.body.dataset.ready = 'true';
+}
+
+window.trainmemPage = { call: (r) => call(r), commandFor: () => commandFor(readState()), update };
+start().catch((e) => showError(`the engine failed to start: ${e}`));

@@ -1,0 +1,362 @@
+// The web page's one entry point: a JSON request in, a JSON response out. Every number comes from
+// the same library calls as the command line (load, estimate, fit, advise, sweep, the renderers);
+// this file only turns request fields into the library's values, and values into JSON.
+//
+// Request:  {"op": "estimate"|"explain"|"advise"|"sweep"|"devices"|"models",
+//            "model": {"preset": ID} | {"config_text": T, "name": N}
+//                     | {"folder": N, "config_text": T, "index_text": T?,
+//                        "safetensors": [{"name", "size", "prefix_b64"}]},
+//            "plan": {"method": "lora", "batch": 4, ... the CLI's flags in snake_case},
+//            "device": {"gpu": ID} | {"memory": "24GiB"} (optional), "reserve": "2GB",
+//            "units": "gib", "over": "batch"|"seq", "values": [..]}
+// Response: {"ok": true, ...} or {"ok": false, "error": "FILE: FIELD: REASON", "field": F}.
+// docs/web.md describes each op's fields.
+#include <emscripten/emscripten.h>
+
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "flags.h"        // tools/cli: the command line's flag structs and their parsers
+#include "render/json.h"  // ledger_json(), the trainmem.ledger/1 document, as the CLI uses it
+#include "trainmem/model_files.h"
+#include "trainmem/trainmem.h"
+
+namespace trainmem::web {
+namespace {
+
+using nlohmann::json;
+
+Error usage(std::string field, std::string reason) {
+  return Error{ErrorCode::usage, "", std::move(field), std::move(reason)};
+}
+
+// "lora_rank" -> "--lora-rank": request keys are the flags in snake_case.
+std::string flag_name(std::string key) {
+  for (char& c : key) {
+    if (c == '_') c = '-';
+  }
+  return "--" + key;
+}
+
+// --- request fields -> library values -------------------------------------------------------
+// The plan and the device are read by the command line's own functions (tools/cli/flags.h):
+// the request's fields fill the same structs as the flags do, so defaults, accepted names,
+// validation and error messages are the command line's.
+
+std::string text_field(const json& obj, const char* key, const std::string& fallback) {
+  const auto it = obj.find(key);
+  return (it != obj.end() && it->is_string()) ? it->get<std::string>() : fallback;
+}
+
+std::optional<Error> read_text(std::string& out, const json& p, const char* key, const char* flag) {
+  const auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return std::nullopt;
+  if (!it->is_string()) return usage(flag, "must be a string");
+  out = it->get<std::string>();
+  return std::nullopt;
+}
+
+// A whole number given as a JSON number or as the text typed in the form ("4", "1e3").
+std::optional<Error> read_int(std::int64_t& out, const json& p, const char* key, const char* flag) {
+  const auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return std::nullopt;
+  if (it->is_number_integer()) {
+    out = it->get<std::int64_t>();
+    return std::nullopt;
+  }
+  if (!it->is_string()) return usage(flag, "must be a whole number");
+  const std::string text = it->get<std::string>();
+  if (text.find_first_not_of("0123456789") == std::string::npos && !text.empty() &&
+      text.size() < 19) {
+    out = std::stoll(text);  // "0" too, so validate() names the range
+    return std::nullopt;
+  }
+  auto n = parse_count(text, flag);
+  if (!n) return n.error();
+  out = n.value();
+  return std::nullopt;
+}
+
+std::optional<Error> read_number(double& out, const json& p, const char* key, const char* flag) {
+  const auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) return usage(flag, "must be a number");
+  out = it->get<double>();
+  return std::nullopt;
+}
+
+std::optional<Error> read_bool(bool& out, const json& p, const char* key, const char* flag) {
+  const auto it = p.find(key);
+  if (it == p.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) return usage(flag, "must be true or false");
+  out = it->get<bool>();
+  return std::nullopt;
+}
+
+Result<TrainingPlan> plan_from(const json& p) {
+  if (!p.is_object()) return usage("plan", "must be an object");
+  cli::PlanFlags f;  // the command line's defaults
+  bool double_quant = !f.no_double_quant, prepare_kbit = !f.no_prepare_kbit;
+  const std::pair<const char*, std::string cli::PlanFlags::*> texts[] = {
+      {"method", &cli::PlanFlags::method},
+      {"precision", &cli::PlanFlags::precision},
+      {"optimizer", &cli::PlanFlags::optimizer},
+      {"optimizer_impl", &cli::PlanFlags::optimizer_impl},
+      {"checkpointing", &cli::PlanFlags::checkpointing},
+      {"attention", &cli::PlanFlags::attention},
+      {"loss", &cli::PlanFlags::loss},
+      {"convention", &cli::PlanFlags::convention},
+      {"quant", &cli::PlanFlags::quant},
+      {"lora_targets", &cli::PlanFlags::lora_targets},
+      {"train_modules", &cli::PlanFlags::train_modules},
+      {"train_layers", &cli::PlanFlags::train_layers},
+      {"params", &cli::PlanFlags::params}};
+  const std::pair<const char*, std::int64_t cli::PlanFlags::*> ints[] = {
+      {"batch", &cli::PlanFlags::batch},
+      {"seq", &cli::PlanFlags::seq},
+      {"grad_accum", &cli::PlanFlags::grad_accum},
+      {"lora_rank", &cli::PlanFlags::lora_rank}};
+  const std::pair<const char*, double cli::PlanFlags::*> numbers[] = {
+      {"lora_alpha", &cli::PlanFlags::lora_alpha}};
+  std::optional<Error> e;
+  for (const auto& [key, member] : texts) {
+    if ((e = read_text(f.*member, p, key, flag_name(key).c_str()))) return *e;
+  }
+  for (const auto& [key, member] : ints) {
+    if ((e = read_int(f.*member, p, key, flag_name(key).c_str()))) return *e;
+  }
+  for (const auto& [key, member] : numbers) {
+    if ((e = read_number(f.*member, p, key, flag_name(key).c_str()))) return *e;
+  }
+  if (p.contains("lora_dropout")) {  // unset: the framework's default, as on the command line
+    double dropout = 0;
+    if ((e = read_number(dropout, p, "lora_dropout", "--lora-dropout"))) return *e;
+    f.lora_dropout = dropout;
+  }
+  if ((e = read_bool(f.dora, p, "dora", "--dora"))) return *e;
+  if ((e = read_bool(double_quant, p, "double_quant", "--no-double-quant"))) return *e;
+  if ((e = read_bool(prepare_kbit, p, "prepare_kbit", "--no-prepare-kbit"))) return *e;
+  f.no_double_quant = !double_quant;
+  f.no_prepare_kbit = !prepare_kbit;
+  return cli::make_plan(f);
+}
+
+Result<std::optional<Device>> device_from(const json& req) {
+  const json dev = req.value("device", json::object());
+  cli::DeviceFlags f;
+  f.gpu = text_field(dev, "gpu", "");
+  f.memory = text_field(dev, "memory", "");
+  f.reserve = text_field(req, "reserve", "");
+  return cli::make_device(f);
+}
+
+Result<std::string> base64_decode(const std::string& in, const std::string& field) {
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=') break;
+    const auto pos = kAlphabet.find(c);
+    if (pos == std::string::npos) return usage(field, "is not base64");
+    acc = (acc << 6) | static_cast<std::uint32_t>(pos);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+// Loaded models are kept by request text: a preset or a folder is parsed once, not per keystroke.
+std::map<std::string, std::shared_ptr<const LoadedModel>>& model_cache() {
+  static std::map<std::string, std::shared_ptr<const LoadedModel>> cache;
+  return cache;
+}
+
+Result<std::shared_ptr<const LoadedModel>> model_from(const json& m) {
+  if (!m.is_object())
+    return usage("model", "choose a preset, paste a config.json or drop a folder");
+  const std::string key = m.dump();
+  if (auto it = model_cache().find(key); it != model_cache().end()) return it->second;
+  Result<LoadedModel> loaded =
+      usage("model", "choose a preset, paste a config.json or drop a folder");
+  if (m.contains("preset")) {
+    loaded = load_preset(text_field(m, "preset", ""));
+  } else if (m.contains("config_text")) {
+    ModelFiles files;
+    files.folder = text_field(m, "folder", "");
+    files.config_text = text_field(m, "config_text", "");
+    if (m.contains("index_text") && m["index_text"].is_string()) {
+      files.index_text = m["index_text"].get<std::string>();
+    }
+    for (const json& f : m.value("safetensors", json::array())) {
+      HeaderPrefix h;
+      h.name = text_field(f, "name", "");
+      h.size_bytes = f.value("size", std::int64_t{0});
+      auto prefix = base64_decode(text_field(f, "prefix_b64", ""), h.name);
+      if (!prefix) return prefix.error();
+      h.prefix = std::move(prefix).value();
+      files.safetensors.push_back(std::move(h));
+    }
+    loaded = load_model_files(files);
+    if (loaded && files.folder.empty()) loaded->spec.name = text_field(m, "name", "config.json");
+  }
+  if (!loaded) return loaded.error();
+  if (model_cache().size() > 32) model_cache().clear();
+  auto shared = std::make_shared<const LoadedModel>(std::move(loaded).value());
+  model_cache()[key] = shared;
+  return shared;
+}
+
+// --- library values -> response JSON ----------------------------------------------------------
+
+json timeline_json(const Ledger& ledger, const Totals& t) {
+  json rows = json::array();
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    const auto live = live_at_slot(ledger, slot);
+    json by_tenant = json::object();
+    for (int k = 0; k < kTenantCount; ++k) {
+      by_tenant[std::string(tenant_name(static_cast<Tenant>(k)))] =
+          live[static_cast<std::size_t>(k)];
+    }
+    rows.push_back({{"slot", slot_name(slot)},
+                    {"bytes", t.by_slot[static_cast<std::size_t>(slot)]},
+                    {"peak", slot == t.peak_slot},
+                    {"by_tenant", by_tenant}});
+  }
+  return rows;
+}
+
+json tenants_json() {
+  json out = json::array();
+  for (int k = 0; k < kTenantCount; ++k) {
+    const auto t = static_cast<Tenant>(k);
+    out.push_back({{"id", tenant_name(t)}, {"title", tenant_title(t)}});
+  }
+  return out;
+}
+
+json advice_json(const Advice& adv) {
+  json opts = json::array();
+  for (const AdviceOption& o : adv.options) {
+    opts.push_back({{"change", o.change},
+                    {"flags", o.flags},
+                    {"peak_bytes", o.peak_bytes},
+                    {"fits", o.fits},
+                    {"margin_bytes", o.margin_bytes},
+                    {"cost", o.cost},
+                    {"changes", o.parts}});
+  }
+  return {{"fits_now", adv.fits_now}, {"now", fit_json(adv.now)}, {"options", opts}};
+}
+
+json sweep_json(const Sweep& s) {
+  json pts = json::array();
+  for (const SweepPoint& p : s.points) {
+    pts.push_back({{"x", p.x}, {"peak_bytes", p.peak_bytes}, {"static_bytes", p.static_bytes}});
+  }
+  json out = {{"over", name_of(s.axis)}, {"points", pts}};
+  if (s.device) out["usable_bytes"] = s.device->usable_bytes();
+  return out;
+}
+
+Result<RenderOptions> options_from(const json& req) {
+  cli::OutputFlags f;
+  f.units = text_field(req, "units", f.units);
+  return cli::make_render_options(f);
+}
+
+json run(const json& req) {
+  const std::string op = text_field(req, "op", "");
+  if (op == "devices") {
+    json rows = json::array();
+    for (const Device& d : list_devices()) {
+      json row = device_json(d);
+      row["capacity"] = gb_and_gib(d.capacity_bytes);
+      rows.push_back(row);
+    }
+    return {{"ok", true}, {"devices", rows}};
+  }
+  if (op == "models") {
+    json rows = json::array();
+    for (const PresetInfo& p : list_presets()) {
+      rows.push_back({{"id", p.id}, {"hf_id", p.hf_id}, {"published", p.published}});
+    }
+    return {{"ok", true}, {"models", rows}, {"tenants", tenants_json()}};
+  }
+  auto model = model_from(req.value("model", json()));
+  if (!model) throw model.error();
+  auto plan = plan_from(req.value("plan", json::object()));
+  if (!plan) throw plan.error();
+  auto device = device_from(req);
+  if (!device) throw device.error();
+  auto options = options_from(req);
+  if (!options) throw options.error();
+  const LoadedModel& m = **model;
+
+  if (op == "estimate" || op == "explain") {
+    const Ledger ledger = estimate(m, *plan);
+    const Totals t = totals(ledger);
+    // The verdict as `trainmem estimate` gives it (tools/cli/estimate.cpp): the step replayed
+    // through the CUDA caching allocator model; CUDA cards and custom budgets are judged on that
+    // device total, Apple unified memory and the tiers on the ledger's peak. A page has no
+    // PYTORCH_CUDA_ALLOC_CONF: PyTorch's defaults.
+    const GpuOptions gopt = *device ? gpu_options_for(**device, "") : GpuOptions{};
+    auto gpu = gpu_estimate(m, *plan, ledger, gopt);
+    if (!gpu) throw gpu.error();
+    const bool cuda = !*device || (*device)->kind != DeviceKind::unified;
+    const bool on_total =
+        *device && gpu->available &&
+        ((*device)->kind == DeviceKind::gpu || (*device)->kind == DeviceKind::custom);
+    std::optional<Fit> f;
+    if (*device) f = on_total ? fit_gpu(*gpu, **device) : fit(t, **device);
+    if (on_total) f->figure = "device total";
+    json out = {{"ok", true},
+                {"ledger", ledger_json(ledger, f ? &*f : nullptr, cuda ? &*gpu : nullptr)},
+                {"timeline", timeline_json(ledger, t)},
+                {"model_notes", m.notes}};
+    if (f) out["verdict"] = gb_and_gib(f->peak_bytes);
+    if (op == "explain") out["explain"] = render_explain(ledger, *options);
+    return out;
+  }
+  if (op == "advise") {
+    if (!*device) throw usage("--gpu", "advise needs a device");
+    return {{"ok", true}, {"advice", advice_json(advise(m, *plan, **device))}};
+  }
+  if (op == "sweep") {
+    const auto axis = parse_sweep_axis(text_field(req, "over", "batch"));
+    if (!axis) throw usage("--over", "must be batch or seq");
+    std::vector<std::int64_t> values = default_sweep_values(*axis, *plan);
+    if (req.contains("values")) values = req["values"].get<std::vector<std::int64_t>>();
+    return {{"ok", true}, {"sweep", sweep_json(sweep(m, *plan, *axis, values, *device))}};
+  }
+  throw usage("op",
+              "'" + op + "' is not one of: estimate, explain, advise, sweep, devices, models");
+}
+
+}  // namespace
+}  // namespace trainmem::web
+
+// The one exported function. The returned string lives until the next call.
+extern "C" EMSCRIPTEN_KEEPALIVE const char* trainmem_call(const char* request) {
+  using nlohmann::json;
+  static std::string response;
+  try {
+    response = trainmem::web::run(json::parse(request)).dump();
+  } catch (const trainmem::Error& error) {
+    // Named as the command line names it (report() in tools/cli/flags.cpp): a plan field by its
+    // flag.
+    trainmem::Error e = error;
+    if (e.file.empty()) e.field = trainmem::cli::flag_for_field(e.field);
+    response =
+        json{{"ok", false}, {"error", e.message()}, {"field", e.field}, {"file", e.file}}.dump();
+  } catch (const std::exception& e) {
+    response = json{{"ok", false}, {"error", std::string("bad request: ") + e.what()}}.dump();
+  }
+  return response.c_str();
+}

@@ -1,0 +1,371 @@
+// Browser tests of the page: playwright-core driving Debian's chromium headless. The page is opened
+// from file://, as a user opens it from disk. Each plan is set through the form, the page's peak is
+// read back and compared with `trainmem estimate ... --json` for the same plan.
+//   TRAINMEM_SITE (default build-web/site), TRAINMEM_CLI (default build/bin/trainmem),
+//   TRAINMEM_SCREENSHOTS (default build-web/screenshots), CHROMIUM (default /usr/bin/chromium).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const site = path.resolve(root, process.env.TRAINMEM_SITE || 'build-web/site');
+const cli = path.resolve(root, process.env.TRAINMEM_CLI || 'build/bin/trainmem');
+const shots = path.resolve(root, process.env.TRAINMEM_SCREENSHOTS || 'build-web/screenshots');
+const pageUrl = pathToFileURL(path.join(site, 'index.html')).href;
+
+let browser;
+const offsite = [];  // every request that is not the page's own files
+
+before(async () => {
+  // launch() gives chromium a fresh temporary --user-data-dir of its own (and removes it).
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  fs.mkdirSync(shots, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+async function openPage(options = {}, url = pageUrl) {
+  const context = await browser.newContext(options);
+  // Interception: anything that is not a file of the site is recorded and refused.
+  await context.route('**/*', (route) => {
+    const u = route.request().url();
+    if (u.startsWith(pathToFileURL(site).href)) return route.continue();
+    offsite.push(u);
+    return route.abort();
+  });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10000);
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
+  page.jsErrors = errors;
+  return page;
+}
+
+// Sets the form from a plan of the command line's flags, then runs one update.
+async function setPlan(page, plan) {
+  const p = { method: 'full', optimizer: 'adamw', optimizer_impl: 'foreach', lora_dropout: 0, precision: 'bf16-mixed', batch: '1', seq: '1024',
+    grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full', lora_rank: '16',
+    lora_targets: 'q,k,v,o,gate,up,down', quant: 'nf4', ...plan };
+  if (p.preset) {
+    await page.check('input[name=source][value=preset]');
+    await page.selectOption('#preset', p.preset);
+  } else if (p.config) {
+    await page.check('input[name=source][value=config]');
+    await page.fill('#config', p.config);
+  }
+  await page.selectOption('#method', p.method);
+  await page.evaluate(() => window.trainmemPage.update());  // shows the method's own controls
+  // As a user would: only the controls on screen (the method's) are set.
+  for (const k of ['optimizer', 'optimizer_impl', 'precision', 'checkpointing', 'attention', 'loss', 'quant']) {
+    if (await page.isVisible(`#${k}`)) await page.selectOption(`#${k}`, p[k]);
+  }
+  for (const k of ['batch', 'seq', 'grad_accum', 'lora_rank', 'lora_targets', 'lora_dropout']) {
+    if (await page.isVisible(`#${k}`)) await page.fill(`#${k}`, String(p[k]));
+  }
+  if (p.memory) {
+    await page.selectOption('#device', 'custom');
+    const [, n, unit] = /^([\d.]+)(\w+)$/.exec(p.memory);
+    await page.fill('#memory', n);
+    await page.selectOption('#memory_unit', unit);
+  } else {
+    await page.selectOption('#device', p.gpu || 'none');
+  }
+  await page.evaluate(() => window.trainmemPage.update());
+}
+
+// Waits until the sweeps and the advice of the last change are drawn.
+async function settle(page) {
+  await page.waitForFunction(() => document.body.dataset.settled === 'true');
+}
+
+async function readPage(page) {
+  return page.evaluate(() => ({
+    peak: Number(document.getElementById('peak')?.dataset.bytes),
+    word: document.getElementById('verdict-word')?.textContent || null,
+    judged: Number(document.getElementById('verdict-word')?.dataset.bytes),
+    error: document.getElementById('error').hidden ? null : document.getElementById('error').textContent,
+    command: document.getElementById('command').textContent,
+    phase: document.getElementById('peak-phase')?.textContent || '',
+    ms: Number(document.body.dataset.updateMs),
+  }));
+}
+
+function cliArgs(plan) {
+  const args = ['estimate', plan.preset || plan.model];
+  for (const [k, v] of Object.entries(plan)) {
+    if (['preset', 'model', 'config'].includes(k)) continue;
+    args.push(`--${k.replace(/_/g, '-')}`, String(v));
+  }
+  return args;
+}
+
+function cliJson(args) {
+  return JSON.parse(execFileSync(cli, [...args, '--json'], { encoding: 'utf8' }));
+}
+
+// The page's "copy the command" text, split as a shell would (single quotes only are used).
+function splitCommand(text) {
+  const out = [];
+  for (const m of text.matchAll(/'((?:[^']|'\\'')*)'|(\S+)/g)) out.push(m[1] !== undefined ? m[1].replace(/'\\''/g, "'") : m[2]);
+  return out;
+}
+
+const qwen3TinyConfig = fs.readFileSync(path.join(root, 'validation/configs/qwen3-tiny.json'), 'utf8');
+
+const PLANS = [
+  { preset: 'qwen2.5-1.5b', batch: 4, seq: 1024, gpu: 'rtx-4090' },
+  { preset: 'qwen3-8b', method: 'lora', lora_rank: 16, lora_dropout: 0.1, optimizer_impl: 'fused', gpu: 'rtx-4090' },
+  { preset: 'qwen3-8b', method: 'qlora', lora_rank: 64, lora_targets: 'all-linear', quant: 'nf4', gpu: 'a100-40gb' },
+  { preset: 'llama-3.1-8b', batch: 8, seq: 2048, checkpointing: 'full', gpu: 'h100-sxm' },
+  { preset: 'qwen3-30b-a3b', method: 'qlora', batch: 2, seq: 2048, gpu: 'm3-max-64gb' },
+  { preset: 'gpt2', precision: 'fp32', optimizer: 'sgd', batch: 16, seq: 512, gpu: 'tier-8gb' },
+  { preset: 'mistral-7b-v0.1', method: 'lora', optimizer: 'adamw-8bit', checkpointing: 'selective',
+    loss: 'chunked', attention: 'flash', batch: 2, seq: 4096, memory: '24GB' },
+  { preset: 'qwen3-0.6b', precision: 'bf16', optimizer: 'lion', grad_accum: 4, batch: 8, seq: 2048 },
+  { preset: 'gemma-2-9b', method: 'qlora', quant: 'fp4', lora_rank: 8, attention: 'eager', gpu: 'rtx-3090' },
+  { preset: 'phi-3-mini-4k-instruct', method: 'lora', loss: 'fused', batch: 4, seq: 4096, memory: '39.5GiB' },
+];
+
+test('the page prices each plan exactly as `trainmem estimate --json` does', async () => {
+  const page = await openPage();
+  for (const plan of PLANS) {
+    await setPlan(page, plan);
+    const got = await readPage(page);
+    assert.equal(got.error, null, `${JSON.stringify(plan)}: ${got.error}`);
+    const want = cliJson(cliArgs(plan));
+    assert.equal(got.peak, want.totals.peak_bytes, `peak of ${JSON.stringify(plan)}`);
+    assert.ok(got.phase.includes(want.totals.peak_phase.replace(/_/g, ' ')), got.phase);
+    if (want.fit) {
+      assert.equal(got.word !== 'Does not fit', want.fit.fits, `verdict of ${JSON.stringify(plan)}`);
+      assert.equal(got.judged, want.fit.peak_bytes, `the figure judged for ${JSON.stringify(plan)}`);
+    }
+    // The command the page offers prices the same plan.
+    const [prog, ...args] = splitCommand(got.command);
+    assert.equal(prog, 'trainmem');
+    assert.equal(cliJson(args).totals.peak_bytes, want.totals.peak_bytes, got.command);
+  }
+  assert.deepEqual(page.jsErrors, []);
+  await page.context().close();
+});
+
+test('a pasted config.json is priced as the command line prices the file', async () => {
+  const page = await openPage();
+  await setPlan(page, { config: qwen3TinyConfig, method: 'lora', batch: 2, seq: 512, gpu: 't4' });
+  const got = await readPage(page);
+  assert.equal(got.error, null);
+  const want = cliJson(cliArgs({ model: path.join(root, 'validation/configs/qwen3-tiny.json'),
+    method: 'lora', batch: 2, seq: 512, gpu: 't4' }));
+  assert.equal(got.peak, want.totals.peak_bytes);
+  await page.context().close();
+});
+
+// A tiny GPT-2 folder: config.json and one safetensors file of zero weights.
+function tinyGpt2Folder() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'trainmem-tiny-gpt2-'));
+  const E = 64, L = 2, V = 1000, P = 128;
+  fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ model_type: 'gpt2', n_embd: E,
+    n_head: 4, n_layer: L, n_positions: P, n_ctx: P, n_inner: null, vocab_size: V, activation_function: 'gelu_new' }));
+  const tensors = [['wte.weight', [V, E]], ['wpe.weight', [P, E]], ['ln_f.weight', [E]], ['ln_f.bias', [E]]];
+  for (let i = 0; i < L; i++) {
+    tensors.push([`h.${i}.ln_1.weight`, [E]], [`h.${i}.ln_1.bias`, [E]], [`h.${i}.attn.c_attn.weight`, [E, 3 * E]],
+      [`h.${i}.attn.c_attn.bias`, [3 * E]], [`h.${i}.attn.c_proj.weight`, [E, E]], [`h.${i}.attn.c_proj.bias`, [E]],
+      [`h.${i}.ln_2.weight`, [E]], [`h.${i}.ln_2.bias`, [E]], [`h.${i}.mlp.c_fc.weight`, [E, 4 * E]],
+      [`h.${i}.mlp.c_fc.bias`, [4 * E]], [`h.${i}.mlp.c_proj.weight`, [4 * E, E]], [`h.${i}.mlp.c_proj.bias`, [E]]);
+  }
+  const header = {};
+  let offset = 0;
+  for (const [name, shape] of tensors) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
+    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  fs.writeFileSync(path.join(dir, 'model.safetensors'), Buffer.concat([len, Buffer.from(json), Buffer.alloc(offset)]));
+  return dir;
+}
+
+test('a model folder is read from its safetensors headers, as the command line reads it', async () => {
+  const dir = tinyGpt2Folder();
+  const page = await openPage();
+  await page.check('input[name=source][value=folder]');
+  await page.setInputFiles('#folder-input', dir);
+  await page.waitForFunction(() => /safetensors header/.test(document.getElementById('folder-status').textContent));
+  await setPlan(page, { batch: 4, seq: 128, gpu: 'rtx-3060-12gb' });
+  const got = await readPage(page);
+  assert.equal(got.error, null);
+  const want = cliJson(cliArgs({ model: dir, batch: 4, seq: 128, gpu: 'rtx-3060-12gb' }));
+  assert.equal(got.peak, want.totals.peak_bytes);
+  assert.equal(want.model.source, 'safetensors headers');
+  const status = await page.textContent('#folder-status');
+  assert.match(status, /1 safetensors header\(s\)/);
+  // Only the header was read, never the weights.
+  const read = Number(/([\d,]+) bytes read/.exec(status)[1].replace(/,/g, ''));
+  assert.ok(read < 4096, status);
+  await page.context().close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test('the share link reopens the same plan', async () => {
+  const page = await openPage();
+  const plan = { preset: 'qwen3-8b', method: 'qlora', lora_rank: 32, lora_targets: 'q,v', batch: 3,
+    seq: 3072, checkpointing: 'full', memory: '20GB' };
+  await setPlan(page, plan);
+  const before = await readPage(page);
+  const link = await page.inputValue('#share-link');
+  assert.ok(link.startsWith(pageUrl + '#'), link);
+  const state = () => page.evaluate(() => [...document.querySelectorAll('#plan input, #plan select, #plan textarea')]
+    .map((e) => (e.type === 'checkbox' || e.type === 'radio' ? e.checked : e.value)));
+  const formBefore = await state();
+  const other = await openPage({}, link);
+  const after = await readPage(other);
+  assert.equal(after.peak, before.peak);
+  assert.equal(after.command, before.command);
+  assert.deepEqual(await other.evaluate(() => [...document.querySelectorAll('#plan input, #plan select, #plan textarea')]
+    .map((e) => (e.type === 'checkbox' || e.type === 'radio' ? e.checked : e.value))), formBefore);
+  assert.equal(await other.inputValue('#share-link'), link);
+  await page.context().close();
+  await other.context().close();
+});
+
+test('a bad config.json shows a clear error naming the file and the reason', async () => {
+  const page = await openPage();
+  await setPlan(page, { config: '{"model_type": "llama", "hidden_size": ', gpu: 'rtx-4090' });
+  let got = await readPage(page);
+  assert.match(got.error, /config\.json: not valid JSON/);
+  assert.ok(Number.isNaN(got.peak), 'no peak is shown for a bad config');
+  assert.equal(await page.getAttribute('#config', 'aria-invalid'), 'true');
+  assert.equal(await page.isVisible('#report'), false, 'no stale results beside an error');
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(shots, 'error.png'), fullPage: false });
+  await setPlan(page, { config: '{"hidden_size": 64}', gpu: 'rtx-4090' });
+  got = await readPage(page);
+  assert.match(got.error, /config\.json: model_type: is missing/);
+  await setPlan(page, { config: qwen3TinyConfig.replace('"qwen3"', '"bert"'), gpu: 'rtx-4090' });
+  got = await readPage(page);
+  assert.match(got.error, /model_type/);
+  // A bad value in the form names the flag.
+  await setPlan(page, { preset: 'gpt2', batch: 0 });
+  got = await readPage(page);
+  assert.match(got.error, /--batch/);
+  assert.equal(await page.getAttribute('#batch', 'aria-invalid'), 'true');
+  await page.context().close();
+});
+
+test('clicking a line shows its arithmetic', async () => {
+  const page = await openPage();
+  await setPlan(page, { preset: 'qwen2.5-1.5b', batch: 4, gpu: 'rtx-4090' });
+  const want = cliJson(cliArgs({ preset: 'qwen2.5-1.5b', batch: 4, gpu: 'rtx-4090' }));
+  await page.click('#lines button.line >> nth=0');
+  const text = await page.textContent('#explain');
+  assert.ok(text.includes(want.items[0].formula), text);
+  assert.ok(text.includes(want.items[0].bytes.toLocaleString('en-US')), text);
+  await page.context().close();
+});
+
+test('each update takes well under 50 ms; screenshots of the main states', async () => {
+  const page = await openPage({ viewport: { width: 1280, height: 1000 } });
+  await setPlan(page, { preset: 'qwen3-8b', method: 'lora', batch: 4, seq: 2048, gpu: 'rtx-4090' });
+  const first = [];
+  const full = [];
+  for (let b = 1; b <= 16; b++) {
+    const n = await page.evaluate(() => Number(document.body.dataset.fullUpdates || 0));
+    await page.fill('#batch', String(b));
+    await page.waitForFunction((k) => Number(document.body.dataset.fullUpdates) > k, n);
+    const ms = await page.evaluate(() => [Number(document.body.dataset.updateMs), Number(document.body.dataset.fullUpdateMs)]);
+    first.push(ms[0]);
+    full.push(ms[1]);
+  }
+  const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
+  const report = { changes: first.length, first_paint_median_ms: median(first), first_paint_max_ms: Math.max(...first),
+    with_sweeps_and_advice_median_ms: median(full), with_sweeps_and_advice_max_ms: Math.max(...full) };
+  console.log(`update times: ${JSON.stringify(report)}`);
+  fs.writeFileSync(path.join(shots, 'update-times.json'), `${JSON.stringify(report, null, 2)}\n`);
+  // The verdict, budget, lines and timeline are redrawn within 50 ms of a change.
+  assert.ok(report.first_paint_median_ms < 50, JSON.stringify(report));
+
+  // The advice list is the command line's, in its order.
+  await page.fill('#batch', '16');
+  await page.evaluate(() => window.trainmemPage.update());
+  await page.waitForFunction(() => document.querySelectorAll('#advice li').length > 0);
+  const advice = JSON.parse(execFileSync(cli, ['advise', 'qwen3-8b', '--method', 'lora', '--batch', '16', '--seq', '2048',
+    '--gpu', 'rtx-4090', '--json'], { encoding: 'utf8' }));
+  const shown = await page.$$eval('#advice li strong', (es) => es.map((e) => e.textContent));
+  assert.ok(shown.length > 0);
+  assert.equal(shown[0], advice.options.find((o) => o.fits).change);
+  assert.equal(await page.locator('#charts svg').count(), 2);
+  assert.equal(await page.locator('#charts svg line.limit').count(), 2);
+  await page.fill('#batch', '4');
+  await page.evaluate(() => window.trainmemPage.update());
+  await settle(page);
+  await page.screenshot({ path: path.join(shots, 'light.png'), fullPage: true });
+  await page.context().close();
+
+  const dark = await openPage({ viewport: { width: 1280, height: 1000 }, colorScheme: 'dark' });
+  await setPlan(dark, { preset: 'llama-3.1-8b', batch: 4, seq: 2048, checkpointing: 'full', gpu: 'a100-80gb' });
+  await settle(dark);
+  await dark.screenshot({ path: path.join(shots, 'dark.png'), fullPage: true });
+  await dark.context().close();
+
+  const phone = await openPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  await setPlan(phone, { preset: 'qwen3-8b', method: 'qlora', batch: 2, seq: 2048, gpu: 'rtx-3060-12gb' });
+  await settle(phone);
+  await phone.evaluate(() => document.getElementById('method').scrollIntoView());
+  await phone.screenshot({ path: path.join(shots, 'phone.png'), fullPage: false });
+  await phone.evaluate(() => document.getElementById('results').scrollIntoView());
+  await phone.screenshot({ path: path.join(shots, 'phone-results.png'), fullPage: false });
+  await phone.context().close();
+});
+
+test('every control has a label, results are announced, the keyboard drives the form', async () => {
+  const page = await openPage();
+  const unlabelled = await page.$$eval('input, select, textarea',
+    (es) => es.filter((e) => !e.labels || e.labels.length === 0).map((e) => e.id || e.name));
+  assert.deepEqual(unlabelled, []);
+  assert.equal(await page.getAttribute('#verdict', 'aria-live'), 'polite');
+  assert.equal(await page.getAttribute('#error', 'role'), 'alert');
+  // Keyboard only: focus the micro-batch, raise it with the arrow key; the peak follows.
+  await setPlan(page, { preset: 'qwen3-0.6b', batch: 2, gpu: 'rtx-4090' });
+  const before = (await readPage(page)).peak;
+  await page.focus('#batch');
+  const n = await page.evaluate(() => Number(document.body.dataset.updates));
+  await page.keyboard.press('ArrowUp');
+  await page.waitForFunction((k) => Number(document.body.dataset.updates) > k, n);
+  const after = await readPage(page);
+  assert.equal(after.peak, cliJson(cliArgs({ preset: 'qwen3-0.6b', batch: 3, gpu: 'rtx-4090' })).totals.peak_bytes);
+  assert.ok(after.peak > before);
+  // A ledger line opens its arithmetic from the keyboard.
+  await page.focus('#lines button.line >> nth=1');
+  await page.keyboard.press('Enter');
+  assert.match(await page.textContent('#explain'), /Arithmetic: /);
+  await page.context().close();
+});
+
+test('on a phone the page fits the screen width', async () => {
+  const page = await openPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  await setPlan(page, { preset: 'llama-3.1-8b', method: 'lora', gpu: 'rtx-4090' });
+  await settle(page);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(width <= 390, `page is ${width} px wide`);
+  assert.match(await page.textContent('#summary'), /peak/);
+  await page.context().close();
+});
+
+test('the page made no network request', () => {
+  assert.deepEqual(offsite, []);
+});
