@@ -21,7 +21,7 @@ inline constexpr std::int64_t kMaxFigureElements = std::int64_t{1} << 52;
 // Structure caps where a model could not exist: published decoders have at most a few hundred
 // layers (Llama 3.1 405B: 126) and a few hundred routed experts (Kimi K2: 384). The caps bound
 // the work done per layer and per expert, not the sizes (those follow kMaxFigureElements).
-inline constexpr std::int64_t kMaxLayers = 4096;
+inline constexpr std::int64_t kMaxLayers = 1024;
 inline constexpr std::int64_t kMaxExperts = 65536;
 
 // nullopt when every figure of (model, plan) fits the rule above; else an error naming the

@@ -96,7 +96,7 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
       return Error{e.code, e.file, e.field,
                    fmt::format("{} ('{}' has no adapter, so its standard keys are read; "
                                "families with adapters: {})",
-                               e.reason, model_type, supported_types())};
+                               e.reason, text_excerpt(model_type, 40), supported_types())};
     }
   }
   adapters::check_common(reader, spec);

@@ -3,6 +3,7 @@
 // (fuzz_invariants.h): exact non-negative figures, or an up-front refusal that never fits.
 #include <fuzzer/FuzzedDataProvider.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
@@ -15,8 +16,9 @@ std::int64_t dim(FuzzedDataProvider& in, std::int64_t max) {
   // Mostly small powers of two and their neighbours, sometimes anything up to max.
   if (in.ConsumeBool()) {
     const int bits = in.ConsumeIntegralInRange<int>(0, 52);
-    return std::min<std::int64_t>(
-        max, (std::int64_t{1} << bits) + in.ConsumeIntegralInRange<std::int64_t>(-1, 1));
+    // config.json dimensions are positive (ConfigReader::count), so never 0 here.
+    return std::clamp<std::int64_t>(
+        (std::int64_t{1} << bits) + in.ConsumeIntegralInRange<std::int64_t>(-1, 1), 1, max);
   }
   return in.ConsumeIntegralInRange<std::int64_t>(1, max);
 }

@@ -256,9 +256,13 @@ test('a bad config.json shows a clear error naming the file and the reason', asy
   await setPlan(page, { config: '{"hidden_size": 64}', gpu: 'rtx-4090' });
   got = await readPage(page);
   assert.match(got.error, /config\.json: model_type: is missing/);
-  await setPlan(page, { config: qwen3TinyConfig.replace('"qwen3"', '"bert"'), gpu: 'rtx-4090' });
+  // An unknown model_type is priced (activations estimated), so a nonsense value stands in here.
+  await setPlan(page, {
+    config: qwen3TinyConfig.replace('"num_hidden_layers": 4', '"num_hidden_layers": -1'),
+    gpu: 'rtx-4090',
+  });
   got = await readPage(page);
-  assert.match(got.error, /model_type/);
+  assert.match(got.error, /num_hidden_layers/);
   // A bad value in the form names the flag.
   await setPlan(page, { preset: 'gpt2', batch: 0 });
   got = await readPage(page);
