@@ -71,7 +71,9 @@ Result<TrainingPlan> plan_from(const json& p) {
     } else {
       return usage(flag, "must be a string, a number or true/false");
     }
-    f.given.push_back({key, value, flag, false});
+    // The form sends every field, so a setting the chosen method ignores (lora_dropout with
+    // method full) is a note, as in an imported file, not an error.
+    f.given.push_back({key, value, flag, true});
   }
   auto plan = cli::make_plan(f);
   if (!plan) return plan.error();
