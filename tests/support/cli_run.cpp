@@ -1,0 +1,22 @@
+#include "support/cli_run.h"
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+namespace trainmem::testing_support {
+
+CliRun run_cli(const std::string& args) {
+  const std::string command = std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return r;
+  std::array<char, 4096> buffer{};
+  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.out += buffer.data();
+  const int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace trainmem::testing_support
