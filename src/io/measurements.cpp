@@ -31,7 +31,9 @@ std::optional<std::int64_t> integer(const json& v) {
 }
 
 Result<MeasurementRecord> parse_record(const json& j, const std::string& where) {
-  if (!j.is_object() || j.value("schema", "") != "trainmem.measurement/1") {
+  // value() would throw on a schema that is not a string; check the type first.
+  if (!j.is_object() || !j.contains("schema") || !j["schema"].is_string() ||
+      j["schema"].get<std::string>() != "trainmem.measurement/1") {
     return bad_input(where, "schema", "expected \"trainmem.measurement/1\"");
   }
   MeasurementRecord r;

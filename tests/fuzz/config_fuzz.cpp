@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto spec = trainmem::spec_from_config_text(text, "fuzz/config.json");
   if (!spec.ok()) {
-    if (spec.error().reason.empty() || spec.error().message().size() > 400) __builtin_trap();
+    if (spec.error().reason.empty() || spec.error().message().size() > 1024) __builtin_trap();
     return 0;
   }
   const auto model =

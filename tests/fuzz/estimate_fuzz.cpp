@@ -41,7 +41,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   s.layers = in.ConsumeIntegralInRange<std::int64_t>(1, kMaxLayers);
   s.max_positions = 1024;
   s.tied_embeddings = in.ConsumeBool();
-  s.qk_norm = in.ConsumeBool();
+  s.qk_norm = in.PickValueInArray(
+      {QkNorm::none, QkNorm::per_head, QkNorm::per_head_weights, QkNorm::full_width});
   if (in.ConsumeBool()) {
     s.moe.experts = in.ConsumeIntegralInRange<std::int64_t>(1, kMaxExperts);
     s.moe.top_k = in.ConsumeIntegralInRange<std::int64_t>(1, s.moe.experts);

@@ -8,23 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "support/cli_run.h"
+
 namespace {
 
-struct CliRun {
-  int code = -1;
-  std::string out;
-};
-
+using CliRun = trainmem::testing_support::CliRun;
 CliRun run(const std::string& args) {
-  const std::string command = std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.out += buffer.data();
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return trainmem::testing_support::run_cli(args);
 }
 
 nlohmann::json run_json(const std::string& args) {

@@ -7,24 +7,12 @@
 #include <cstdio>
 #include <string>
 
+#include "support/cli_run.h"
+
 namespace {
 
-struct CliResult {
-  int code = -1;
-  std::string out;
-};
-
-CliResult run_cli(const std::string& args) {
-  const std::string command = std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
-  CliResult r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.out += buffer.data();
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using CliResult = trainmem::testing_support::CliRun;
+using trainmem::testing_support::run_cli;
 
 TEST(FrameworkCli, UnknownNameIsAOneLineErrorWithASuggestion) {
   const CliResult r = run_cli("estimate qwen3-0.6b --framework torchtun");

@@ -2,9 +2,8 @@
 // plans up to the validate() limits, every figure trainmem prints is non-negative and exact, the
 // peak never falls as batch or sequence grows, and a plan whose figures do not fit 64 bits is
 // refused up front (check_plan_size) and never "fits" any device. Seeded, so a failure repeats.
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
@@ -25,7 +24,9 @@ class Rng {
   std::int64_t log_uniform(int max_log2) {
     const int bits = std::uniform_int_distribution<int>(0, max_log2)(gen_);
     const std::int64_t lo = std::int64_t{1} << bits;
-    return std::uniform_int_distribution<std::int64_t>(lo, lo * 2 - 1)(gen_) >> (bits == max_log2);
+    // lo + (lo - 1): the top of the octave without computing 2^63 when bits is 62.
+    return std::uniform_int_distribution<std::int64_t>(lo, lo + (lo - 1))(gen_) >>
+           (bits == max_log2);
   }
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(gen_); }
   bool coin() { return pick(2) == 0; }

@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdio>
 
-namespace trainmem::test {
+namespace trainmem::testing_support {
 
 CliRun run_cli(const std::string& args) {
   const std::string command = std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
@@ -23,4 +23,4 @@ bool contains(const CliRun& r, const std::string& text) {
   return r.out.find(text) != std::string::npos;
 }
 
-}  // namespace trainmem::test
+}  // namespace trainmem::testing_support

@@ -1,18 +1,18 @@
-// Runs the built trainmem command line (TRAINMEM_CLI) and captures its exit code and output.
+// Runs the built command line (TRAINMEM_CLI) with arguments, capturing stdout and stderr together.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 
-namespace trainmem::test {
+namespace trainmem::testing_support {
 
 struct CliRun {
-  int code = -1;
-  std::string out;  // stdout and stderr together
+  int code = -1;    // the exit code; -1 when the process did not exit normally
+  std::string out;  // stdout and stderr, interleaved
 };
 
-// `args` is appended to the binary's path as shell words.
 CliRun run_cli(const std::string& args);
+
+// Whether the captured output contains `text`.
 bool contains(const CliRun& r, const std::string& text);
 
-}  // namespace trainmem::test
+}  // namespace trainmem::testing_support
