@@ -3,13 +3,19 @@
 // done here; sizes are only divided by 2^30 or 10^9 for display, as the command line does.
 'use strict';
 
+// The form's starting state. The plan fields are overwritten at start-up with the engine's own
+// defaults (op "form": the command line's defaults), except the example's batch of 4.
 const DEFAULTS = {
   source: 'preset', preset: 'qwen2.5-1.5b', config: '', method: 'full', lora_rank: '16',
   lora_targets: 'q,k,v,o,gate,up,down', lora_dropout: '0', dora: false, quant: 'nf4', double_quant: true,
-  train_modules: '', train_layers: '', optimizer: 'adamw', optimizer_impl: 'foreach', precision: 'bf16-mixed', batch: '4',
+  train_modules: '', train_layers: '', optimizer: 'adamw', optimizer_impl: 'fused', precision: 'bf16-mixed', batch: '4',
   seq: '1024', grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full',
   device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib',
 };
+const EXAMPLE = { batch: '4' };
+// The command line's defaults (default_settings() in the engine): a plan field equal to its
+// default is not sent, exactly as a flag left out of a command.
+let ENGINE_DEFAULTS = {};
 const FIELDS = Object.keys(DEFAULTS).filter((k) => k !== 'source');
 const $ = (id) => document.getElementById(id);
 
@@ -77,18 +83,20 @@ function modelRequest(s) {
   return { config_text: s.config, name: 'config.json' };
 }
 
+// Only the settings that differ from the command line's defaults are sent, as only the flags a
+// user types reach the command line: a framework profile or the LoRA recipe then fills the rest
+// exactly as `trainmem estimate` does.
 function planRequest(s) {
-  const p = {
-    method: s.method, optimizer: s.optimizer, optimizer_impl: s.optimizer_impl, precision: s.precision, batch: s.batch,
-    seq: s.seq, grad_accum: s.grad_accum, checkpointing: s.checkpointing,
-    attention: s.attention, loss: s.loss,
-  };
-  if (s.method === 'lora' || s.method === 'qlora') {
-    Object.assign(p, { lora_rank: s.lora_rank, lora_targets: s.lora_targets, lora_dropout: Number(s.lora_dropout), dora: s.dora });
+  const keys = ['method', 'optimizer', 'optimizer_impl', 'precision', 'batch', 'seq', 'grad_accum',
+    'checkpointing', 'attention', 'loss'];
+  if (s.method === 'lora' || s.method === 'qlora') keys.push('lora_rank', 'lora_targets', 'lora_dropout', 'dora');
+  if (s.method === 'qlora') keys.push('quant', 'double_quant');
+  if (s.method === 'freeze') keys.push('train_modules');
+  if (s.method !== 'full') keys.push('train_layers');
+  const p = {};
+  for (const k of keys) {
+    if (String(s[k]) !== String(ENGINE_DEFAULTS[k])) p[k] = k === 'lora_dropout' ? Number(s[k]) : s[k];
   }
-  if (s.method === 'qlora') Object.assign(p, { quant: s.quant, double_quant: s.double_quant });
-  if (s.method === 'freeze') p.train_modules = s.train_modules;
-  if (s.method !== 'full') p.train_layers = s.train_layers;
   return p;
 }
 
@@ -104,15 +112,9 @@ function commandFor(s) {
     : s.source === 'folder' && folder ? (folder.folder || 'path/to/model-folder') : 'config.json';
   const args = ['trainmem', 'estimate', model];
   const plan = planRequest(s);
-  const flagDefaults = {
-    method: 'full', optimizer: 'adamw', optimizer_impl: 'foreach', precision: 'bf16-mixed', batch: '1', lora_dropout: '0', seq: '1024',
-    grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full', lora_rank: '16',
-    lora_targets: 'q,k,v,o,gate,up,down', quant: 'nf4', train_modules: '', train_layers: '',
-  };
   for (const [k, v] of Object.entries(plan)) {
     if (k === 'dora') { if (v) args.push('--dora'); continue; }
     if (k === 'double_quant') { if (!v) args.push('--no-double-quant'); continue; }
-    if (String(v) === flagDefaults[k]) continue;
     args.push(`--${k.replace(/_/g, '-')}`, shellQuote(String(v)));
   }
   const d = deviceRequest(s);
@@ -511,9 +513,28 @@ function fillSelects() {
   }
 }
 
+// The selects of enumerated settings list the engine's vocabulary (canonical names; the meaning as
+// a tooltip), and the form starts at the command line's defaults.
+function fillSettings() {
+  const form = call({ op: 'form' });
+  ENGINE_DEFAULTS = form.defaults;
+  for (const [key, terms] of Object.entries(form.choices)) {
+    const select = $(key);
+    if (!select) continue;
+    select.replaceChildren(...terms.map((t) => el('option', { value: t.name, title: t.meaning }, t.name)));
+  }
+  for (const k of Object.keys(DEFAULTS)) {
+    if (!(k in ENGINE_DEFAULTS)) continue;
+    const v = ENGINE_DEFAULTS[k];
+    DEFAULTS[k] = typeof DEFAULTS[k] === 'boolean' ? v === 'true' : v;
+  }
+  Object.assign(DEFAULTS, EXAMPLE);
+}
+
 async function start() {
   engine = await createTrainmem();
   fillSelects();
+  fillSettings();
   writeState(hashToState(location.hash));
   const form = $('plan');
   form.addEventListener('input', schedule);

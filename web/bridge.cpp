@@ -2,7 +2,7 @@
 // the same library calls as the command line (load, estimate, fit, advise, sweep, the renderers);
 // this file only turns request fields into the library's values, and values into JSON.
 //
-// Request:  {"op": "estimate"|"explain"|"advise"|"sweep"|"devices"|"models",
+// Request:  {"op": "estimate"|"explain"|"advise"|"sweep"|"devices"|"models"|"form",
 //            "model": {"preset": ID} | {"config_text": T, "name": N}
 //                     | {"folder": N, "config_text": T, "index_text": T?,
 //                        "safetensors": [{"name", "size", "prefix_b64"}]},
@@ -208,6 +208,31 @@ Result<RenderOptions> options_from(const json& req) {
   return cli::make_render_options(f);
 }
 
+// What the form offers and where it starts: the command line's defaults (default_settings()) and,
+// for each enumerated setting, its vocabulary's canonical names. The page builds its selects from
+// these, so the form and `trainmem estimate` with no flags price the same plan.
+json form_json() {
+  json defaults = json::object();
+  for (const PlanSetting& s : default_settings()) defaults[s.key] = s.value;
+  const std::pair<const char*, const Vocabulary*> enumerated[] = {
+      {"method", &method_vocabulary()},
+      {"precision", &precision_vocabulary()},
+      {"optimizer", &optimizer_vocabulary()},
+      {"optimizer_impl", &optimizer_impl_vocabulary()},
+      {"checkpointing", &checkpointing_vocabulary()},
+      {"attention", &attention_vocabulary()},
+      {"loss", &loss_vocabulary()},
+      {"quant", &quant_vocabulary()}};
+  json choices = json::object();
+  for (const auto& [key, vocabulary] : enumerated) {
+    json terms = json::array();
+    for (const Term& t : vocabulary->terms)
+      terms.push_back({{"name", t.name}, {"meaning", t.meaning}});
+    choices[key] = terms;
+  }
+  return {{"ok", true}, {"defaults", defaults}, {"choices", choices}};
+}
+
 json run(const json& req) {
   const std::string op = text_field(req, "op", "");
   if (op == "devices") {
@@ -226,6 +251,7 @@ json run(const json& req) {
     }
     return {{"ok", true}, {"models", rows}, {"tenants", tenants_json()}};
   }
+  if (op == "form") return form_json();
   auto model = model_from(req.value("model", json()));
   if (!model) throw model.error();
   auto plan = plan_from(req.value("plan", json::object()));
@@ -272,8 +298,8 @@ json run(const json& req) {
     if (req.contains("values")) values = req["values"].get<std::vector<std::int64_t>>();
     return {{"ok", true}, {"sweep", sweep_json(sweep(m, *plan, *axis, values, *device))}};
   }
-  throw usage("op",
-              "'" + op + "' is not one of: estimate, explain, advise, sweep, devices, models");
+  throw usage(
+      "op", "'" + op + "' is not one of: estimate, explain, advise, sweep, devices, models, form");
 }
 
 }  // namespace

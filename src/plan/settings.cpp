@@ -278,6 +278,41 @@ const std::vector<std::string>& plan_setting_keys() {
   return keys;
 }
 
+PlanPatch default_settings() {
+  const TrainingPlan d = hf_trainer_defaults();
+  const auto join = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (const std::string& i : items) out += (out.empty() ? "" : ",") + i;
+    return out;
+  };
+  const std::vector<std::pair<std::string, std::string>> values = {
+      {"method", std::string(name_of(d.method))},
+      {"precision", std::string(name_of(d.precision))},
+      {"optimizer", std::string(name_of(d.optimizer))},
+      {"optimizer_impl", std::string(name_of(d.optimizer_impl))},
+      {"batch", std::to_string(d.batch)},
+      {"seq", std::to_string(d.seq)},
+      {"grad_accum", std::to_string(d.grad_accum)},
+      {"checkpointing", std::string(name_of(d.checkpointing))},
+      {"attention", std::string(name_of(d.attention))},
+      {"loss", std::string(name_of(d.loss))},
+      {"framework", d.framework},
+      {"convention", std::string(name_of(d.convention))},
+      {"lora_rank", std::to_string(d.lora.rank)},
+      {"lora_dropout", fmt::format("{}", d.lora.dropout)},
+      {"lora_targets", join(d.lora.targets)},
+      {"dora", d.lora.dora ? "true" : "false"},
+      {"quant", std::string(name_of(d.quant.kind))},
+      {"double_quant", d.quant.double_quant ? "true" : "false"},
+      {"prepare_kbit", d.quant.prepare_kbit ? "true" : "false"},
+      {"train_modules", join(d.freeze.train_modules)},
+      {"train_layers", ""}};
+  PlanPatch out;
+  for (const auto& [key, value] : values)
+    out.push_back({key, value, "hf_trainer_defaults()", false});
+  return out;
+}
+
 Result<PlanResult> plan_from(const PlanPatch& patch) {
   PlanResult r{hf_trainer_defaults(), {}};
   const auto given = [&patch](std::string_view key) {

@@ -7,9 +7,9 @@
 
 namespace {
 
-using trainmem::test::CliRun;
-using trainmem::test::contains;
-using trainmem::test::run_cli;
+using trainmem::testing_support::CliRun;
+using trainmem::testing_support::contains;
+using trainmem::testing_support::run_cli;
 
 TEST(CliAdvice, EveryOptionIsACompleteCommandThatRuns) {
   const CliRun r =
@@ -80,10 +80,10 @@ TEST(CliVersion, PrintsTheLibraryVersion) {
 namespace {
 
 TEST(CliDevices, NvidiaSmiNamesAreAccepted) {
-  const trainmem::test::CliRun r =
-      trainmem::test::run_cli("estimate qwen3-0.6b --gpu 'NVIDIA GeForce RTX 4090'");
+  const trainmem::testing_support::CliRun r =
+      trainmem::testing_support::run_cli("estimate qwen3-0.6b --gpu 'NVIDIA GeForce RTX 4090'");
   EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_TRUE(trainmem::test::contains(r, "(rtx-4090)")) << r.out;
+  EXPECT_TRUE(trainmem::testing_support::contains(r, "(rtx-4090)")) << r.out;
 }
 
 }  // namespace
@@ -91,14 +91,14 @@ TEST(CliDevices, NvidiaSmiNamesAreAccepted) {
 namespace {
 
 TEST(CliModels, InstructIdsResolveToTheirArchitecturesPreset) {
-  const trainmem::test::CliRun r =
-      trainmem::test::run_cli("estimate Qwen/Qwen2.5-7B-Instruct --json");
+  const trainmem::testing_support::CliRun r =
+      trainmem::testing_support::run_cli("estimate Qwen/Qwen2.5-7B-Instruct --json");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["model"]["name"], "Qwen/Qwen2.5-7B-Instruct");
   EXPECT_EQ(j["model"]["source_detail"], "qwen2.5-7b");
   EXPECT_NE(j["notes"].dump().find("priced with the preset qwen2.5-7b"), std::string::npos);
-  EXPECT_EQ(trainmem::test::run_cli("estimate Qwen/Qwen2.5-7B-Turbo").code, 1);
+  EXPECT_EQ(trainmem::testing_support::run_cli("estimate Qwen/Qwen2.5-7B-Turbo").code, 1);
 }
 
 }  // namespace

@@ -8,9 +8,9 @@
 
 namespace {
 
-using trainmem::test::CliRun;
-using trainmem::test::contains;
-using trainmem::test::run_cli;
+using trainmem::testing_support::CliRun;
+using trainmem::testing_support::contains;
+using trainmem::testing_support::run_cli;
 
 std::string data(const std::string& name) {
   return std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/import/" + name;

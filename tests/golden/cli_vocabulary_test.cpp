@@ -9,9 +9,9 @@
 
 namespace {
 
-using trainmem::test::CliRun;
-using trainmem::test::contains;
-using trainmem::test::run_cli;
+using trainmem::testing_support::CliRun;
+using trainmem::testing_support::contains;
+using trainmem::testing_support::run_cli;
 
 nlohmann::json plan_of(const std::string& args) {
   const CliRun r = run_cli("estimate " + args + " --json");

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "trainmem/plan.h"
 #include "trainmem/plan_settings.h"
 
 namespace trainmem {
@@ -76,6 +77,28 @@ TEST(PlanSettings, LaterSettingsWinAndFileSettingsWithoutEffectAreNotes) {
   ASSERT_EQ(r->notes.size(), 1u);
   EXPECT_NE(r->notes[0].find("sft.yaml: lora_r"), std::string::npos);
   EXPECT_FALSE(plan_from({{"lora_rank", "8", "--lora-rank", false}}).ok());
+}
+
+// The web form starts from default_settings(): applied as settings, they must give the plan the
+// command line prices with no flags, and each enumerated value must be a canonical name.
+TEST(PlanSettings, DefaultSettingsDescribeTheCommandLinesDefaults) {
+  PlanPatch defaults = default_settings();
+  for (PlanSetting& s : defaults) s.from_file = true;  // lora_rank under method full: a note
+  auto written = plan_from(defaults);
+  auto none = plan_from({});
+  ASSERT_TRUE(written.ok()) << written.error().message();
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(render_plan_json(written->plan), render_plan_json(none->plan));
+  const auto value = [&](const std::string& key) {
+    for (const PlanSetting& s : defaults)
+      if (s.key == key) return s.value;
+    return std::string("(absent)");
+  };
+  EXPECT_EQ(value("optimizer_impl"), "fused");  // the HF Trainer's adamw_torch_fused
+  EXPECT_EQ(value("lora_targets"), "q,k,v,o,gate,up,down");
+  EXPECT_EQ(value("params"), "(absent)");
+  ASSERT_NE(find_term(precision_vocabulary(), value("precision")), nullptr);
+  EXPECT_EQ(find_term(precision_vocabulary(), value("precision"))->name, value("precision"));
 }
 
 }  // namespace

@@ -56,9 +56,9 @@ async function openPage(options = {}, url = pageUrl) {
 
 // Sets the form from a plan of the command line's flags, then runs one update.
 async function setPlan(page, plan) {
-  const p = { method: 'full', optimizer: 'adamw', optimizer_impl: 'foreach', lora_dropout: 0, precision: 'bf16-mixed', batch: '1', seq: '1024',
-    grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full', lora_rank: '16',
-    lora_targets: 'q,k,v,o,gate,up,down', quant: 'nf4', ...plan };
+  // Fields the plan leaves out are set to the command line's defaults, read from the engine.
+  const defaults = await page.evaluate(() => window.trainmemPage.call({ op: 'form' }).defaults);
+  const p = { ...defaults, batch: '1', ...plan };
   if (p.preset) {
     await page.check('input[name=source][value=preset]');
     await page.selectOption('#preset', p.preset);
@@ -372,4 +372,17 @@ test('on a phone the page fits the screen width', async () => {
 
 test('the page made no network request', () => {
   assert.deepEqual(offsite, []);
+});
+
+test("the form starts at the command line's defaults and lists the engine's names", async () => {
+  const page = await openPage();
+  const form = await page.evaluate(() => window.trainmemPage.call({ op: 'form' }));
+  assert.equal(await page.inputValue('#optimizer_impl'), form.defaults.optimizer_impl);
+  assert.equal(form.defaults.optimizer_impl, 'fused');  // the HF Trainer's adamw_torch_fused
+  const names = await page.$$eval('#precision option', (os) => os.map((o) => o.value));
+  assert.deepEqual(names, form.choices.precision.map((t) => t.name));
+  // Only the example's batch differs from the defaults, so the command names only that.
+  const command = await page.evaluate(() => window.trainmemPage.commandFor());
+  assert.equal(command, 'trainmem estimate qwen2.5-1.5b --batch 4 --gpu rtx-4090');
+  await page.context().close();
 });

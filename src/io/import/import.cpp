@@ -1,6 +1,8 @@
 // --from FILE: read, flatten, detect the format, apply its rules.
 #include <fmt/format.h>
+#if TRAINMEM_HAVE_YAML
 #include <yaml-cpp/yaml.h>
+#endif
 
 #include <algorithm>
 #include <fstream>
@@ -31,6 +33,7 @@ void flatten_json(const nlohmann::json& j, const std::string& prefix, FlatConfig
   }
 }
 
+#if TRAINMEM_HAVE_YAML
 void flatten_yaml(const YAML::Node& n, const std::string& prefix, FlatConfig& out) {
   switch (n.Type()) {
     case YAML::NodeType::Map:
@@ -56,6 +59,7 @@ void flatten_yaml(const YAML::Node& n, const std::string& prefix, FlatConfig& ou
       break;
   }
 }
+#endif
 
 Result<FlatConfig> flatten(const std::string& text, const std::string& file) {
   FlatConfig flat;
@@ -68,6 +72,7 @@ Result<FlatConfig> flatten(const std::string& text, const std::string& file) {
     }
     return flat;
   }
+#if TRAINMEM_HAVE_YAML
   try {
     const YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) return bad_input(file, "", "is neither a JSON object nor a YAML mapping");
@@ -76,6 +81,10 @@ Result<FlatConfig> flatten(const std::string& text, const std::string& file) {
     return bad_input(file, "", fmt::format("not valid YAML: {}", e.what()));
   }
   return flat;
+#else
+  // The web page's WebAssembly build has no yaml-cpp (web/CMakeLists.txt): JSON only.
+  return bad_input(file, "", "YAML is read by the command line and the Python package, not here");
+#endif
 }
 
 std::vector<const ImportFormat*> formats() {
