@@ -3,6 +3,7 @@
 // (python/trainmem/__init__.py) and the command line print the same numbers from the same code.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -30,6 +31,15 @@ template <class T>
 T unwrap(Result<T> r) {
   if (!r) throw TrainmemException(r.error().message());
   return std::move(r).value();
+}
+
+// Keyword arguments as the command line's settings (plan_settings.h): the same defaults (the HF
+// Trainer's, then a framework profile's), names, aliases and checks as `trainmem estimate` flags.
+// Returns the whole plan as the library's JSON.
+std::string plan_from_settings(const std::vector<std::pair<std::string, std::string>>& settings) {
+  PlanPatch patch;
+  for (const auto& [key, value] : settings) patch.push_back({key, value, key, false});
+  return render_plan_json(unwrap(plan_from(patch)).plan);
 }
 
 TrainingPlan plan_of(const std::string& plan_json) {
@@ -102,10 +112,10 @@ std::string advise_json(const LoadedModel& model, const std::string& plan_json,
   return render_advice_json(advise(model, plan_of(plan_json), *d), model.spec.name);
 }
 
-LoadedModel from_tensors(const std::string& config_json,
-                         const std::vector<std::tuple<std::string, std::string,
-                                                      std::vector<std::int64_t>>>& tensors,
-                         const std::string& name) {
+LoadedModel from_tensors(
+    const std::string& config_json,
+    const std::vector<std::tuple<std::string, std::string, std::vector<std::int64_t>>>& tensors,
+    const std::string& name) {
   std::vector<NamedTensor> named;
   named.reserve(tensors.size());
   for (const auto& [tensor_name, dtype, shape] : tensors) {
@@ -126,23 +136,29 @@ NB_MODULE(_native, m) {
   nb::class_<LoadedModel>(m, "Model")
       .def_prop_ro("name", [](const LoadedModel& x) { return x.spec.name; })
       .def_prop_ro("model_type", [](const LoadedModel& x) { return x.spec.model_type; })
-      .def_prop_ro("source", [](const LoadedModel& x) { return std::string(source_kind_name(x.source)); })
+      .def_prop_ro("source",
+                   [](const LoadedModel& x) { return std::string(source_kind_name(x.source)); })
       .def_prop_ro("source_detail", [](const LoadedModel& x) { return x.source_detail; })
       .def_prop_ro("params_total", [](const LoadedModel& x) { return params_total(x.inventory); })
       .def_prop_ro("params_active",
                    [](const LoadedModel& x) { return params_active(x.inventory, x.spec); })
       .def_prop_ro("notes", [](const LoadedModel& x) { return x.notes; });
 
-  m.def("load", [](const std::string& ref) { return unwrap(load_model(ref)); }, "ref"_a);
-  m.def("from_config",
-        [](const std::string& config_json, const std::string& name) {
-          return unwrap(model_from_config_text(config_json, name));
-        },
-        "config_json"_a, "name"_a);
+  m.def(
+      "load", [](const std::string& ref) { return unwrap(load_model(ref)); }, "ref"_a);
+  m.def(
+      "from_config",
+      [](const std::string& config_json, const std::string& name) {
+        return unwrap(model_from_config_text(config_json, name));
+      },
+      "config_json"_a, "name"_a);
   m.def("from_tensors", &from_tensors, "config_json"_a, "tensors"_a, "name"_a);
-  m.def("default_plan", [] { return render_plan_json(TrainingPlan{}); });
-  m.def("check_plan", [](const std::string& plan_json) { return render_plan_json(plan_of(plan_json)); },
-        "plan_json"_a);
+  m.def("default_plan", [] { return render_plan_json(hf_trainer_defaults()); });
+  m.def("plan_from_settings", &plan_from_settings, "settings"_a);
+  m.def(
+      "check_plan",
+      [](const std::string& plan_json) { return render_plan_json(plan_of(plan_json)); },
+      "plan_json"_a);
   m.def("estimate", &estimate_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),
         "memory"_a = nb::none(), "reserve"_a = nb::none());
   m.def("report", &report_text, "model"_a, "plan_json"_a, "device"_a = nb::none(),

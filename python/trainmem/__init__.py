@@ -23,20 +23,18 @@ __all__ = [
     "load", "models", "plan", "solve",
 ]
 
-# Flat keyword names for the nested plan fields, as the command line spells them
-# (--lora-rank -> lora_rank). Everything else is a top-level plan field (docs/formats.md).
-_NESTED = {
-    "lora_rank": ("lora", "rank"),
-    "lora_alpha": ("lora", "alpha"),
-    "lora_dropout": ("lora", "dropout"),
-    "lora_targets": ("lora", "targets"),
-    "dora": ("lora", "dora"),
-    "quant": ("quant", "kind"),
-    "double_quant": ("quant", "double_quant"),
-    "quant_block_size": ("quant", "block_size"),
-    "prepare_kbit": ("quant", "prepare_kbit"),
-    "train_modules": ("freeze", "train_modules"),
-    "train_layers": ("freeze", "train_layers"),
+# The settings that set a field of a nested plan group (lora={"rank": 8} is lora_rank=8).
+_FLAT = {
+    ("lora", "rank"): "lora_rank",
+    ("lora", "alpha"): "lora_alpha",
+    ("lora", "dropout"): "lora_dropout",
+    ("lora", "targets"): "lora_targets",
+    ("lora", "dora"): "dora",
+    ("quant", "kind"): "quant",
+    ("quant", "double_quant"): "double_quant",
+    ("quant", "prepare_kbit"): "prepare_kbit",
+    ("freeze", "train_modules"): "train_modules",
+    ("freeze", "train_layers"): "train_layers",
 }
 
 ModelRef = Union[str, Model]
@@ -91,26 +89,40 @@ def from_model(module: Any, name: Optional[str] = None) -> Model:
 
 
 def plan(**fields: Any) -> dict:
-    """The full plan, defaults filled and checked, as the library reads it (raises
-    TrainmemError on an unknown field, a wrong type or a value out of range)."""
-    return json.loads(_native.check_plan(_plan_json(fields)))
+    """The whole plan, defaults filled and checked, as the library reads it. Fields are the
+    command line's settings in snake_case (method, batch, seq, lora_rank, lora_targets,
+    optimizer="paged_adamw_8bit", ...; ``trainmem estimate --help`` lists them), with the same
+    defaults (the HF Trainer's) and aliases; ``plan=`` takes a whole plan this function returned.
+    Raises TrainmemError on an unknown setting, a wrong value or one out of range."""
+    return json.loads(_plan_json(fields))
+
+
+def _setting_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    return str(value)
 
 
 def _plan_json(fields: Mapping[str, Any]) -> str:
-    out: dict = {}
+    fields = dict(fields)
+    whole = fields.pop("plan", None)
+    if whole is not None:
+        if any(v is not None for v in fields.values()):
+            raise TrainmemError("give either plan= (a whole plan from trainmem.plan()) or "
+                                "settings, not both")
+        return _native.check_plan(json.dumps(whole))
+    settings = []
     for key, value in fields.items():
         if value is None:
             continue
         if isinstance(value, Mapping):  # a nested group given whole: lora={"rank": 8}
-            out.setdefault(key, {}).update(value)
-        elif key in _NESTED:
-            group, sub = _NESTED[key]
-            if key in ("lora_targets", "train_modules") and isinstance(value, str):
-                value = [t.strip() for t in value.split(",") if t.strip()]
-            out.setdefault(group, {})[sub] = value
+            for sub, v in value.items():
+                settings.append((_FLAT.get((key, sub), f"{key}_{sub}"), _setting_text(v)))
         else:
-            out[key] = value
-    return json.dumps(out)
+            settings.append((key, _setting_text(value)))
+    return _native.plan_from_settings(settings)
 
 
 def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,

@@ -11,6 +11,7 @@
 #include "trainmem/plan_settings.h"
 #include "trainmem/units.h"
 #include "trainmem/vocabulary.h"
+#include "util/edit_distance.h"
 
 namespace trainmem {
 namespace {
@@ -222,7 +223,13 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
     notes.push_back(fmt::format("{} = {}: no effect on memory, not priced.", s.origin, s.value));
     return std::nullopt;
   }
-  return setting_error(s, fmt::format("'{}' is not a plan setting", k));
+  // A misspelt key (bacth) names the nearest settings.
+  std::string near;
+  for (const std::string& key : plan_setting_keys()) {
+    if (edit_distance(k, key) <= 2) near += (near.empty() ? "" : ", ") + key;
+  }
+  return setting_error(s, fmt::format("'{}' is not a plan setting{}", k,
+                                      near.empty() ? "" : " (did you mean " + near + "?)"));
 }
 
 // Which method a setting needs to mean anything, or empty when it applies to every method.

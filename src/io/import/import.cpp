@@ -10,11 +10,17 @@
 #include <sstream>
 
 #include "io/import/formats.h"
+#include "io/json_parse.h"
 
 namespace trainmem::io {
 namespace {
 
+// Real configs have a few hundred keys at most. A YAML file whose anchors nest aliases of maps
+// ("billion laughs") flattens to exponentially many keys; past this the file is refused.
+constexpr std::size_t kMaxFlatKeys = 10'000;
+
 void flatten_json(const nlohmann::json& j, const std::string& prefix, FlatConfig& out) {
+  if (out.size() > kMaxFlatKeys) return;
   if (j.is_object()) {
     for (const auto& [k, v] : j.items())
       flatten_json(v, prefix.empty() ? k : prefix + "." + k, out);
@@ -35,6 +41,7 @@ void flatten_json(const nlohmann::json& j, const std::string& prefix, FlatConfig
 
 #if TRAINMEM_HAVE_YAML
 void flatten_yaml(const YAML::Node& n, const std::string& prefix, FlatConfig& out) {
+  if (out.size() > kMaxFlatKeys) return;
   switch (n.Type()) {
     case YAML::NodeType::Map:
       for (const auto& kv : n) {
@@ -61,26 +68,35 @@ void flatten_yaml(const YAML::Node& n, const std::string& prefix, FlatConfig& ou
 }
 #endif
 
+Result<FlatConfig> too_many_keys(FlatConfig flat, const std::string& file) {
+  if (flat.size() > kMaxFlatKeys) {
+    return bad_input(file, "",
+                     fmt::format("has more than {} keys (nested aliases?): not a config this "
+                                 "reads",
+                                 kMaxFlatKeys));
+  }
+  return flat;
+}
+
 Result<FlatConfig> flatten(const std::string& text, const std::string& file) {
   FlatConfig flat;
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') {
-    try {
-      flatten_json(nlohmann::json::parse(text), "", flat);
-    } catch (const nlohmann::json::exception& e) {
-      return bad_input(file, "", fmt::format("not valid JSON: {}", e.what()));
-    }
-    return flat;
+  if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
+    auto parsed = parse_json(text, file);  // depth cap, 1e400, syntax: one-line errors
+    if (!parsed) return parsed.error();
+    if (!parsed->is_object()) return bad_input(file, "", "is a JSON value but not an object");
+    flatten_json(parsed.value(), "", flat);
+    return too_many_keys(flat, file);
   }
 #if TRAINMEM_HAVE_YAML
   try {
     const YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) return bad_input(file, "", "is neither a JSON object nor a YAML mapping");
     flatten_yaml(root, "", flat);
-  } catch (const YAML::Exception& e) {
+  } catch (const YAML::Exception& e) {  // DeepRecursion past yaml-cpp's depth guard too
     return bad_input(file, "", fmt::format("not valid YAML: {}", e.what()));
   }
-  return flat;
+  return too_many_keys(flat, file);
 #else
   // The web page's WebAssembly build has no yaml-cpp (web/CMakeLists.txt): JSON only.
   return bad_input(file, "", "YAML is read by the command line and the Python package, not here");

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/import/dist/importers.h"
+#include "io/json_parse.h"
 
 namespace trainmem::import {
 namespace {
@@ -28,11 +29,15 @@ Result<std::int64_t> int_at(const std::string& file, const nlohmann::json& j, co
 
 Result<TrainingPlan> from_deepspeed(const std::string& file, const std::string& text,
                                     TrainingPlan p, std::int64_t gpus_per_node) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    return bad_input(file, "", fmt::format("not JSON: {}", e.what()));
+  auto parsed = io::parse_json(text, file);  // depth cap, 1e400, syntax: one-line errors
+  if (!parsed) return parsed.error();
+  const nlohmann::json& j = parsed.value();
+  if (!j.is_object() || !(j.contains("zero_optimization") || j.contains("train_batch_size") ||
+                          j.contains("train_micro_batch_size_per_gpu"))) {
+    // Any other JSON object would otherwise be read as "ZeRO 0, nothing set" without a word.
+    return bad_input(file, "",
+                     "not a DeepSpeed config: none of zero_optimization, train_batch_size, "
+                     "train_micro_batch_size_per_gpu");
   }
   const nlohmann::json zero = j.value("zero_optimization", nlohmann::json::object());
   Layout l;
