@@ -36,8 +36,17 @@ struct Device {
   std::int64_t usable_bytes() const { return capacity_bytes - reserve_bytes; }
 };
 
-// The database (data/devices/*.json, embedded), in the order of capacity.
+// The database (data/devices/*.json, embedded) and any user devices, in the order of capacity.
 std::vector<Device> list_devices();
+
+// User device files (--devices FILE, TRAINMEM_DEVICES=FILE; docs/formats.md): {"devices": [...]}
+// (or a bare list) of rows in the schema of data/devices/gpus.json. Every key is checked; an
+// error names the file, the row and the field ("devices[2].total_mib").
+Result<std::vector<Device>> parse_device_file(std::string_view text, const std::string& file);
+Result<std::vector<Device>> read_device_file(const std::string& path);
+// Adds `devices` to list_devices() and find_device() for the rest of the process; a row whose id
+// is a built-in id replaces that device, and user aliases and names are matched first.
+void use_user_devices(std::vector<Device> devices);
 // A device by id or alias (case-insensitive; spaces and underscores read as '-'); unknown ids
 // suggest the nearest names.
 Result<Device> find_device(std::string_view id);

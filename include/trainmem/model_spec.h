@@ -127,6 +127,9 @@ struct ModelSpec {
   // "key = value" for each config.json key that was absent and took the family's default (the
   // value of transformers' config class); reported as a note for configs the user supplies.
   std::vector<std::string> defaulted_keys;
+  // Parts of a multimodal checkpoint outside the language model ("vision_config"): named in the
+  // config but not priced (their weights, and the optimizer state when they train, are extra).
+  std::vector<std::string> unpriced_parts;
 };
 
 // True when layer `layer` (0-based) has a mixture-of-experts MLP.

@@ -102,6 +102,13 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
   adapters::check_common(reader, spec);
   if (reader.error()) return *reader.error();
   spec.defaulted_keys = reader.defaulted();
+  // A multimodal wrapper (Gemma 3, LLaVA-style) also holds encoders for other inputs; only its
+  // language model is priced, and the report says so.
+  if (config != &root) {
+    for (const char* key : {"vision_config", "audio_config", "vision_tower"}) {
+      if (root.contains(key) && !root[key].is_null()) spec.unpriced_parts.emplace_back(key);
+    }
+  }
   return spec;
 }
 

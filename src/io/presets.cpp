@@ -24,6 +24,9 @@ struct Preset {
   PresetInfo info;
   std::string_view text;
   std::string path;
+  // Other repository ids with the same config.json shapes ("google/gemma-3-4b-it" for
+  // "google/gemma-3-4b-pt"), lower-case; the preset file's optional "aliases".
+  std::vector<std::string> aliases;
 };
 
 std::vector<Preset> presets() {
@@ -34,7 +37,10 @@ std::vector<Preset> presets() {
     PresetInfo info{j.at("id").get<std::string>(), j.at("hf_id").get<std::string>(),
                     j.at("published").get<std::string>(),
                     j.at("published_params").get<std::int64_t>()};
-    out.push_back({std::move(info), f.contents, std::string(f.path)});
+    std::vector<std::string> aliases;
+    for (const json& a : j.value("aliases", json::array()))
+      aliases.push_back(lower(a.get<std::string>()));
+    out.push_back({std::move(info), f.contents, std::string(f.path), std::move(aliases)});
   }
   std::sort(out.begin(), out.end(),
             [](const Preset& a, const Preset& b) { return a.info.id < b.info.id; });
@@ -66,14 +72,22 @@ std::vector<ModelListing> list_models() {
 Result<LoadedModel> load_preset(std::string_view name) {
   const std::string key = lower(name);
   for (const Preset& p : presets()) {
-    if (key != p.info.id && key != lower(p.info.hf_id)) continue;
+    const bool alias = std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end();
+    if (key != p.info.id && key != lower(p.info.hf_id) && !alias) continue;
     const json j = json::parse(p.text);
     auto spec = spec_from_config_text(j.at("config").dump(), "preset " + p.info.id);
     if (!spec) return spec.error();
-    spec->name = p.info.hf_id;
+    spec->name = alias ? std::string(name) : p.info.hf_id;
     spec->published_params = p.info.published_params;
     spec->published_label = p.info.published;
-    return model_from_spec(std::move(spec).value(), SourceKind::preset, p.info.id);
+    LoadedModel model = model_from_spec(std::move(spec).value(), SourceKind::preset, p.info.id);
+    if (alias) {
+      model.notes.push_back(
+          fmt::format("{} is priced with the preset {} ({}): the same config.json "
+                      "shapes.",
+                      name, p.info.id, p.info.hf_id));
+    }
+    return model;
   }
   // "-Instruct", "-Chat", "-Base", "-it": a tuned checkpoint of a preset's architecture has the
   // same config.json shapes (instruction tuning changes values, not tensors), so it is priced

@@ -37,6 +37,15 @@ LoadedModel model_from_spec(ModelSpec spec, SourceKind source, std::string detai
         "trainmem uses the same defaults: {}.",
         model.spec.model_type, keys));
   }
+  if (!model.spec.unpriced_parts.empty()) {
+    std::string parts;
+    for (const std::string& k : model.spec.unpriced_parts) parts += (parts.empty() ? "" : ", ") + k;
+    model.notes.push_back(fmt::format(
+        "Only the language model is priced: the config's {} (an encoder for other inputs, and "
+        "its projector) is not in these figures; add its weights, and its gradients and "
+        "optimizer state if it trains.",
+        parts));
+  }
   return model;
 }
 

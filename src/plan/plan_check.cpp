@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "plan/method.h"
@@ -106,9 +107,11 @@ std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan
   const bool apple = device->kind == DeviceKind::unified;
   if (plan.attention == Attention::flash) {
     // FlashAttention-2 needs an Ampere or newer NVIDIA GPU (flash-attn README: sm80+); it has no
-    // Apple (MPS) build.
+    // Apple (MPS) build. An AMD architecture name ("gfx942") is no CUDA compute capability: the
+    // flash-attn README lists a ROCm build for MI200/MI300.
     const std::string& cc = device->compute_capability;
-    const bool old_cuda = !cc.empty() && std::strtod(cc.c_str(), nullptr) < 8.0;
+    const bool cuda_cc = !cc.empty() && std::isdigit(static_cast<unsigned char>(cc[0]));
+    const bool old_cuda = cuda_cc && std::strtod(cc.c_str(), nullptr) < 8.0;
     if (apple || old_cuda) {
       out.push_back(fmt::format(
           "--attention flash: FlashAttention-2 does not run on {} ({}); transformers falls back "

@@ -5,7 +5,9 @@
 #include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
+#include "io/device_file.h"
 #include "trainmem/device.h"
 #include "trainmem/units.h"
 #include "util/edit_distance.h"
@@ -16,59 +18,38 @@ namespace {
 
 using nlohmann::json;
 
-DeviceKind kind_from(const std::string& s) {
-  if (s == "gpu") return DeviceKind::gpu;
-  if (s == "unified") return DeviceKind::unified;
-  if (s == "tier") return DeviceKind::tier;
-  return DeviceKind::custom;
+// Devices added by use_user_devices (the command line's --devices FILE), for this process.
+std::vector<Device>& user_devices() {
+  static std::vector<Device> devices;
+  return devices;
 }
 
-// Lower case, with spaces and underscores read as '-'.
-std::string normalise(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == ' ' || c == '_') c = '-';
-    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+std::vector<Device> builtin_devices() {
+  std::vector<Device> out;
+  for (const EmbeddedFile& f : embedded_files()) {
+    if (f.path.rfind("devices/", 0) != 0) continue;
+    const json j = json::parse(f.contents);  // our own data, checked by a test (device_test.cpp)
+    const json& rows = j.at("devices");
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      auto d =
+          io::device_from_json(rows[i], std::string(f.path), "devices[" + std::to_string(i) + "]");
+      // Our own data: a row the checks refuse is a bug in data/devices, found by device_test.
+      if (!d) throw std::logic_error(d.error().message());
+      out.push_back(std::move(d).value());
+    }
   }
   return out;
 }
 
-Device parse_device(const json& d) {
-  Device dev;
-  dev.id = d.at("id").get<std::string>();
-  dev.name = d.at("name").get<std::string>();
-  dev.kind = kind_from(d.at("kind").get<std::string>());
-  if (d.contains("total_gb")) {
-    dev.capacity_bytes = std::llround(d.at("total_gb").get<double>() * static_cast<double>(kGB));
-  } else {
-    dev.capacity_bytes = d.at("total_mib").get<std::int64_t>() * kMiB;
+// User rows first (they win alias and name matches), then the built-ins they do not replace.
+std::vector<Device> lookup_order() {
+  std::vector<Device> out = user_devices();
+  for (Device& d : builtin_devices()) {
+    const bool replaced =
+        std::any_of(out.begin(), out.end(), [&](const Device& u) { return u.id == d.id; });
+    if (!replaced) out.push_back(std::move(d));
   }
-  if (d.contains("reserve_mib")) {
-    dev.reserve_bytes = d.at("reserve_mib").get<std::int64_t>() * kMiB;
-    dev.reserve_rule = "reserve_mib in the database";
-  } else if (d.contains("reserve_gb")) {
-    dev.reserve_bytes = std::llround(d.at("reserve_gb").get<double>() * static_cast<double>(kGB));
-    dev.reserve_rule =
-        fmt::format("{:g} GB kept back, as the seeds do", d.at("reserve_gb").get<double>());
-  } else if (d.contains("gpu_share")) {
-    const double share = d.at("gpu_share").get<double>();
-    // The working-set cap, rounded down to a MiB as iogpu.wired_limit_mb counts it.
-    const std::int64_t cap =
-        static_cast<std::int64_t>(static_cast<double>(dev.capacity_bytes) * share) / kMiB * kMiB;
-    dev.reserve_bytes = dev.capacity_bytes - cap;
-    dev.reserve_rule = fmt::format(
-        "GPU working-set cap ~{:.0f}% of RAM (recommendedMaxWorkingSetSize); the rest "
-        "is the OS's",
-        share * 100);
-  } else if (dev.kind == DeviceKind::gpu) {
-    dev.reserve_bytes = default_gpu_reserve(dev.capacity_bytes);
-    dev.reserve_rule = "max(1 GiB, 2%): driver hold, CUDA context, allocator slack";
-  }
-  dev.bf16 = d.value("bf16", true);
-  dev.compute_capability = d.value("compute_capability", std::string());
-  if (d.contains("aliases")) dev.aliases = d.at("aliases").get<std::vector<std::string>>();
-  dev.note = d.value("note", std::string());
-  return dev;
+  return out;
 }
 
 }  // namespace
@@ -93,13 +74,12 @@ std::int64_t default_gpu_reserve(std::int64_t capacity_bytes) {
   return std::max(kGiB, two_percent);
 }
 
+void use_user_devices(std::vector<Device> devices) {
+  user_devices() = std::move(devices);
+}
+
 std::vector<Device> list_devices() {
-  std::vector<Device> out;
-  for (const EmbeddedFile& f : embedded_files()) {
-    if (f.path.rfind("devices/", 0) != 0) continue;
-    const json j = json::parse(f.contents);  // our own data, checked by a test
-    for (const json& d : j.at("devices")) out.push_back(parse_device(d));
-  }
+  std::vector<Device> out = lookup_order();
   std::stable_sort(out.begin(), out.end(), [](const Device& a, const Device& b) {
     if (a.capacity_bytes != b.capacity_bytes) return a.capacity_bytes < b.capacity_bytes;
     return a.id < b.id;
@@ -108,7 +88,7 @@ std::vector<Device> list_devices() {
 }
 
 std::vector<std::string> nearest_devices(std::string_view name, std::size_t n) {
-  const std::string key = normalise(name);
+  const std::string key = io::normalise_device_name(name);
   std::vector<std::pair<std::size_t, std::string>> scored;
   for (const Device& d : list_devices()) {
     std::size_t best = edit_distance(key, d.id);
@@ -130,8 +110,8 @@ std::vector<std::string> nearest_devices(std::string_view name, std::size_t n) {
 }
 
 Result<Device> find_device(std::string_view id) {
-  const std::string key = normalise(id);
-  std::vector<Device> all = list_devices();
+  const std::string key = io::normalise_device_name(id);
+  const std::vector<Device> all = lookup_order();
   for (const Device& d : all) {
     if (d.id == key) return d;
   }
@@ -142,7 +122,28 @@ Result<Device> find_device(std::string_view id) {
   }
   // The name as nvidia-smi --query-gpu=name prints it ("NVIDIA GeForce RTX 4090").
   for (const Device& d : all) {
-    if (d.kind == DeviceKind::gpu && normalise(d.name) == key) return d;
+    if (d.kind == DeviceKind::gpu && io::normalise_device_name(d.name) == key) return d;
+  }
+  // nvidia-smi prints one name for a card sold in several memory sizes ("NVIDIA GeForce RTX
+  // 3080": 10 GB and 12 GB). Such rows carry the size in parentheses, and the bare name is refused
+  // rather than priced against a capacity that may not be the user's.
+  std::string sized;
+  for (const Device& d : all) {
+    const auto open = d.name.find(" (");
+    const auto close = d.name.rfind(')');
+    if (d.kind != DeviceKind::gpu || open == std::string::npos || close == std::string::npos ||
+        close < open || io::normalise_device_name(d.name.substr(0, open)) != key) {
+      continue;
+    }
+    sized += fmt::format("{}{} ({})", sized.empty() ? "" : ", ", d.id,
+                         d.name.substr(open + 2, close - open - 2));
+  }
+  if (!sized.empty()) {
+    return Error{ErrorCode::not_found, "", "device",
+                 fmt::format("'{}' is the name nvidia-smi prints for more than one memory size; "
+                             "give the id of yours: {}, or --memory with the memory.total "
+                             "nvidia-smi prints (e.g. --memory 8188MiB)",
+                             id, sized)};
   }
   std::string names;
   for (const std::string& n : nearest_devices(key)) names += (names.empty() ? "" : ", ") + n;

@@ -268,8 +268,34 @@ Result<Layout> make_layout(const LayoutFlags& f) {
 
 void add_device_flags(CLI::App& cmd, DeviceFlags& f) {
   cmd.add_option("--memory", f.memory, "device memory, e.g. 32GB or 24GiB");
-  cmd.add_option("--gpu", f.gpu, "a device from `trainmem gpus`, e.g. rtx-4090");
+  cmd.add_option("--gpu", f.gpu,
+                 "a device from `trainmem gpus`: its id (rtx-4090) or the name nvidia-smi prints");
   cmd.add_option("--reserve", f.reserve, "memory kept back for the OS or driver, e.g. 2GB");
+  add_devices_file_flag(cmd, f);
+}
+
+void add_devices_file_flag(CLI::App& cmd, DeviceFlags& f) {
+  CLI::Option* opt = cmd.add_option(
+      "--devices", f.devices,
+      "a JSON file of devices in the schema of data/devices/gpus.json, added to the built-in "
+      "list (a row with a built-in id replaces it); default: $TRAINMEM_DEVICES");
+  // CLI11 reads the environment variable only when the flag is absent; the callback records that
+  // the value came from there, so an error can say where the file name came from.
+  opt->envname("TRAINMEM_DEVICES");
+  cmd.callback([&f, opt] { f.devices_from_env = !f.devices.empty() && opt->count() == 0; });
+}
+
+std::optional<Error> load_user_devices(const DeviceFlags& f) {
+  if (f.devices.empty()) return std::nullopt;
+  auto devices = read_device_file(f.devices);
+  if (!devices) {
+    Error e = devices.error();
+    if (e.field.empty()) e.field = f.devices_from_env ? "TRAINMEM_DEVICES" : "--devices";
+    if (f.devices_from_env) e.reason += " (the file TRAINMEM_DEVICES names)";
+    return e;
+  }
+  use_user_devices(std::move(devices).value());
+  return std::nullopt;
 }
 
 void add_output_flags(CLI::App& cmd, OutputFlags& f) {
@@ -368,6 +394,7 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
 }
 
 Result<std::optional<Device>> make_device(const DeviceFlags& f) {
+  if (auto e = load_user_devices(f)) return *e;
   std::optional<Device> device;
   if (!f.gpu.empty() && !f.memory.empty()) {
     return Error{ErrorCode::usage, "", "--gpu", "give either --gpu or --memory, not both"};

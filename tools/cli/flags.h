@@ -39,9 +39,11 @@ struct PlanFlags {
 };
 
 struct DeviceFlags {
-  std::string memory;   // --memory 32GB
-  std::string gpu;      // --gpu rtx-4090
-  std::string reserve;  // --reserve 2GB
+  std::string memory;             // --memory 32GB
+  std::string gpu;                // --gpu rtx-4090
+  std::string reserve;            // --reserve 2GB
+  std::string devices;            // --devices FILE, or TRAINMEM_DEVICES: user device rows
+  bool devices_from_env = false;  // `devices` came from TRAINMEM_DEVICES
 };
 
 struct OutputFlags {
@@ -53,6 +55,10 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& flags);  // includes the layout fl
 void add_layout_flags(CLI::App& cmd, LayoutFlags& flags);
 Result<Layout> make_layout(const LayoutFlags& flags);
 void add_device_flags(CLI::App& cmd, DeviceFlags& flags);
+// --devices FILE (environment: TRAINMEM_DEVICES), for subcommands that take no other device flag.
+void add_devices_file_flag(CLI::App& cmd, DeviceFlags& flags);
+// Reads the --devices / TRAINMEM_DEVICES file, if any, into the device list (use_user_devices).
+std::optional<Error> load_user_devices(const DeviceFlags& flags);
 void add_output_flags(CLI::App& cmd, OutputFlags& flags);
 
 // The plan: defaults, then each --from file, then the typed flags (flags win).

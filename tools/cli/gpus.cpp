@@ -14,12 +14,15 @@ void register_gpus(CLI::App& app, Commands& commands) {
   struct Args {
     bool json = false;
     std::string kind;
+    DeviceFlags devices;  // --devices FILE / TRAINMEM_DEVICES
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("gpus", "List the devices: GPUs, Apple machines, the tiers");
   cmd->add_flag("--json", a->json, "print JSON");
   cmd->add_option("--kind", a->kind, "only gpu | unified | tier");
+  add_devices_file_flag(*cmd, a->devices);
   commands.on(cmd, [a] {
+    if (auto e = load_user_devices(a->devices)) return report(*e);
     if (!a->kind.empty() && a->kind != "gpu" && a->kind != "unified" && a->kind != "tier") {
       return report(Error{ErrorCode::usage, "", "--kind",
                           fmt::format("'{}' is not one of: gpu, unified, tier", a->kind)});
