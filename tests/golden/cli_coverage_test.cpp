@@ -27,7 +27,9 @@ TEST(CliCoverage, NewPresetsAreListedWithTheirExactCounts) {
   const CliRun r = run_cli("models --json");
   ASSERT_EQ(r.code, 0) << r.out;
   std::map<std::string, std::int64_t> total;
-  for (const auto& m : nlohmann::json::parse(r.out)["models"]) total[m["id"]] = m["params_total"];
+  const nlohmann::json doc = nlohmann::json::parse(r.out);
+  for (const auto& m : doc["models"])
+    total[m["id"].get<std::string>()] = m["params_total"].get<std::int64_t>();
   // Hand counts in tests/unit/inventory_test.cpp.
   EXPECT_EQ(total["llama-3.2-1b"], 1'235'814'400);
   EXPECT_EQ(total["qwen2.5-0.5b"], 494'032'768);
@@ -89,7 +91,8 @@ TEST(CliCoverage, DevicesFileAddsAndOverridesRows) {
   const CliRun gpus = run_cli("gpus --json --devices " + file);
   ASSERT_EQ(gpus.code, 0) << gpus.out;
   std::map<std::string, nlohmann::json> by_id;
-  for (const auto& d : nlohmann::json::parse(gpus.out)["devices"]) by_id[d["id"]] = d;
+  const nlohmann::json doc = nlohmann::json::parse(gpus.out);
+  for (const auto& d : doc["devices"]) by_id[d["id"].get<std::string>()] = d;
   ASSERT_TRUE(by_id.count("lab-card")) << gpus.out;
   EXPECT_EQ(by_id["lab-card"]["capacity_bytes"], 12000LL << 20);
   EXPECT_EQ(by_id["rtx-4090"]["capacity_bytes"], 20000LL << 20);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -275,23 +276,23 @@ void add_device_flags(CLI::App& cmd, DeviceFlags& f) {
 }
 
 void add_devices_file_flag(CLI::App& cmd, DeviceFlags& f) {
-  CLI::Option* opt = cmd.add_option(
-      "--devices", f.devices,
-      "a JSON file of devices in the schema of data/devices/gpus.json, added to the built-in "
-      "list (a row with a built-in id replaces it); default: $TRAINMEM_DEVICES");
-  // CLI11 reads the environment variable only when the flag is absent; the callback records that
-  // the value came from there, so an error can say where the file name came from.
-  opt->envname("TRAINMEM_DEVICES");
-  cmd.callback([&f, opt] { f.devices_from_env = !f.devices.empty() && opt->count() == 0; });
+  cmd.add_option("--devices", f.devices,
+                 "a JSON file of devices in the schema of data/devices/gpus.json, added to the "
+                 "built-in list (a row with a built-in id replaces it); default: "
+                 "$TRAINMEM_DEVICES");
 }
 
 std::optional<Error> load_user_devices(const DeviceFlags& f) {
-  if (f.devices.empty()) return std::nullopt;
-  auto devices = read_device_file(f.devices);
+  // The flag wins; without it the environment variable names the file.
+  const char* env = std::getenv("TRAINMEM_DEVICES");
+  const bool from_env = f.devices.empty() && env != nullptr && *env != '\0';
+  const std::string path = from_env ? std::string(env) : f.devices;
+  if (path.empty()) return std::nullopt;
+  auto devices = read_device_file(path);
   if (!devices) {
     Error e = devices.error();
-    if (e.field.empty()) e.field = f.devices_from_env ? "TRAINMEM_DEVICES" : "--devices";
-    if (f.devices_from_env) e.reason += " (the file TRAINMEM_DEVICES names)";
+    if (e.field.empty()) e.field = from_env ? "TRAINMEM_DEVICES" : "--devices";
+    if (from_env) e.reason += " (the file TRAINMEM_DEVICES names)";
     return e;
   }
   use_user_devices(std::move(devices).value());

@@ -39,11 +39,10 @@ struct PlanFlags {
 };
 
 struct DeviceFlags {
-  std::string memory;             // --memory 32GB
-  std::string gpu;                // --gpu rtx-4090
-  std::string reserve;            // --reserve 2GB
-  std::string devices;            // --devices FILE, or TRAINMEM_DEVICES: user device rows
-  bool devices_from_env = false;  // `devices` came from TRAINMEM_DEVICES
+  std::string memory;   // --memory 32GB
+  std::string gpu;      // --gpu rtx-4090
+  std::string reserve;  // --reserve 2GB
+  std::string devices;  // --devices FILE (else $TRAINMEM_DEVICES): user device rows
 };
 
 struct OutputFlags {
