@@ -8,6 +8,8 @@
 #   make measure-families         every family (issue 15) -> validation/data/families.jsonl, then
 #                                 fake-vs-real per family -> validation/data/families-crosscheck.jsonl
 #   make measure-families-subset  one row per family -> validation/out/families-subset.jsonl
+#   make measure-distributed      DDP / FSDP1 / FSDP2 on 2 and 4 CPU ranks (gloo, torchrun)
+#                                 -> validation/data/distributed.jsonl (issue 10 item 6)
 
 VALIDATION_PYTHON ?= python3
 VALIDATION_VENV := validation/.venv
@@ -19,7 +21,8 @@ $(VALIDATION_STAMP): validation/requirements.txt
 	$(VALIDATION_PY) -m pip install -q -r validation/requirements.txt
 	touch $@
 
-.PHONY: measure measure-subset measure-test measure-families measure-families-subset
+.PHONY: measure measure-subset measure-test measure-families measure-families-subset \
+	measure-distributed measure-distributed-subset
 
 measure: $(VALIDATION_STAMP)
 	$(VALIDATION_PY) validation/measure.py --matrix full --out validation/data/measurements.jsonl
@@ -38,3 +41,9 @@ measure-families: $(VALIDATION_STAMP)
 
 measure-families-subset: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix families-subset --out validation/out/families-subset.jsonl
+
+measure-distributed: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/distributed.py --matrix dist --out validation/data/distributed.jsonl
+
+measure-distributed-subset: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/distributed.py --matrix dist-subset --out validation/out/distributed-subset.jsonl

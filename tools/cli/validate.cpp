@@ -12,6 +12,9 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "row_layout.h"
+#include "trainmem/distributed.h"
+#include "trainmem/layout.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
 #include "trainmem/gpu.h"
@@ -39,6 +42,9 @@ Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
       f.given.push_back({key, it->second, r.id + ": " + key, true});
     }
   }
+  auto layout = layout_flags_of(r.layout, r.id);
+  if (!layout) return layout.error();
+  f.layout = layout.value();
   auto plan = make_plan(f);
   if (!plan) return plan.error();
   return plan->plan;
@@ -49,6 +55,11 @@ std::string resolve_model(const std::string& model, const std::string& data_file
   if (fs::exists(model)) return model;
   const fs::path beside = fs::path(data_file).parent_path().parent_path().parent_path() / model;
   return fs::exists(beside) ? beside.string() : model;
+}
+
+Ledger most_loaded_ledger(const LoadedModel& model, const TrainingPlan& plan) {
+  DistributedEstimate d = estimate_distributed(model, plan);
+  return std::move(d.ranks[d.most_loaded].ledger);
 }
 
 std::array<std::int64_t, 4> predicted_categories(const Ledger& ledger, int slot) {
@@ -162,7 +173,14 @@ int run_validate(const ValidateArgs& a) {
     // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
     const bool traced = r.device.empty() || r.device == "cpu";
     plan->cpu_kernels = traced;
-    const Ledger ledger = estimate(model.value(), plan.value());
+    if (auto e = validate_layout(plan->layout, model->spec)) {
+      return report(Error{e->code, a.file + " " + r.id, e->field, e->reason});
+    }
+    // A multi-rank row is compared with the most-loaded rank of the same layout (its measured
+    // peak is the largest of its ranks'; validation/distributed.py).
+    const Ledger ledger = is_single_device(plan->layout)
+                              ? estimate(model.value(), plan.value())
+                              : most_loaded_ledger(model.value(), plan.value());
     const Totals t = totals(ledger);
     if (!r.metric.empty()) {
       // A GPU figure: compare like with like (the allocator replay's matching figure).
