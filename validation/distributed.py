@@ -34,10 +34,13 @@ def _spec(model, engine, world, **kw):
 
 
 def dist_matrix():
-    """Two families x five engines x 2 and 4 ranks (full AdamW), plus LoRA on 2 ranks per engine."""
+    """Two families x five engines x 2 and 4 ranks (full AdamW), LoRA on 2 ranks per engine, and
+    per engine one row at another shape with checkpointing (the peak moves into a block's
+    recomputation in backward, where FSDP's gathered blocks are live)."""
     full = [_spec(m, e, w) for m in ("qwen3-tiny", "llama-tiny") for w in (2, 4) for e in ENGINES]
     lora = [_spec("qwen3-tiny", e, 2, **LORA) for e in ENGINES]
-    return full + lora
+    ckpt = [_spec("qwen3-tiny", e, 4, checkpointing="full", seq=256) for e in ENGINES]
+    return full + lora + ckpt
 
 
 def dist_subset():

@@ -483,20 +483,43 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
                     "is not freed after forward under FULL_SHARD",
               false);
         }
-        const int units = (l.fsdp_version == 1 && !l.fsdp_knobs.limit_all_gathers) ? 3 : 2;
+        // The block computing is unsharded only while it runs: in forward and in the middle of
+        // backward, not at backward_start. Backward reaches a block's pre-backward hook (the
+        // multi-grad hook on its outputs) only after the head's backward, where the logits'
+        // gradients peak; by then only the block the root prefetched is gathered. Measured on
+        // CPU/gloo: validation/data/distributed.jsonl FULL_SHARD rows hold exactly one block's
+        // bytes more than the shard and the root at the backward_start peak (docs/distributed.md).
         sink.add(
             Tenant::weights,
-            l.fsdp_version == 2 ? "Unsharded blocks: the one computing + the prefetched one"
-                                : "Unsharded flat parameters: current + prefetched unit",
-            to_bytes(units * unit * static_cast<double>(wb)),
+            l.fsdp_version == 2 ? "Unsharded block: the one computing"
+                                : "Unsharded flat parameter: the unit computing",
+            to_bytes(unit * static_cast<double>(wb)),
+            detail::both(Phase::forward, Phase::forward) |
+                detail::both(Phase::backward, Phase::backward),
+            [=] {
+              return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), wb);
+            },
+            l.fsdp_version == 2
+                ? "torch/distributed/fsdp/_fully_shard/_fsdp_state.py _register_pre_backward_hook "
+                  "(a block unshards when backward reaches its outputs)"
+                : "torch/distributed/fsdp/_runtime_utils.py _pre_backward_hook (the unit "
+                  "unshards when backward reaches its outputs)",
+            true);
+        const int prefetched = (l.fsdp_version == 1 && !l.fsdp_knobs.limit_all_gathers) ? 2 : 1;
+        sink.add(
+            Tenant::weights,
+            l.fsdp_version == 2 ? "Unsharded block: the prefetched one"
+                                : "Unsharded flat parameters: the prefetched unit(s)",
+            to_bytes(prefetched * unit * static_cast<double>(wb)),
             detail::both(Phase::forward, Phase::end_of_backward),
             [=] {
-              return fmt::format("{} x largest layer {} params x {} B", units,
+              return fmt::format("{} x largest layer {} params x {} B", prefetched,
                                  with_commas(to_bytes(unit)), wb);
             },
             l.fsdp_version == 2
                 ? "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py (all-gather "
-                  "copy-in overlap note: current + next group)"
+                  "copy-in overlap note: current + next group; the root's pre-backward "
+                  "prefetches the last block)"
                 : "torch/distributed/fsdp/fully_sharded_data_parallel.py limit_all_gathers: at "
                   "most two units unsharded; api.py BackwardPrefetch.BACKWARD_PRE",
             true);

@@ -233,10 +233,20 @@ TEST(LayoutFsdp, FullShardByHand) {
   const LedgerItem* root = find_line(r, "Unsharded root");
   ASSERT_NE(root, nullptr);
   EXPECT_EQ(root->bytes, (2 * 128'256 * 4'096 + 4'096) * 2);
-  // Two blocks in flight: 2 x 218,112,000 x 2 B.
-  const LedgerItem* blocks = find_line(r, "Unsharded blocks");
-  ASSERT_NE(blocks, nullptr);
-  EXPECT_EQ(blocks->bytes, 872'448'000);
+  // Two blocks in flight: the one computing and the prefetched one, 218,112,000 x 2 B each.
+  const LedgerItem* computing = find_line(r, "Unsharded block: the one computing");
+  const LedgerItem* prefetched = find_line(r, "Unsharded block: the prefetched one");
+  ASSERT_NE(computing, nullptr);
+  ASSERT_NE(prefetched, nullptr);
+  EXPECT_EQ(computing->bytes, 436'224'000);
+  EXPECT_EQ(prefetched->bytes, 436'224'000);
+  // At backward_start (the head's backward) only the prefetched block is gathered; the one
+  // computing is live again late in backward (validation/data/distributed.jsonl).
+  const PhaseMask start = phase_bit(1, Phase::backward_start);
+  const PhaseMask late = phase_bit(1, Phase::backward);
+  EXPECT_EQ(computing->live & start, 0u);
+  EXPECT_NE(computing->live & late, 0u);
+  EXPECT_NE(prefetched->live & start, 0u);
   EXPECT_EQ(find_line(r, "Weights"), nullptr);  // no bf16 copy persists
 }
 

@@ -13,8 +13,7 @@ Error bad(const std::string& where, const std::string& key, const std::string& r
   return bad_input(where, "config.layout." + key, reason);
 }
 
-Result<std::int64_t> whole(const std::string& where, const std::string& key,
-                           const std::string& v) {
+Result<std::int64_t> whole(const std::string& where, const std::string& key, const std::string& v) {
   std::int64_t n = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
   if (ec != std::errc{} || end != v.data() + v.size() || n < 0) {

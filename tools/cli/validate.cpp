@@ -13,11 +13,11 @@
 #include "commands.h"
 #include "flags.h"
 #include "row_layout.h"
-#include "trainmem/distributed.h"
-#include "trainmem/layout.h"
 #include "trainmem/device.h"
+#include "trainmem/distributed.h"
 #include "trainmem/estimate.h"
 #include "trainmem/gpu.h"
+#include "trainmem/layout.h"
 
 namespace trainmem::cli {
 namespace {
@@ -32,6 +32,19 @@ struct ValidateArgs {
   double max_family_median = -1;  // per family (model_type); < 0: no bound
   double max_family_error = -1;
 };
+
+// A layout error names a flag (--tp); from a row it names the row's field (config.layout.tp) and
+// is the file's fault (exit 1), not a usage error.
+Error row_error(Error e, const std::string& where) {
+  if (e.field.rfind("--", 0) == 0) {
+    std::string key = e.field.substr(2);
+    for (char& ch : key) ch = ch == '-' ? '_' : ch;
+    e.field = "config.layout." + key;
+    e.code = ErrorCode::bad_input;
+  }
+  e.file = where;
+  return e;
+}
 
 // A record's plan, in flag vocabulary, through the same parser as the command line.
 Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
@@ -163,9 +176,7 @@ int run_validate(const ValidateArgs& a) {
   std::vector<RowGroup> groups;  // per row: its metric and source
   for (const MeasurementRecord& r : records.value()) {
     auto plan = plan_of(r);
-    if (!plan)
-      return report(
-          Error{plan.error().code, a.file + " " + r.id, plan.error().field, plan.error().reason});
+    if (!plan) return report(row_error(plan.error(), a.file + " " + r.id));
     auto model = load_model(resolve_model(r.model, a.file));
     if (!model) return report(model.error());
     // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
@@ -174,7 +185,7 @@ int run_validate(const ValidateArgs& a) {
     const bool traced = r.device.empty() || r.device == "cpu";
     plan->cpu_kernels = traced;
     if (auto e = validate_layout(plan->layout, model->spec)) {
-      return report(Error{e->code, a.file + " " + r.id, e->field, e->reason});
+      return report(row_error(*e, a.file + " " + r.id));
     }
     // A multi-rank row is compared with the most-loaded rank of the same layout (its measured
     // peak is the largest of its ranks'; validation/distributed.py).
