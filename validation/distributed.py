@@ -38,16 +38,24 @@ def dist_matrix():
     per engine one row at another shape with checkpointing (the peak moves into a block's
     recomputation in backward, where FSDP's gathered blocks are live)."""
     full = [_spec(m, e, w) for m in ("qwen3-tiny", "llama-tiny") for w in (2, 4) for e in ENGINES]
-    lora = [_spec("qwen3-tiny", e, 2, **LORA) for e in ENGINES]
+    # FSDP1 flattens one dtype per unit, and PEFT keeps fp32 adapters on the bf16 base: FSDP1
+    # refuses to wrap that ("Must flatten tensors with uniform dtype"), so LoRA runs on the others.
+    lora = [_spec("qwen3-tiny", e, 2, **LORA) for e in ENGINES if not e.startswith("fsdp1-")]
     ckpt = [_spec("qwen3-tiny", e, 4, checkpointing="full", seq=256) for e in ENGINES]
     return full + lora + ckpt
+
+
+def zero_matrix():
+    """DeepSpeed ZeRO 1-3 on 2 and 4 ranks (needs deepspeed importable; DS_ACCELERATOR=cpu)."""
+    return [_spec("qwen3-tiny", f"zero{z}", w, precision="bf16-fp32-master")
+            for w in (2, 4) for z in (1, 2, 3)]
 
 
 def dist_subset():
     return [_spec("qwen3-tiny", e, 2) for e in ("ddp", "fsdp2-full")]
 
 
-MATRICES = {"dist": dist_matrix, "dist-subset": dist_subset}
+MATRICES = {"dist": dist_matrix, "dist-zero": zero_matrix, "dist-subset": dist_subset}
 
 
 def torchrun_argv(spec, out_dir):
@@ -62,6 +70,8 @@ def measure(spec, command, timeout_s=900):
     with tempfile.TemporaryDirectory(prefix="trainmem-dist-") as out_dir:
         argv = torchrun_argv(spec, out_dir)
         env = dict(os.environ, OMP_NUM_THREADS="1")
+        if spec["engine_tag"].startswith("zero"):
+            env["DS_ACCELERATOR"] = "cpu"  # DeepSpeed's CPU accelerator (gloo)
         proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout_s)
         if proc.returncode != 0:
             raise RuntimeError(f"torchrun exit {proc.returncode}:\n{proc.stderr[-4000:]}")
@@ -71,8 +81,9 @@ def measure(spec, command, timeout_s=900):
                 blocks.append(json.load(f))
     shown = ["torchrun", "--standalone", f"--nproc-per-node={spec['world_size']}",
              "validation/harness/dist_worker.py", json.dumps(spec, sort_keys=True), "OUT_DIR"]
+    env_shown = "OMP_NUM_THREADS=1 " + ("DS_ACCELERATOR=cpu " if "DS_ACCELERATOR" in env else "")
     return dist_record.merge(spec, configs.write(spec["model"]), blocks, command,
-                             "OMP_NUM_THREADS=1 " + shlex.join(shown))
+                             env_shown + shlex.join(shown))
 
 
 def main(argv=None):

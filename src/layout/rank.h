@@ -193,12 +193,21 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
     if (item.tenant == Tenant::optimizer_states) adam_full += static_cast<double>(item.bytes);
   }
   const std::int64_t gb = b.grad_bytes, wb = b.weight_bytes;
+  // The .grad bytes of one GPU holding all trainable params, each in its own dtype (LoRA's fp32
+  // adapters on a bf16 base keep fp32 gradients): what DDP's buckets copy.
+  double grads_full = 0;
+  for (const LedgerItem& item : b.lines) {
+    if (item.tenant == Tenant::gradients) grads_full += static_cast<double>(item.bytes);
+  }
 
   // 2. The engine's buffers.
   switch (l.engine) {
     case Engine::ddp: {
       if (dp > 1 && !l.gradient_as_bucket_view) {
-        const std::int64_t bytes = to_bytes(Tr * static_cast<double>(gb));
+        // The buckets take each gradient's dtype (Reducer groups buckets by dtype): the rank's
+        // share of the gradient bytes, not T x the model's gradient width. Measured with LoRA's
+        // fp32 adapters: validation/data/distributed.jsonl.
+        const std::int64_t bytes = to_bytes(grads_full * share_tr);
         const auto cap = static_cast<std::int64_t>(l.ddp_bucket_cap_mb * 1024 * 1024);
         constexpr std::int64_t kFirst = 1024 * 1024;
         const std::int64_t buckets = bytes <= kFirst ? 1 : 1 + (bytes - kFirst + cap - 1) / cap;
@@ -207,9 +216,9 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             detail::from_load(),
             [=] {
               return fmt::format(
-                  "{} params x {} B in {} buckets (first 1 MiB, then {:g} MiB); "
-                  "gradient_as_bucket_view=False",
-                  with_commas(to_bytes(Tr)), gb, buckets, l.ddp_bucket_cap_mb);
+                  "{} B of gradients ({} params, each in its gradient's dtype) in {} buckets "
+                  "(first 1 MiB, then {:g} MiB); gradient_as_bucket_view=False",
+                  with_commas(bytes), with_commas(to_bytes(Tr)), buckets, l.ddp_bucket_cap_mb);
             },
             "torch/csrc/distributed/c10d/reducer.cpp Reducer::initialize_buckets (bucket "
             "contents allocated at construction); torch/nn/parallel/distributed.py bucket_cap_mb "
@@ -434,10 +443,9 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         }
       }
       if (!b.master && params_to_host) {
-        double weights_full = 0, grads_full = 0;
+        double weights_full = 0;  // grads_full: the gradient bytes summed above
         for (const LedgerItem& item : b.lines) {
           if (item.tenant == Tenant::weights) weights_full += static_cast<double>(item.bytes);
-          if (item.tenant == Tenant::gradients) grads_full += static_cast<double>(item.bytes);
         }
         sink.host(
             "Sharded parameters (CPU offload)", to_bytes(weights_full * share_all * f_w),

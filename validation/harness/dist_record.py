@@ -29,6 +29,9 @@ def merge(spec, model_path, rank_blocks, command, torchrun_command):
     prov = record.provenance(command)
     prov["launcher"] = torchrun_command
     prov["backend"] = "gloo"
+    if spec["engine_tag"].startswith("zero"):
+        import deepspeed
+        prov["deepspeed"] = deepspeed.__version__
     row = {"schema": record.SCHEMA, "id": row_id(spec), "config": cfg, "measured": measured,
            "provenance": prov}
     return record.check_row(row)

@@ -11,6 +11,10 @@ rank (same seed), the engine wraps it, and the optimizer is made over the wrappe
   `use_orig_params=True` (accelerate's default, and needed when LoRA freezes the base).
 - fsdp2: `fully_shard` on every decoder layer, then on the root, reshard_after_forward True
   (FULL_SHARD) or False (SHARD_GRAD_OP); the root is never resharded after forward (FSDP2's rule).
+- zero1/2/3: `deepspeed.initialize` (DeepSpeed's CPU accelerator, gloo) with its bf16 config and
+  ZeRO defaults, and a client `torch.optim.AdamW(foreach=True)` (zero_allow_untested_optimizer), so
+  the Adam arithmetic is the same as the other rows; DeepSpeed keeps the fp32 master and the Adam
+  states on its fp32 partitions (trainmem's bf16-mixed recipe).
 """
 import torch
 import torch.distributed as dist
@@ -22,7 +26,24 @@ LAYOUTS = {
     "fsdp1-grad-op": dict(engine="fsdp", fsdp="grad-op", fsdp_version=1),
     "fsdp2-full": dict(engine="fsdp", fsdp="full", fsdp_version=2),
     "fsdp2-grad-op": dict(engine="fsdp", fsdp="grad-op", fsdp_version=2),
+    "zero1": dict(engine="deepspeed", zero=1),
+    "zero2": dict(engine="deepspeed", zero=2),
+    "zero3": dict(engine="deepspeed", zero=3),
 }
+
+
+def deepspeed_engine(model, spec):
+    """DeepSpeed's engine and the client AdamW it steps (ZeRO stage from the tag)."""
+    import deepspeed
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(params, lr=1e-5, foreach=True)
+    config = {"train_micro_batch_size_per_gpu": spec["batch"],
+              "gradient_accumulation_steps": spec.get("grad_accum", 1),
+              "bf16": {"enabled": True},
+              "zero_optimization": {"stage": int(spec["engine_tag"][len("zero"):])},
+              "zero_allow_untested_optimizer": True}
+    engine, _, _, _ = deepspeed.initialize(model=model, optimizer=opt, config=config)
+    return engine, opt
 
 
 def decoder_layers(model):
