@@ -268,7 +268,11 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         sink.add(
             Tenant::gradients, "ZeRO IPG buckets (reduce_bucket_size)",
             d.reduce_bucket_size * gb * copies,
-            detail::both(Phase::backward_start, Phase::end_of_backward),
+            // Allocated at the first gradient hook (after the head's backward, where the loss's
+            // gradients peak) and released before backward returns: DeepSpeed 0.19.8
+            // stage_1_and_2.py process_gradients -> setup_buckets, _release_ipg_buffers.
+            // Measured: validation/data/distributed-zero.jsonl (docs/distributed.md).
+            detail::both(Phase::backward, Phase::backward),
             [=] {
               return fmt::format("{} elements x {} B x {} ({})", with_commas(d.reduce_bucket_size),
                                  gb, copies,
@@ -324,17 +328,20 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
               "zero/config.py:214 threshold 1e5",
               false);
         }
-        const double live = std::min(static_cast<double>(d.stage3_max_live_parameters),
-                                     unit + static_cast<double>(d.stage3_prefetch_bucket_size));
+        // Never more than the rank's parameters: a model smaller than the prefetch bucket is
+        // gathered whole at most (measured: validation/data/distributed-zero.jsonl).
+        const double live =
+            std::min({static_cast<double>(d.stage3_max_live_parameters),
+                      unit + static_cast<double>(d.stage3_prefetch_bucket_size), Pr});
         sink.add(
             Tenant::weights, "ZeRO-3 gathered parameters (module + prefetch)",
             to_bytes(live * static_cast<double>(wb)),
             detail::both(Phase::forward, Phase::end_of_backward),
             [=] {
-              return fmt::format("min(max_live {}, largest layer {} + prefetch {}) x {} B",
-                                 with_commas(d.stage3_max_live_parameters),
-                                 with_commas(to_bytes(unit)),
-                                 with_commas(d.stage3_prefetch_bucket_size), wb);
+              return fmt::format(
+                  "min(max_live {}, largest layer {} + prefetch {}, all {} params) x {} B",
+                  with_commas(d.stage3_max_live_parameters), with_commas(to_bytes(unit)),
+                  with_commas(d.stage3_prefetch_bucket_size), with_commas(to_bytes(Pr)), wb);
             },
             "deepspeed/runtime/zero/partitioned_param_coordinator.py:380-382; zero/config.py:208, "
             ":231",
