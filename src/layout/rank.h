@@ -500,7 +500,7 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         }
         // The block computing is unsharded only while it runs: in forward and in the middle of
         // backward, not at backward_start. Backward reaches a block's pre-backward hook (the
-        // multi-grad hook on its outputs) only after the head's backward, where the logits'
+        // hook FSDP registers on its outputs) only after the head's backward, where the logits'
         // gradients peak; by then only the block the root prefetched is gathered. Measured on
         // CPU/gloo: validation/data/distributed.jsonl FULL_SHARD rows hold exactly one block's
         // bytes more than the shard and the root at the backward_start peak (docs/distributed.md).
