@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {
@@ -99,7 +100,7 @@ AdviceOption price(const LoadedModel& model, const TrainingPlan& plan, const Dev
   o.cost_rank = rank;
   o.parts = parts;
   o.plan = plan;
-  const Fit f = fit(peak_of(model, plan), device);
+  const Fit f = judge(model, plan, device);
   o.peak_bytes = f.peak_bytes;
   o.fits = f.fits;
   o.margin_bytes = f.margin_bytes;
@@ -122,7 +123,7 @@ void shape_changes(const LoadedModel& model, const TrainingPlan& base, const Dev
     p.batch = b;
     p.grad_accum = base.grad_accum * (base.batch / b);
     if (validate(p)) continue;
-    if (peak_of(model, p) > device.usable_bytes() && b > 1) continue;
+    if (!judge(model, p, device).fits && b > 1) continue;
     out.push_back(price(
         model, p, device,
         join(prefix_change,
@@ -161,7 +162,7 @@ void shape_changes(const LoadedModel& model, const TrainingPlan& base, const Dev
 
 Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& device) {
   Advice a;
-  a.now = fit(peak_of(model, plan), device);
+  a.now = judge(model, plan, device);
   a.fits_now = a.now.fits;
 
   // Single changes.
@@ -238,8 +239,9 @@ Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& 
       fits_at[code] = -1;
       continue;
     }
-    const std::int64_t peak = peak_of(model, p);
-    fits_at[code] = peak <= device.usable_bytes() ? 1 : 0;
+    const Fit f = judge(model, p, device);
+    const std::int64_t peak = f.peak_bytes;
+    fits_at[code] = f.fits ? 1 : 0;
     peak_at[code] = peak;
     if (peak < strongest_peak) {
       strongest_peak = peak;

@@ -119,7 +119,7 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
   }
   const Fit& n = adv.now;
   std::cout << fmt::format(
-      "{} on {}: peak {} against {} usable — {}\n\n", a.model, n.device.name,
+      "{} on {}: {} {} against {} usable — {}\n\n", a.model, n.device.name, n.figure,
       format_bytes(n.peak_bytes, u), format_bytes(n.usable_bytes, u),
       n.fits ? fmt::format("fits, {} free", format_bytes(n.margin_bytes, u))
              : fmt::format("does not fit, over by {}", format_bytes(-n.margin_bytes, u)));
@@ -137,8 +137,9 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
       shown_rest = true;
     }
     std::cout << fmt::format(
-        "{:>3}. {}\n     {}\n     peak {} ({}{}) — cost: {}\n", ++i, o.change,
-        command_for(typed, o.flags), format_bytes(o.peak_bytes, u), o.fits ? "fits, " : "over by ",
+        "{:>3}. {}\n     {}\n     {} {} ({}{}) — cost: {}\n", ++i, o.change,
+        command_for(typed, o.flags), n.figure, format_bytes(o.peak_bytes, u),
+        o.fits ? "fits, " : "over by ",
         format_bytes(o.fits ? o.margin_bytes : -o.margin_bytes, u) + (o.fits ? " free" : ""),
         o.cost);
   }

@@ -71,20 +71,6 @@ GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& devic
   return o;
 }
 
-// CUDA cards and --memory budgets are judged on the device total (nvidia-smi); Apple unified
-// memory and the seeds' tiers keep the ledger's peak of live bytes.
-bool judged_on_device_total(const Device& d) {
-  switch (d.kind) {
-    case DeviceKind::gpu:
-    case DeviceKind::custom:
-      return true;
-    case DeviceKind::unified:
-    case DeviceKind::tier:
-      return false;
-  }
-  return false;
-}
-
 int run_estimate(const EstimateArgs& a, bool explain) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
@@ -100,14 +86,7 @@ int run_estimate(const EstimateArgs& a, bool explain) {
   auto gpu = gpu_estimate(in->model, in->plan, ledger, gopt);
   if (!gpu) return report(gpu.error());
   std::optional<Fit> verdict;
-  if (in->device) {
-    if (gpu->available && judged_on_device_total(*in->device)) {
-      verdict = fit_gpu(*gpu, *in->device);
-      verdict->figure = "device total";
-    } else {
-      verdict = fit(totals(ledger), *in->device);
-    }
-  }
+  if (in->device) verdict = judge(*gpu, totals(ledger), *in->device);
   const Fit* f = verdict ? &*verdict : nullptr;
   // Apple unified memory has no CUDA allocator or context: no GPU figures there.
   const bool cuda = !in->device || in->device->kind != DeviceKind::unified;

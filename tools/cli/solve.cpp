@@ -137,35 +137,35 @@ int run_solve(const SolveArgs& a) {
     const char* what = *target == SolveFor::smallest_gpu ? "GPU" : "tier";
     if (s.device) {
       std::cout << fmt::format(
-          "Smallest {}: {} ({}) — {} usable against a peak of {}, {} free\n", what, s.device->id,
-          s.device->name, format_bytes(s.device->usable_bytes(), u), format_bytes(s.peak_bytes, u),
-          format_bytes(s.device->usable_bytes() - s.peak_bytes, u));
+          "Smallest {}: {} ({}) — {} usable against a {} of {}, {} free\n", what, s.device->id,
+          s.device->name, format_bytes(s.device->usable_bytes(), u), s.figure,
+          format_bytes(s.peak_bytes, u), format_bytes(s.device->usable_bytes() - s.peak_bytes, u));
       if (s.next_smaller) {
-        std::cout << fmt::format("  The next one down, {}, has {} usable: over by {}\n",
-                                 s.next_smaller->id,
-                                 format_bytes(s.next_smaller->usable_bytes(), u),
-                                 format_bytes(s.peak_bytes - s.next_smaller->usable_bytes(), u));
+        std::cout << fmt::format(
+            "  The next one down, {}, has {} usable: over by {}\n", s.next_smaller->id,
+            format_bytes(s.next_smaller->usable_bytes(), u),
+            format_bytes(s.next_peak_bytes - s.next_smaller->usable_bytes(), u));
       }
     } else {
-      std::cout << fmt::format("No {} in the database fits: the peak is {}\n", what,
-                               format_bytes(s.peak_bytes, u));
+      std::cout << fmt::format("No {} in the database fits: the {} is {}\n", what, s.figure,
+                               format_bytes(s.next_peak_bytes, u));
     }
   } else {
     const char* what = *target == SolveFor::max_batch ? "micro-batch" : "sequence length";
     if (s.found) {
-      std::cout << fmt::format("Largest {} that fits {}: {} (peak {} of {} usable)\n", what,
-                               s.device->id, s.answer, format_bytes(s.peak_bytes, u),
+      std::cout << fmt::format("Largest {} that fits {}: {} ({} {} of {} usable)\n", what,
+                               s.device->id, s.answer, s.figure, format_bytes(s.peak_bytes, u),
                                format_bytes(s.usable_bytes, u));
       if (!s.limit_reached) {
-        std::cout << fmt::format("  At {} the peak is {}: over by {}\n", s.next,
+        std::cout << fmt::format("  At {} the {} is {}: over by {}\n", s.next, s.figure,
                                  format_bytes(s.next_peak_bytes, u),
                                  format_bytes(s.next_peak_bytes - s.usable_bytes, u));
       }
     } else {
       std::cout << fmt::format(
-          "Nothing fits {}: even at {} {} the peak is {} against {} usable (answer 0). Try "
+          "Nothing fits {}: even at {} {} the {} is {} against {} usable (answer 0). Try "
           "`trainmem advise`.\n",
-          s.device->id, *target == SolveFor::max_batch ? "batch" : "seq", so.step,
+          s.device->id, *target == SolveFor::max_batch ? "batch" : "seq", so.step, s.figure,
           format_bytes(s.peak_bytes, u), format_bytes(s.usable_bytes, u));
     }
   }
