@@ -20,7 +20,7 @@ struct ActivationTerm {
   std::int64_t bytes_per_token = 0;  // bytes per token of the micro-batch
   std::int64_t bytes_per_score = 0;  // bytes per element of the b x heads x s x s scores
   std::int64_t bytes_per_pair = 0;   // bytes per element of the b x s x s mask
-  std::string source;                // the framework code that saves it
+  const char* source = "";           // the framework code that saves it (a literal)
 };
 
 // A set of roles, one bit per Role value.

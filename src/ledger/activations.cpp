@@ -117,7 +117,7 @@ void add_activations(const Context& ctx, Items& items) {
   const ModelSpec& s = ctx.model.spec;
   const TrainingPlan& p = ctx.plan;
   const std::int64_t tokens = p.batch * p.seq;
-  const LayerActivations la = layer_activations(ctx);
+  const LayerActivations& la = ctx.layers;
   const char* model_src = "autograd saved tensors of the HF decoder layer (docs/method.md)";
 
   if (p.checkpointing == Checkpointing::full) {
@@ -151,10 +151,14 @@ void add_activations(const Context& ctx, Items& items) {
          "torch.utils.checkpoint recomputes one layer's forward in backward", late_backward(),
          true});
   } else {
-    std::vector<std::vector<ActivationTerm>> saved = la.terms;
+    // Selective checkpointing recomputes the attention scores: a copy without them. Otherwise the
+    // context's terms as they are (no copy: this runs in every estimate).
+    std::vector<std::vector<ActivationTerm>> selective;
     if (p.checkpointing == Checkpointing::selective) {
-      for (auto& t : saved) t = drop_scores(t);
+      for (const auto& t : la.terms) selective.push_back(drop_scores(t));
     }
+    const std::vector<std::vector<ActivationTerm>>& saved =
+        p.checkpointing == Checkpointing::selective ? selective : la.terms;
     std::int64_t total = 0;
     for (const auto& t : saved) total += terms_bytes(t, s, p.batch, p.seq);
     items.push_back(

@@ -163,7 +163,7 @@ void add_logits(const Context& ctx, Items& items) {
           {Tenant::logits, "Fused CE: grad_input held for backward", e * tokens * s.hidden,
            fmt::format("{} tokens x {} hidden x {} B", with_commas(tokens), s.hidden, e), src,
            saved, false});
-      if (layer_activations(ctx).lm_head_trainable) {
+      if (ctx.layers.lm_head_trainable) {
         items.push_back(
             {Tenant::logits, "Fused CE: lm_head grad_weight made in forward", e * vocab * s.hidden,
              fmt::format("{} vocab x {} hidden x {} B", with_commas(vocab), s.hidden, e), src,

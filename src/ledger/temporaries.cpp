@@ -151,7 +151,7 @@ void tied_embedding_grad(const Context& ctx, Items& items) {
 void add_temporaries(const Context& ctx, Items& items) {
   if (ctx.plan.convention == Convention::textbook || ctx.plan.params_override > 0) return;
   optimizer_scratch(ctx, items);
-  const LayerActivations la = layer_activations(ctx);
+  const LayerActivations& la = ctx.layers;
   backward_transient(ctx, la, items);
   autocast_weights(ctx, la, items);
   dequantised_weight(ctx, items);
