@@ -138,6 +138,9 @@ void add(CLI::App& app, Commands& commands, const std::string& name, const std::
 
 void register_estimate(CLI::App& app, Commands& commands) {
   add(app, commands, "estimate", "Itemised memory of a training step and its peak", false);
+}
+
+void register_explain(CLI::App& app, Commands& commands) {
   add(app, commands, "explain", "The arithmetic behind every line of the estimate", true);
 }
 
