@@ -173,6 +173,13 @@ def plan_of(r):
         bnb = re.search(r"bitsandbytes ([\d.]+)", fw)
         if bnb:
             versions.append("bitsandbytes=" + bnb.group(1))
+        elif "00af8b0d" in r["source"].get("configs", ""):
+            # The config-hub benchmarks ran litgpt at commit 00af8b0d, whose pyproject.toml pins
+            # "bitsandbytes==0.42.0" in its `all` extra (line 41; bumped only in d2ed13c3,
+            # 2024-12-28): the version that installs with `pip install 'litgpt[all]'` then.
+            versions.append("bitsandbytes=0.42.0")
+            notes.append("bitsandbytes 0.42.0: the version litgpt's pyproject.toml pinned at the "
+                         "configs' commit 00af8b0d")
     elif src.startswith("ttn"):
         tt = "0.3" if "~0.3" in fw else "0.1"
         cfg["framework"] = "torchtune@" + tt
