@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 
 #include "layout/rank.h"
@@ -37,6 +38,24 @@ Basis make_basis(const LoadedModel& model, const TrainingPlan& plan) {
 namespace {
 
 // Writes ledger lines with their formulas.
+// A layout line's stable id: its tenant (or "host") and its label's words, "gradients.ddp_gradient_
+// buckets_a_second_copy_of_the_gradients" -- the labels here are literals, so the id is fixed.
+std::string line_id(std::string_view prefix, std::string_view label) {
+  std::string id(prefix);
+  id += '.';
+  bool gap = false;
+  for (char c : label) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      if (gap && id.back() != '.') id += '_';
+      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      gap = false;
+    } else {
+      gap = true;
+    }
+  }
+  return id;
+}
+
 struct LedgerSink {
   std::vector<LedgerItem>& items;
   std::vector<LedgerItem>& host_items;
@@ -56,12 +75,26 @@ struct LedgerSink {
   void add(Tenant t, const char* label, std::int64_t bytes, PhaseMask live, F formula,
            const char* source, bool estimated) {
     if (bytes <= 0) return;
-    items.push_back({t, label, bytes, formula(), source, live, estimated});
+    items.push_back({.id = line_id(tenant_name(t), label),
+                     .tenant = t,
+                     .label = label,
+                     .bytes = bytes,
+                     .formula = formula(),
+                     .source = source,
+                     .live = live,
+                     .estimated = estimated});
   }
   template <class F>
   void host(const char* label, std::int64_t bytes, PhaseMask live, F formula, const char* source) {
     if (bytes <= 0) return;
-    host_items.push_back({Tenant::optimizer_states, label, bytes, formula(), source, live, false});
+    host_items.push_back({.id = line_id("host", label),
+                          .tenant = Tenant::optimizer_states,
+                          .label = label,
+                          .bytes = bytes,
+                          .formula = formula(),
+                          .source = source,
+                          .live = live,
+                          .estimated = false});
   }
 };
 
@@ -179,12 +212,16 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
   const layout::LoadShare load = layout::load_share(l);
   const std::int64_t wbytes = layout::weights_bytes(basis);
   if (load.processes > 0 && wbytes > 0) {
-    out.host.items.push_back(
-        {Tenant::weights, "Model loaded on CPU before sharding",
-         static_cast<std::int64_t>(std::llround(static_cast<double>(wbytes) * load.processes)),
-         fmt::format("{} B of weights x {:.4g} ({})", with_commas(wbytes), load.processes,
-                     load.how),
-         load.source, phase_bit(0, Phase::loaded), false});
+    out.host.items.push_back({.id = "weights.host_loaded_model",
+                              .tenant = Tenant::weights,
+                              .label = "Model loaded on CPU before sharding",
+                              .bytes = static_cast<std::int64_t>(
+                                  std::llround(static_cast<double>(wbytes) * load.processes)),
+                              .formula = fmt::format("{} B of weights x {:.4g} ({})",
+                                                     with_commas(wbytes), load.processes, load.how),
+                              .source = load.source,
+                              .live = phase_bit(0, Phase::loaded),
+                              .estimated = false});
   }
   std::size_t host_stage = 0;
   std::int64_t host_best = -1;
