@@ -206,9 +206,14 @@ def plan_of(r):
         cfg["optimizer"] = "paged-adamw"
     else:
         cfg["optimizer"] = "adamw"
+    # The implementation, always stated: these runs build torch.optim.AdamW themselves (PEFT's
+    # method_comparison run.py, litgpt's instantiate_torch_optimizer, torchtune's config), and
+    # without fused=True torch picks foreach for CUDA tensors
+    # (torch/optim/optimizer.py _default_to_fused_or_foreach). trainmem's own default is the HF
+    # Trainer's adamw_torch_fused, which none of these runs used unless the source says "fused".
     if "fused" in o.replace("fused into backward", ""):
         cfg["optimizer_impl"] = "fused"
-    elif cfg["framework"].startswith("torchtune") and "fused" not in o:
+    elif cfg["optimizer"] == "adamw":
         cfg["optimizer_impl"] = "foreach"
     if "optimizer_in_bwd" in o:
         cfg["optimizer_in_backward"] = True
