@@ -8,24 +8,19 @@
 
 #include "commands.h"
 #include "trainmem/trainmem.h"
-#include "util/edit_distance.h"
 
 namespace {
 
 // "unknown subcommand 'estmate'; did you mean 'estimate'?" instead of CLI11's "A subcommand is
 // required", when the first word names no subcommand.
 int unknown_subcommand(const CLI::App& app, std::string_view word) {
-  std::string best, all;
-  std::size_t best_distance = 3;  // suggest only near misses
+  std::vector<std::string> names;
+  std::string all;
   for (const CLI::App* sub : app.get_subcommands({})) {
-    const std::string& name = sub->get_name();
-    all += (all.empty() ? "" : ", ") + name;
-    const std::size_t d = trainmem::edit_distance(word, name);
-    if (d < best_distance) {
-      best_distance = d;
-      best = name;
-    }
+    names.push_back(sub->get_name());
+    all += (all.empty() ? "" : ", ") + sub->get_name();
   }
+  const std::string best = trainmem::nearest_name(word, names, 3);  // near misses only
   const std::string shown =
       word.size() > 40 ? std::string(word.substr(0, 40)) + "..." : std::string(word);
   std::cerr << fmt::format("trainmem: error: unknown subcommand '{}'{}; subcommands: {}\n", shown,
