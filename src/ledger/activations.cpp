@@ -38,16 +38,19 @@ std::vector<ActivationTerm> drop_scores(std::vector<ActivationTerm> terms) {
 std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layers,
                            const Context& ctx) {
   struct Row {
-    std::int64_t tok, score, count;
+    std::int64_t tok, score, fixed, count;
   };
   std::vector<Row> rows;
   for (const auto& terms : layers) {
     const std::int64_t t = terms_per_token(terms);
     const std::int64_t sc = terms_per_score(terms);
-    auto it = std::find_if(rows.begin(), rows.end(),
-                           [&](const Row& r) { return r.tok == t && r.score == sc; });
+    std::int64_t fx = 0;
+    for (const ActivationTerm& term : terms) fx += term.bytes_fixed;
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+      return r.tok == t && r.score == sc && r.fixed == fx;
+    });
     if (it == rows.end()) {
-      rows.push_back({t, sc, 1});
+      rows.push_back({t, sc, fx, 1});
     } else {
       ++it->count;
     }
@@ -61,6 +64,9 @@ std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layer
     if (r.score > 0) {
       out += fmt::format(" + {} layers x {} x {} heads x {}^2 scores x {} B", r.count,
                          ctx.plan.batch, ctx.model.spec.heads, ctx.plan.seq, r.score);
+    }
+    if (r.fixed > 0) {
+      out += fmt::format(" + {} layers x {} B per layer (DoRA)", r.count, with_commas(r.fixed));
     }
   }
   return out;
