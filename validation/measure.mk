@@ -23,7 +23,7 @@ $(VALIDATION_STAMP): validation/requirements.txt
 	$(VALIDATION_PY) -m pip install -q -r validation/requirements.txt
 	touch $@
 
-.PHONY: measure measure-subset measure-test measure-families measure-families-subset \
+.PHONY: measure measure-subset measure-test measure-families measure-families-subset measure-dora \
 	measure-distributed measure-distributed-subset measure-distributed-zero
 
 measure: $(VALIDATION_STAMP)
@@ -43,6 +43,10 @@ measure-families: $(VALIDATION_STAMP)
 
 measure-families-subset: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix families-subset --out validation/out/families-subset.jsonl
+
+# DoRA against LoRA (issue 9: DoRA's activations), two families, real tensors.
+measure-dora: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix dora --out validation/data/dora.jsonl
 
 measure-distributed: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/distributed.py --matrix dist --out validation/data/distributed.jsonl
