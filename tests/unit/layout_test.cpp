@@ -378,3 +378,55 @@ TEST(LayoutPricer, MatchesTheFullLedgers) {
 
 }  // namespace
 }  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// DDP's buckets copy each gradient in its own dtype: with LoRA on a bf16 base the adapters'
+// gradients are fp32 (PEFT's upcast), so the buckets are the rank's gradient bytes, more than
+// T x 2 B (measured: validation/data/distributed.jsonl, qwen3-tiny LoRA DDP row).
+TEST(LayoutDdp, BucketsTakeEachGradientsDtype) {
+  const LoadedModel m = load_or_fail("qwen3-0.6b");
+  TrainingPlan p = plan_on(2, Engine::ddp);
+  p.precision = Precision::bf16;
+  p.method = Method::lora;
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const Ledger& r = d.ranks[0].ledger;
+  const LedgerItem* buckets = find_line(r, "DDP gradient buckets");
+  ASSERT_NE(buckets, nullptr);
+  // The .grad tensors of the rank (unsharded under DDP) are exactly what the buckets copy.
+  std::int64_t grads = 0;
+  for (const LedgerItem& i : r.items) {
+    if (i.tenant == Tenant::gradients && i.label.rfind("DDP", 0) != 0) grads += i.bytes;
+  }
+  EXPECT_EQ(buckets->bytes, grads);
+  EXPECT_GT(grads, 0);
+}
+
+// ZeRO-3 never gathers more than the rank's parameters: with the live and prefetch limits far
+// above the model, the gathered line is every parameter x 2 B.
+TEST(LayoutZero, Stage3GathersAtMostTheModel) {
+  const LoadedModel m = load_or_fail("qwen3-0.6b");
+  TrainingPlan p = plan_on(2, Engine::deepspeed, 3);
+  p.layout.deepspeed.stage3_prefetch_bucket_size = 1'000'000'000'000;
+  p.layout.deepspeed.stage3_max_live_parameters = 1'000'000'000'000;
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const LedgerItem* gathered = find_line(d.ranks[0].ledger, "ZeRO-3 gathered parameters");
+  ASSERT_NE(gathered, nullptr);
+  EXPECT_EQ(gathered->bytes, params_total(m.inventory) * 2);
+}
+
+// ZeRO-1/2's IPG buckets appear at the first gradient hook, after the head's backward: live late
+// in backward, not at backward_start (DeepSpeed stage_1_and_2.py process_gradients).
+TEST(LayoutZero, IpgBucketsLiveLateInBackwardOnly) {
+  const LoadedModel m = load_or_fail("qwen3-0.6b");
+  const DistributedEstimate d = estimate_distributed(m, plan_on(2, Engine::deepspeed, 2));
+  const LedgerItem* ipg = find_line(d.ranks[0].ledger, "ZeRO IPG buckets");
+  ASSERT_NE(ipg, nullptr);
+  EXPECT_EQ(ipg->live & phase_bit(1, Phase::backward_start), 0u);
+  EXPECT_NE(ipg->live & phase_bit(1, Phase::backward), 0u);
+  EXPECT_EQ(ipg->live & phase_bit(1, Phase::forward), 0u);
+}
+
+}  // namespace
+}  // namespace trainmem
