@@ -193,12 +193,21 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
     if (item.tenant == Tenant::optimizer_states) adam_full += static_cast<double>(item.bytes);
   }
   const std::int64_t gb = b.grad_bytes, wb = b.weight_bytes;
+  // The .grad bytes of one GPU holding all trainable params, each in its own dtype (LoRA's fp32
+  // adapters on a bf16 base keep fp32 gradients): what DDP's buckets copy.
+  double grads_full = 0;
+  for (const LedgerItem& item : b.lines) {
+    if (item.tenant == Tenant::gradients) grads_full += static_cast<double>(item.bytes);
+  }
 
   // 2. The engine's buffers.
   switch (l.engine) {
     case Engine::ddp: {
       if (dp > 1 && !l.gradient_as_bucket_view) {
-        const std::int64_t bytes = to_bytes(Tr * static_cast<double>(gb));
+        // The buckets take each gradient's dtype (Reducer groups buckets by dtype): the rank's
+        // share of the gradient bytes, not T x the model's gradient width. Measured with LoRA's
+        // fp32 adapters: validation/data/distributed.jsonl.
+        const std::int64_t bytes = to_bytes(grads_full * share_tr);
         const auto cap = static_cast<std::int64_t>(l.ddp_bucket_cap_mb * 1024 * 1024);
         constexpr std::int64_t kFirst = 1024 * 1024;
         const std::int64_t buckets = bytes <= kFirst ? 1 : 1 + (bytes - kFirst + cap - 1) / cap;
@@ -207,9 +216,9 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             detail::from_load(),
             [=] {
               return fmt::format(
-                  "{} params x {} B in {} buckets (first 1 MiB, then {:g} MiB); "
-                  "gradient_as_bucket_view=False",
-                  with_commas(to_bytes(Tr)), gb, buckets, l.ddp_bucket_cap_mb);
+                  "{} B of gradients ({} params, each in its gradient's dtype) in {} buckets "
+                  "(first 1 MiB, then {:g} MiB); gradient_as_bucket_view=False",
+                  with_commas(bytes), with_commas(to_bytes(Tr)), buckets, l.ddp_bucket_cap_mb);
             },
             "torch/csrc/distributed/c10d/reducer.cpp Reducer::initialize_buckets (bucket "
             "contents allocated at construction); torch/nn/parallel/distributed.py bucket_cap_mb "
@@ -259,7 +268,11 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         sink.add(
             Tenant::gradients, "ZeRO IPG buckets (reduce_bucket_size)",
             d.reduce_bucket_size * gb * copies,
-            detail::both(Phase::backward_start, Phase::end_of_backward),
+            // Allocated at the first gradient hook (after the head's backward, where the loss's
+            // gradients peak) and released before backward returns: DeepSpeed 0.19.8
+            // stage_1_and_2.py process_gradients -> setup_buckets, _release_ipg_buffers.
+            // Measured: validation/data/distributed-zero.jsonl (docs/distributed.md).
+            detail::both(Phase::backward, Phase::backward),
             [=] {
               return fmt::format("{} elements x {} B x {} ({})", with_commas(d.reduce_bucket_size),
                                  gb, copies,
@@ -315,17 +328,20 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
               "zero/config.py:214 threshold 1e5",
               false);
         }
-        const double live = std::min(static_cast<double>(d.stage3_max_live_parameters),
-                                     unit + static_cast<double>(d.stage3_prefetch_bucket_size));
+        // Never more than the rank's parameters: a model smaller than the prefetch bucket is
+        // gathered whole at most (measured: validation/data/distributed-zero.jsonl).
+        const double live =
+            std::min({static_cast<double>(d.stage3_max_live_parameters),
+                      unit + static_cast<double>(d.stage3_prefetch_bucket_size), Pr});
         sink.add(
             Tenant::weights, "ZeRO-3 gathered parameters (module + prefetch)",
             to_bytes(live * static_cast<double>(wb)),
             detail::both(Phase::forward, Phase::end_of_backward),
             [=] {
-              return fmt::format("min(max_live {}, largest layer {} + prefetch {}) x {} B",
-                                 with_commas(d.stage3_max_live_parameters),
-                                 with_commas(to_bytes(unit)),
-                                 with_commas(d.stage3_prefetch_bucket_size), wb);
+              return fmt::format(
+                  "min(max_live {}, largest layer {} + prefetch {}, all {} params) x {} B",
+                  with_commas(d.stage3_max_live_parameters), with_commas(to_bytes(unit)),
+                  with_commas(d.stage3_prefetch_bucket_size), with_commas(to_bytes(Pr)), wb);
             },
             "deepspeed/runtime/zero/partitioned_param_coordinator.py:380-382; zero/config.py:208, "
             ":231",
@@ -434,10 +450,9 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         }
       }
       if (!b.master && params_to_host) {
-        double weights_full = 0, grads_full = 0;
+        double weights_full = 0;  // grads_full: the gradient bytes summed above
         for (const LedgerItem& item : b.lines) {
           if (item.tenant == Tenant::weights) weights_full += static_cast<double>(item.bytes);
-          if (item.tenant == Tenant::gradients) grads_full += static_cast<double>(item.bytes);
         }
         sink.host(
             "Sharded parameters (CPU offload)", to_bytes(weights_full * share_all * f_w),
@@ -483,20 +498,43 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
                     "is not freed after forward under FULL_SHARD",
               false);
         }
-        const int units = (l.fsdp_version == 1 && !l.fsdp_knobs.limit_all_gathers) ? 3 : 2;
+        // The block computing is unsharded only while it runs: in forward and in the middle of
+        // backward, not at backward_start. Backward reaches a block's pre-backward hook (the
+        // hook FSDP registers on its outputs) only after the head's backward, where the logits'
+        // gradients peak; by then only the block the root prefetched is gathered. Measured on
+        // CPU/gloo: validation/data/distributed.jsonl FULL_SHARD rows hold exactly one block's
+        // bytes more than the shard and the root at the backward_start peak (docs/distributed.md).
         sink.add(
             Tenant::weights,
-            l.fsdp_version == 2 ? "Unsharded blocks: the one computing + the prefetched one"
-                                : "Unsharded flat parameters: current + prefetched unit",
-            to_bytes(units * unit * static_cast<double>(wb)),
+            l.fsdp_version == 2 ? "Unsharded block: the one computing"
+                                : "Unsharded flat parameter: the unit computing",
+            to_bytes(unit * static_cast<double>(wb)),
+            detail::both(Phase::forward, Phase::forward) |
+                detail::both(Phase::backward, Phase::backward),
+            [=] {
+              return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), wb);
+            },
+            l.fsdp_version == 2
+                ? "torch/distributed/fsdp/_fully_shard/_fsdp_state.py _register_pre_backward_hook "
+                  "(a block unshards when backward reaches its outputs)"
+                : "torch/distributed/fsdp/_runtime_utils.py _pre_backward_hook (the unit "
+                  "unshards when backward reaches its outputs)",
+            true);
+        const int prefetched = (l.fsdp_version == 1 && !l.fsdp_knobs.limit_all_gathers) ? 2 : 1;
+        sink.add(
+            Tenant::weights,
+            l.fsdp_version == 2 ? "Unsharded block: the prefetched one"
+                                : "Unsharded flat parameters: the prefetched unit(s)",
+            to_bytes(prefetched * unit * static_cast<double>(wb)),
             detail::both(Phase::forward, Phase::end_of_backward),
             [=] {
-              return fmt::format("{} x largest layer {} params x {} B", units,
+              return fmt::format("{} x largest layer {} params x {} B", prefetched,
                                  with_commas(to_bytes(unit)), wb);
             },
             l.fsdp_version == 2
                 ? "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py (all-gather "
-                  "copy-in overlap note: current + next group)"
+                  "copy-in overlap note: current + next group; the root's pre-backward "
+                  "prefetches the last block)"
                 : "torch/distributed/fsdp/fully_sharded_data_parallel.py limit_all_gathers: at "
                   "most two units unsharded; api.py BackwardPrefetch.BACKWARD_PRE",
             true);

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/distributed.h"
 #include "trainmem/layout_search.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
@@ -38,7 +39,8 @@ void add_more_gpus(const PricingInputs& in, Advice& adv) {
   for (const auto& [shape, cost] :
        {std::pair{z3, "more GPUs; ZeRO-3 moves 1.5x DDP's bytes per step (ZeRO paper)"},
         std::pair{fsdp, "more GPUs; FULL_SHARD re-gathers every block in backward (1.5x DDP)"}}) {
-    auto c = min_gpus(in.model, pricer, *in.device, shape, 512, 8);
+    // Judged like every other option: the most-loaded rank's device total.
+    const auto c = min_gpus_judged(in.model, in.plan, pricer, *in.device, shape, 512, 8);
     if (!c || world_size(c->layout) < 2) continue;
     AdviceOption o;
     o.change = fmt::format("more GPUs: {}", describe(c->layout));
@@ -47,9 +49,9 @@ void add_more_gpus(const PricingInputs& in, Advice& adv) {
                           shape.engine == Engine::deepspeed ? "--zero 3" : "--fsdp full");
     o.plan = in.plan;
     o.plan.layout = c->layout;
-    o.peak_bytes = c->price.peak_bytes;
+    o.peak_bytes = c->fit.peak_bytes;
     o.fits = true;
-    o.margin_bytes = c->headroom_bytes;
+    o.margin_bytes = c->fit.margin_bytes;
     o.cost = cost;
     o.cost_rank = 100;
     extra.push_back(o);
@@ -119,7 +121,7 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
   }
   const Fit& n = adv.now;
   std::cout << fmt::format(
-      "{} on {}: peak {} against {} usable — {}\n\n", a.model, n.device.name,
+      "{} on {}: {} {} against {} usable — {}\n\n", a.model, n.device.name, n.figure,
       format_bytes(n.peak_bytes, u), format_bytes(n.usable_bytes, u),
       n.fits ? fmt::format("fits, {} free", format_bytes(n.margin_bytes, u))
              : fmt::format("does not fit, over by {}", format_bytes(-n.margin_bytes, u)));
@@ -137,8 +139,9 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
       shown_rest = true;
     }
     std::cout << fmt::format(
-        "{:>3}. {}\n     {}\n     peak {} ({}{}) — cost: {}\n", ++i, o.change,
-        command_for(typed, o.flags), format_bytes(o.peak_bytes, u), o.fits ? "fits, " : "over by ",
+        "{:>3}. {}\n     {}\n     {} {} ({}{}) — cost: {}\n", ++i, o.change,
+        command_for(typed, o.flags), n.figure, format_bytes(o.peak_bytes, u),
+        o.fits ? "fits, " : "over by ",
         format_bytes(o.fits ? o.margin_bytes : -o.margin_bytes, u) + (o.fits ? " free" : ""),
         o.cost);
   }
