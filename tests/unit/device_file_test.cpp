@@ -162,8 +162,12 @@ TEST(Devices, ANameSharedBySizesIsRefusedWithTheIds) {
     EXPECT_NE(d.error().reason.find("more than one memory size"), std::string::npos)
         << d.error().reason;
   }
-  EXPECT_NE(find_device("NVIDIA GeForce RTX 3080").error().reason.find("rtx-3080 (10 GB)"),
+  EXPECT_NE(find_device("NVIDIA GeForce RTX 3080")
+                .error()
+                .reason.find("rtx-3080 (10 GB), rtx-3080-12gb (12 GB)"),
             std::string::npos);
+  EXPECT_EQ(find_device("rtx-4060-ti-8gb")->capacity_bytes, 8188 * kMiB);
+  EXPECT_EQ(find_device("3080-12gb")->capacity_bytes, 12288 * kMiB);
 }
 
 }  // namespace
