@@ -167,6 +167,7 @@ TEST(Devices, ANameSharedBySizesIsRefusedWithTheIds) {
                 .reason.find("rtx-3080 (10 GB), rtx-3080-12gb (12 GB)"),
             std::string::npos);
   EXPECT_EQ(find_device("rtx-4060-ti-8gb")->capacity_bytes, 8188 * kMiB);
+  EXPECT_EQ(find_device("NVIDIA H100 NVL")->id, "h100-nvl");  // one size: its name resolves
   EXPECT_EQ(find_device("3080-12gb")->capacity_bytes, 12288 * kMiB);
 }
 
