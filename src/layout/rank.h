@@ -214,7 +214,7 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             },
             "torch/nn/parallel/distributed.py:795-799 lazy_bucket_allocation=False (buckets "
             "allocated at construction), :31 bucket_cap_mb 25, :108-110 first bucket; "
-            "csrc/distributed/c10d/reducer.hpp:30 kDefaultFirstBucketBytes 1 MiB, :74 "
+            "torch/csrc/distributed/c10d/reducer.hpp:30 kDefaultFirstBucketBytes 1 MiB, :74 "
             "Reducer::initialize_buckets (torch v2.15.0)",
             false);
       }
