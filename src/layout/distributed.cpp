@@ -172,7 +172,8 @@ std::int64_t weights_bytes(const Basis& b) {
 }  // namespace
 }  // namespace layout
 
-DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& plan) {
+DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& given) {
+  const TrainingPlan plan = with_engine_precision(given);
   const layout::Basis basis = layout::make_basis(model, plan);
   const Layout& l = plan.layout;
   TrainingPlan single = plan;
@@ -181,6 +182,12 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
 
   DistributedEstimate out;
   out.layout = l;
+  if (plan.precision != given.precision) {
+    out.notes.push_back(fmt::format(
+        "{} runs {} as {}: 16-bit weights and gradients with an fp32 master copy in its optimizer, "
+        "not torch.autocast over fp32 weights (with_engine_precision, trainmem/distributed.h).",
+        name_of(l.engine), name_of(given.precision), name_of(plan.precision)));
+  }
   out.dp = data_parallel_size(l);
   out.shard_group = shard_group_size(l);
   const std::int64_t per_stage = world_size(l) / l.pp;
@@ -266,14 +273,23 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
   return out;
 }
 
+// Two bases: the plan as given (DDP) and under a master-copy engine (with_engine_precision), so
+// each layout is priced in the precision its engine runs.
 struct LayoutPricer::Impl {
   layout::Basis basis;
+  layout::Basis engine_basis;
   TrainingPlan plan;
+  TrainingPlan engine_plan;
   std::int64_t weight_bytes = 0;
 };
 
-LayoutPricer::LayoutPricer(const LoadedModel& model, const TrainingPlan& plan)
-    : impl_(new Impl{layout::make_basis(model, plan), plan, 0}) {
+LayoutPricer::LayoutPricer(const LoadedModel& model, const TrainingPlan& plan) {
+  TrainingPlan sharded = plan;
+  sharded.layout.engine = Engine::deepspeed;
+  sharded = with_engine_precision(sharded);
+  sharded.layout = plan.layout;
+  impl_ = new Impl{layout::make_basis(model, plan), layout::make_basis(model, sharded), plan,
+                   sharded, 0};
   impl_->weight_bytes = layout::weights_bytes(impl_->basis);
 }
 
@@ -282,7 +298,11 @@ LayoutPricer::~LayoutPricer() {
 }
 
 LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
-  TrainingPlan& plan = impl_->plan;
+  TrainingPlan probe = impl_->plan;
+  probe.layout = l;
+  const bool engine = with_engine_precision(probe).precision != impl_->plan.precision;
+  TrainingPlan& plan = engine ? impl_->engine_plan : impl_->plan;
+  const layout::Basis& basis = engine ? impl_->engine_basis : impl_->basis;
   plan.layout = l;
   Price out;
   // Stage 0 dominates every middle stage (at least as many layers, micro-batches in flight and
@@ -290,7 +310,7 @@ LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
   std::int64_t host = 0;
   for (std::int64_t stage : {std::int64_t{0}, l.pp - 1}) {
     layout::FastSink sink;
-    layout::price_rank(impl_->basis, plan, stage, sink);
+    layout::price_rank(basis, plan, stage, sink);
     const std::int64_t peak = sink.peak();
     if (peak > out.peak_bytes) {
       out.peak_bytes = peak;

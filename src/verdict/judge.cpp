@@ -3,8 +3,10 @@
 // (c10/cuda/CUDACachingAllocator.cpp; docs/gpu.md), not on the bytes of live tensors, so a
 // "fits" on live bytes can OOM. solve and advise search with the same verdict, so the answer they
 // print is one `trainmem estimate` agrees with.
+#include "trainmem/distributed.h"
 #include "trainmem/estimate.h"
 #include "trainmem/gpu.h"
+#include "trainmem/layout_search.h"
 
 namespace trainmem {
 
@@ -43,6 +45,40 @@ Fit judge(const LoadedModel& model, const TrainingPlan& plan, const Device& devi
   // PyTorch's defaults ("" parses to the default configuration) cannot be malformed.
   auto f = judge(model, plan, ledger, device, gpu_options_for(device, ""));
   return f ? f.value() : fit(totals(ledger), device);
+}
+
+Result<DistributedVerdict> judge_distributed(const LoadedModel& model, const TrainingPlan& plan,
+                                             const std::optional<Device>& device,
+                                             const GpuOptions& options) {
+  DistributedVerdict v{estimate_distributed(model, plan), {}, std::nullopt};
+  const Ledger& most = v.estimate.ranks[v.estimate.most_loaded].ledger;
+  // The rank's own plan: estimate_distributed prices the engine's precision
+  // (with_engine_precision).
+  auto gpu = gpu_estimate(model, most.plan, most, options);
+  if (!gpu) return gpu.error();
+  v.gpu = std::move(gpu).value();
+  if (device) v.fit = judge(v.gpu, totals(most), *device);
+  return v;
+}
+
+std::optional<JudgedLayout> min_gpus_judged(const LoadedModel& model, const TrainingPlan& plan,
+                                            const LayoutPricer& pricer, const Device& device,
+                                            const Layout& shape, std::int64_t max_gpus,
+                                            std::int64_t gpus_per_node) {
+  Device held_back = device;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const auto c = min_gpus(model, pricer, held_back, shape, max_gpus, gpus_per_node);
+    if (!c) return std::nullopt;
+    TrainingPlan p = plan;
+    p.layout = c->layout;
+    auto v = judge_distributed(model, p, device, gpu_options_for(device, ""));
+    if (!v || !v->fit) return std::nullopt;
+    if (v->fit->fits) return JudgedLayout{c->layout, c->price.host_bytes, *v->fit};
+    const std::int64_t more = v->fit->peak_bytes - c->price.peak_bytes;
+    if (more <= 0) return std::nullopt;  // over for a reason the reserve cannot express
+    held_back.reserve_bytes += more;
+  }
+  return std::nullopt;
 }
 
 }  // namespace trainmem

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/distributed.h"
 #include "trainmem/layout_search.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
@@ -38,7 +39,8 @@ void add_more_gpus(const PricingInputs& in, Advice& adv) {
   for (const auto& [shape, cost] :
        {std::pair{z3, "more GPUs; ZeRO-3 moves 1.5x DDP's bytes per step (ZeRO paper)"},
         std::pair{fsdp, "more GPUs; FULL_SHARD re-gathers every block in backward (1.5x DDP)"}}) {
-    auto c = min_gpus(in.model, pricer, *in.device, shape, 512, 8);
+    // Judged like every other option: the most-loaded rank's device total.
+    const auto c = min_gpus_judged(in.model, in.plan, pricer, *in.device, shape, 512, 8);
     if (!c || world_size(c->layout) < 2) continue;
     AdviceOption o;
     o.change = fmt::format("more GPUs: {}", describe(c->layout));
@@ -47,9 +49,9 @@ void add_more_gpus(const PricingInputs& in, Advice& adv) {
                           shape.engine == Engine::deepspeed ? "--zero 3" : "--fsdp full");
     o.plan = in.plan;
     o.plan.layout = c->layout;
-    o.peak_bytes = c->price.peak_bytes;
+    o.peak_bytes = c->fit.peak_bytes;
     o.fits = true;
-    o.margin_bytes = c->headroom_bytes;
+    o.margin_bytes = c->fit.margin_bytes;
     o.cost = cost;
     o.cost_rank = 100;
     extra.push_back(o);

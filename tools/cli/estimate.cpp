@@ -29,25 +29,32 @@ struct EstimateArgs {
 };
 
 // A plan over several GPUs (or with offload): per-rank ledgers and the host per node.
+GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& device);
+
+// Per rank: judge_distributed() (the most-loaded rank replayed and judged like one GPU).
 int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain) {
-  const DistributedEstimate d = estimate_distributed(in.model, in.plan);
-  std::optional<Fit> verdict;
-  if (in.device) verdict = fit(d.ranks[d.most_loaded].totals, *in.device);
-  const Fit* f = verdict ? &*verdict : nullptr;
+  auto v = judge_distributed(in.model, in.plan, in.device, gpu_options(a, in.device));
+  if (!v) return report(v.error());
+  const DistributedEstimate& d = v->estimate;
+  const Ledger& most = d.ranks[d.most_loaded].ledger;
+  const GpuEstimate* gpu = &v->gpu;
+  const bool cuda = !in.device || in.device->kind != DeviceKind::unified;
+  const Fit* f = v->fit ? &*v->fit : nullptr;
   if (!a.svg.empty()) {
     std::ofstream svg_out(a.svg);
-    svg_out << render_svg_budget(d.ranks[d.most_loaded].ledger, f, in.options);
+    svg_out << render_svg_budget(most, f, in.options);
     if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
-    std::cout << render_distributed_json(d, f);
+    std::cout << render_distributed_json(d, f, cuda ? gpu : nullptr);
   } else if (explain) {
     std::cout << render_distributed_explain(d, in.options);
   } else {
     std::cout << render_distributed_text(d, f, in.options);
-    if (!a.timeline.empty()) {
-      std::cout << "\n" << render_timeline(d.ranks[d.most_loaded].ledger, in.options);
+    if (cuda && gpu->available) {
+      std::cout << "\nMost-loaded rank " << render_gpu_text(*gpu, in.options);
     }
+    if (!a.timeline.empty()) std::cout << "\n" << render_timeline(most, in.options);
   }
   return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
 }
