@@ -3,8 +3,9 @@
 // same arithmetic feeds both the explained ledger (formulas as text) and the layout search
 // (numbers only; the formula lambdas are never called there).
 //
-// Sources (read, not copied): DeepSpeed @38327e07, Megatron-LM @d98e8a64, PyTorch (file and
-// symbol; the PyTorch snapshot was too large to mirror here). docs/distributed.md lists them.
+// Sources (read, not copied): DeepSpeed @38327e07, Megatron-LM @d98e8a64, PyTorch v2.15.0 (git
+// d0f2af8b66b2; line numbers read in the installed wheel, repository paths).
+// docs/distributed.md lists them.
 #pragma once
 
 #include <fmt/format.h>
@@ -127,8 +128,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
           break;
       }
       // FSDP with mixed precision keeps the sharded parameter in fp32: it is the master copy
-      // (torch/distributed/fsdp/_fully_shard/_fsdp_api.py MixedPrecisionPolicy docstring), and
-      // gradients reach the optimizer in that dtype. Priced below as one fp32 line each.
+      // (torch/distributed/fsdp/_fully_shard/_fsdp_api.py:23-26 MixedPrecisionPolicy docstring),
+      // and gradients reach the optimizer in that dtype. Priced below as one fp32 line each.
       if (b.master) f_w = f_g = 0;
       states_to_host = params_to_host = grads_to_host = l.offload_optimizer;
       break;
@@ -220,9 +221,10 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
                   "(first 1 MiB, then {:g} MiB); gradient_as_bucket_view=False",
                   with_commas(bytes), with_commas(to_bytes(Tr)), buckets, l.ddp_bucket_cap_mb);
             },
-            "torch/csrc/distributed/c10d/reducer.cpp Reducer::initialize_buckets (bucket "
-            "contents allocated at construction); torch/nn/parallel/distributed.py bucket_cap_mb "
-            "25; reducer.hpp kDefaultFirstBucketBytes 1 MiB",
+            "torch/nn/parallel/distributed.py:795-799 lazy_bucket_allocation=False (buckets "
+            "allocated at construction), :31 bucket_cap_mb 25, :108-110 first bucket; "
+            "torch/csrc/distributed/c10d/reducer.hpp:30 kDefaultFirstBucketBytes 1 MiB, :74 "
+            "Reducer::initialize_buckets (torch v2.15.0)",
             false);
       }
       break;
@@ -298,8 +300,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
           sink.host(
               "fp32 gradient partition (CPU offload)", to_bytes(part * 4), ledger::steady_only(),
               [=] { return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Tr)), N); },
-              "deepspeed/runtime/zero/stage_1_and_2.py (cpu_offload: grads copied to a pinned "
-              "fp32 buffer)");
+              "deepspeed/runtime/zero/stage_1_and_2.py:685-689 (cpu_offload: grads copied to a "
+              "pinned fp32 buffer)");
         } else {
           sink.add(
               Tenant::temporaries, "fp32 gradient partition at the step", to_bytes(part * 4),
@@ -433,19 +435,21 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         };
         if (params_to_host) {
           sink.host("Sharded parameters, f32 (CPU offload)", param_bytes, detail::from_load(), pf,
-                    "torch/distributed/fsdp/api.py CPUOffload; _fully_shard/_fsdp_api.py "
-                    "CPUOffloadPolicy(pin_memory=True)");
-          sink.host("Sharded gradients, f32 (CPU offload)", grad_bytes, b.grad_live, gf,
-                    "torch/distributed/fsdp/api.py CPUOffload: grads offloaded with params");
+                    "torch/distributed/fsdp/api.py:230-241 CPUOffload; _fully_shard/_fsdp_api.py:"
+                    "239-255 CPUOffloadPolicy(pin_memory=True)");
+          sink.host(
+              "Sharded gradients, f32 (CPU offload)", grad_bytes, b.grad_live, gf,
+              "torch/distributed/fsdp/api.py:230-241 CPUOffload: grads offloaded with params");
         } else {
           sink.add(Tenant::master_weights, "Sharded parameters, f32 (the master copy)", param_bytes,
                    detail::from_load(), pf,
-                   "torch/distributed/fsdp/_fully_shard/_fsdp_api.py MixedPrecisionPolicy: the "
-                   "sharded parameter stays in its original dtype",
+                   "torch/distributed/fsdp/_fully_shard/_fsdp_api.py:23-26, :38-39 "
+                   "MixedPrecisionPolicy: the sharded parameter stays in its original dtype",
                    false);
           sink.add(Tenant::gradients, "Sharded gradients, f32", grad_bytes, b.grad_live, gf,
-                   "torch/distributed/fsdp/api.py MixedPrecision keep_low_precision_grads=False; "
-                   "FSDP2 reduce-scatters into the sharded param's dtype",
+                   "torch/distributed/fsdp/api.py:136-141 MixedPrecision "
+                   "keep_low_precision_grads=False; FSDP2 _fsdp_api.py:50-51 reduced shards keep "
+                   "the param's grad dtype",
                    false);
         }
       }
@@ -461,14 +465,14 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
               return fmt::format("{} B x {:.6f} (this rank's shard)",
                                  with_commas(to_bytes(weights_full)), share_all * f_w);
             },
-            "torch/distributed/fsdp/api.py CPUOffload");
+            "torch/distributed/fsdp/api.py:230-241 CPUOffload");
         sink.host(
             "Sharded gradients (CPU offload)", to_bytes(grads_full * share_tr * f_g), b.grad_live,
             [=] {
               return fmt::format("{} B x {:.6f} (this rank's shard)",
                                  with_commas(to_bytes(grads_full)), share_tr * f_g);
             },
-            "torch/distributed/fsdp/api.py CPUOffload: grads offloaded with params");
+            "torch/distributed/fsdp/api.py:230-241 CPUOffload: grads offloaded with params");
       }
       if (states_to_host) {
         // With a master recipe the sharded fp32 parameter is the master: only the states here.
@@ -480,7 +484,7 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
               return fmt::format("{} B x {:.6f} (this rank's shard)", with_commas(to_bytes(full)),
                                  share_tr * f_o);
             },
-            "torch/distributed/fsdp/api.py CPUOffload: the optimizer step runs on CPU");
+            "torch/distributed/fsdp/api.py:230-241 CPUOffload: the optimizer step runs on CPU");
       }
       const double root = sp.root;
       const bool resharded = l.fsdp == FsdpMode::full || l.fsdp == FsdpMode::hybrid;
@@ -492,10 +496,10 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
               detail::both(Phase::forward, Phase::end_of_backward),
               [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(root)), wb); },
               l.fsdp_version == 2
-                  ? "torch/distributed/fsdp/_fully_shard/_fully_shard.py: reshard_after_forward "
-                    "None is False for the root"
-                  : "torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: the root "
-                    "is not freed after forward under FULL_SHARD",
+                  ? "torch/distributed/fsdp/_fully_shard/_fully_shard.py:199-200: "
+                    "reshard_after_forward None is False for the root (_fsdp_state.py:222-226)"
+                  : "torch/distributed/fsdp/_runtime_utils.py:486-500 _post_forward_reshard: the "
+                    "root is not freed after forward under FULL_SHARD",
               false);
         }
         // The block computing is unsharded only while it runs: in forward and in the middle of
@@ -532,11 +536,12 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
                                  with_commas(to_bytes(unit)), wb);
             },
             l.fsdp_version == 2
-                ? "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py (all-gather "
+                ? "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:65-74 (all-gather "
                   "copy-in overlap note: current + next group; the root's pre-backward "
                   "prefetches the last block)"
-                : "torch/distributed/fsdp/fully_sharded_data_parallel.py limit_all_gathers: at "
-                  "most two units unsharded; api.py BackwardPrefetch.BACKWARD_PRE",
+                : "torch/distributed/fsdp/fully_sharded_data_parallel.py:351-360 "
+                  "limit_all_gathers: at most two units unsharded; api.py:78-83 "
+                  "BackwardPrefetch.BACKWARD_PRE",
             true);
       } else {
         sink.add(
@@ -547,8 +552,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             to_bytes(Pr * static_cast<double>(wb)),
             detail::both(Phase::forward, Phase::end_of_backward),
             [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(Pr)), wb); },
-            "torch/distributed/fsdp/api.py ShardingStrategy (SHARD_GRAD_OP keeps parameters "
-            "unsharded until after backward); _flat_param.py FlatParameter _mp_shard",
+            "torch/distributed/fsdp/api.py:43-49 ShardingStrategy (SHARD_GRAD_OP keeps "
+            "parameters unsharded until after backward); _flat_param.py:297-299 _mp_shard",
             false);
       }
       if (l.fsdp != FsdpMode::none) {
@@ -559,7 +564,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             [=] {
               return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), gb);
             },
-            "torch/distributed/fsdp/api.py BackwardPrefetch docstring (current unit's gradients)",
+            "torch/distributed/fsdp/api.py:78-83 BackwardPrefetch docstring (current unit's "
+            "gradients)",
             true);
       }
       break;
