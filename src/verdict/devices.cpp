@@ -141,8 +141,8 @@ Result<Device> find_device(std::string_view id) {
   if (!sized.empty()) {
     return Error{ErrorCode::not_found, "", "device",
                  fmt::format("'{}' is the name nvidia-smi prints for more than one memory size; "
-                             "give the id of yours: {}, or --memory with the memory.total "
-                             "nvidia-smi prints (e.g. --memory 8188MiB)",
+                             "give the id of yours: {}, or --memory NMiB with the N that "
+                             "nvidia-smi --query-gpu=memory.total prints",
                              id, sized)};
   }
   std::string names;
