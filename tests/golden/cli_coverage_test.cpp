@@ -105,9 +105,13 @@ TEST(CliCoverage, DevicesFileAddsAndOverridesRows) {
   const CliRun over = run_cli("estimate qwen2.5-0.5b --json --gpu rtx-4090 --devices " + file);
   ASSERT_EQ(over.code, 0) << over.out;
   EXPECT_TRUE(contains(over, "20971520000")) << "20000 MiB in bytes:\n" << over.out;
-  // solve --for smallest-gpu considers the user's card too (12000 MiB < every built-in 16 GB).
-  const CliRun solve = run_cli("solve smollm2-135m --for smallest-gpu --json --devices " + file);
-  EXPECT_EQ(solve.code, 0) << solve.out;
+  // solve --for smallest-gpu considers the user's cards: a 6000 MiB one is below every built-in.
+  const std::string tiny = write_file(
+      "tiny.json",
+      R"({"devices": [{"id": "tiny-card", "total_mib": 6000, "compute_capability": "8.6"}]})");
+  const CliRun solve = run_cli("solve smollm2-135m --for smallest-gpu --json --devices " + tiny);
+  ASSERT_EQ(solve.code, 0) << solve.out;
+  EXPECT_EQ(nlohmann::json::parse(solve.out)["answer"], "tiny-card") << solve.out;
   const CliRun advise = run_cli("advise qwen2.5-0.5b --gpu lab-card --devices " + file);
   EXPECT_EQ(advise.code, 0) << advise.out;
 
