@@ -240,6 +240,8 @@ std::string_view name_of(DatasetFormat f) {
 }
 
 Result<std::string> read_dataset_file(const std::string& path) {
+  // Refuse by name (.parquet, .csv, ...) before reading up to a gigabyte.
+  if (auto by_name = dataset_format_of(path, ""); !by_name) return by_name.error();
   return io::read_regular_file(path, kMaxDatasetBytes,
                                "a sample of it (shuf -n 100000 FILE > sample.jsonl)");
 }

@@ -71,8 +71,9 @@ nlohmann::json dataset_json(const DatasetFit& d) {
 
 std::string render_dataset_text(const DatasetFit& d, const RenderOptions& options) {
   const Unit u = options.unit;
-  std::string out = fmt::format("Dataset: {} ({}, {} records; text from {})\n", d.file,
-                                name_of(d.format), with_commas(d.records), joined(d.schemas));
+  std::string out =
+      fmt::format("Dataset: {} ({}, {} record{}; text from {})\n", d.file, name_of(d.format),
+                  with_commas(d.records), d.records == 1 ? "" : "s", joined(d.schemas));
   const TokenLengths& l = d.lengths;
   out += fmt::format(
       "  Tokens per record (estimated): p50 {} · p95 {} · max {} · mean {} · total {}\n",

@@ -121,6 +121,13 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
     TrainingPlan p = plan;
     p.batch = batch;
     p.seq = seq;
+    // A record past the engine's sequence range cannot be priced: say which, and how to cut it.
+    if (auto e = validate(p)) {
+      return bad_input(source.file, at,
+                       fmt::format("{} x {} tokens cannot be priced ({}); truncate with "
+                                   "--max-length",
+                                   batch, with_commas(seq), e->reason));
+    }
     auto cost = price(p);
     if (!cost) return cost.error();
     d.rows.push_back({std::move(at), tokens, seq, batch, *cost});

@@ -33,6 +33,7 @@ struct AdviseArgs {
 // the p95 becomes an option when the tail is long. Priced as advise() prices (the ledger's peak).
 Result<std::optional<DatasetFit>> apply_dataset(const AdviseArgs& a, PricingInputs& in) {
   if (a.dataset.empty()) return std::optional<DatasetFit>{};
+  if (auto e = dataset_single_device(a.dataset, in.plan)) return *e;
   const Device device = *in.device;
   auto d = price_dataset(a.dataset, in, [&](const TrainingPlan& p) -> Result<LengthPrice> {
     if (auto e = check_plan_size(in.model, p)) return *e;

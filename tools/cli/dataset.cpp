@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "trainmem/layout.h"
+
 namespace trainmem::cli {
 namespace {
 
@@ -32,6 +34,13 @@ void add_dataset_flag(CLI::App& cmd, std::string& file) {
                  "price the plan at a dataset's p50, p95 and longest record (estimated tokens): "
                  "FILE.jsonl / .json (TRL, axolotl, ShareGPT, Alpaca records) or .txt (a record "
                  "per line); --seq is the max_length that truncates them");
+}
+
+std::optional<Error> dataset_single_device(const std::string& file, const TrainingPlan& plan) {
+  if (file.empty() || is_single_device(plan.layout)) return std::nullopt;
+  return Error{ErrorCode::usage, "", "--dataset",
+               "prices one GPU; drop --gpus/--zero/--fsdp/--tp/--pp/--offload, or price the "
+               "dataset's p95 or longest record as --seq on its own"};
 }
 
 Result<DatasetFit> price_dataset(const std::string& file, const PricingInputs& in,

@@ -12,6 +12,9 @@ namespace trainmem::cli {
 
 void add_dataset_flag(CLI::App& cmd, std::string& file);
 
+// A usage error when --dataset is given with a multi-GPU layout (not priced per rank yet).
+std::optional<Error> dataset_single_device(const std::string& file, const TrainingPlan& plan);
+
 // Reads `file` and prices `in.plan` at its p50, p95 and longest record with `price`; the plan's
 // sequence length, when the user set it, is the max_length that truncates them.
 Result<DatasetFit> price_dataset(const std::string& file, const PricingInputs& in,

@@ -116,6 +116,7 @@ int run_estimate(const EstimateArgs& a, bool explain) {
     return report(Error{ErrorCode::usage, "", "--timeline",
                         "expected phases or events, got '" + a.timeline + "'"});
   }
+  if (auto e = dataset_single_device(a.dataset, in->plan)) return report(*e);
   if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain);
   std::optional<DatasetFit> data;
   if (!a.dataset.empty()) {
