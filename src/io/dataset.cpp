@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -340,7 +341,9 @@ BytesPerToken bytes_per_token_for_vocab(std::int64_t vocab_size) {
 }
 
 std::int64_t estimated_tokens(std::int64_t bytes, const BytesPerToken& rate) {
-  // bytes <= a file's size (at most 1 GiB), so bytes x 100 fits in 64 bits.
+  // bytes x 100 must fit in 64 bits: a file's records are at most 1 GiB; past 2^63 / 100 the
+  // count is 1% short at worst, far past any sequence the engine prices.
+  if (bytes > std::numeric_limits<std::int64_t>::max() / 100) return bytes / rate.centibytes * 100;
   const std::int64_t t = (bytes * 100 + rate.centibytes - 1) / rate.centibytes;
   return t < 1 ? 1 : t;
 }

@@ -66,22 +66,26 @@ void add_advice(DatasetFit& d, const TrainingPlan& plan) {
         percent_of(*d.p95_truncated_records, n), format_bytes(*d.p95_saves_bytes, Unit::gib),
         with_commas(max->seq)));
   }
+  // TRL SFTConfig (trl/trainer/sft_config.py): packing groups records into blocks of max_length
+  // tokens (strategy "bfd", best-fit decreasing, which also turns padding-free on); padding_free
+  // flattens a batch into one sequence and needs FlashAttention 2 or 3; max_length defaults to
+  // 1024.
   if (d.max_length) {
     d.advice.push_back(fmt::format(
-        "packing=True (TRL): records are concatenated into rows of exactly max_length = {} "
-        "tokens, so every step costs the peak at {} tokens, the `packed` row.",
+        "packing=True (TRL): records are packed into blocks of up to max_length = {} tokens "
+        "(best-fit decreasing), so a step costs about the peak at {} tokens, the `packed` row.",
         with_commas(*d.max_length), with_commas(*d.max_length)));
   } else {
     d.advice.push_back(
-        "packing=True (TRL) fills every row to max_length: give --seq N to price it (every step "
-        "then costs the peak at N tokens).");
+        "packing=True (TRL) packs records into blocks of max_length tokens: give --seq N to "
+        "price it (a step then costs about the peak at N tokens).");
   }
   if (plan.batch == 1) {
     d.advice.push_back(
         "padding_free=True (TRL): at batch 1 there is no padding to remove; it changes nothing.");
   } else if (plan.attention != Attention::flash) {
     d.advice.push_back(fmt::format(
-        "padding_free=True (TRL) needs flash attention (--attention flash, flash_attention_2): "
+        "padding_free=True (TRL) needs FlashAttention 2 or 3 (--attention flash): "
         "a batch becomes one row of its records' real lengths (about {} x {} = {} tokens on "
         "average) instead of {} rows padded to the longest.",
         plan.batch, with_commas(capped_mean(l, d.max_length)),

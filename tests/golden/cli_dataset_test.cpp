@@ -3,6 +3,8 @@
 // 151,936-token vocabulary).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/cli_run.h"
@@ -72,7 +74,7 @@ TEST(CliDataset, TextReportNamesTheEstimateAndTheAdvice) {
   EXPECT_TRUE(contains(r, "max_length 4,096 truncates 1 of 20 records (5.0%)")) << r.out;
   EXPECT_TRUE(contains(r, "max_length = 1,900 (the p95) would truncate 1 record (5.0%)")) << r.out;
   EXPECT_TRUE(contains(r, "packing=True (TRL)")) << r.out;
-  EXPECT_TRUE(contains(r, "padding_free=True (TRL) needs flash attention")) << r.out;
+  EXPECT_TRUE(contains(r, "padding_free=True (TRL) needs FlashAttention 2 or 3")) << r.out;
   EXPECT_TRUE(contains(r, "3.94 bytes per token, for vocab_size 151,936")) << r.out;
   EXPECT_TRUE(contains(r, "chat template and special tokens")) << r.out;
 }
@@ -139,6 +141,21 @@ TEST(CliDataset, AdviseAtTheLongestRecordWithTruncationAsAnOption) {
     }
   }
   EXPECT_TRUE(found) << r.out;
+}
+
+TEST(CliDataset, ATokenizerBesideTheConfigIsNoticedAndTheCountStaysAnEstimate) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainmem_dataset_tokenizer";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(
+      std::string(TRAINMEM_SOURCE_DIR) + "/tests/bad_input/files/tiny_llama.json",
+      dir / "config.json", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "tokenizer.json") << "{}";
+  const auto d = dataset_json("estimate " + (dir / "config.json").string() + " --dataset " +
+                              data("chat.jsonl"));
+  EXPECT_EQ(d["tokenizer_found"], true);
+  EXPECT_EQ(d["tokens_estimated"], true);
+  EXPECT_NE(d["notes"].dump().find("tokenizer.json sits beside the config"), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliDataset, BadFilesAreOneLineErrors) {

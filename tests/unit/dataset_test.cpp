@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace trainmem {
 namespace {
 
@@ -106,7 +108,10 @@ TEST(DatasetTokens, BytesPerTokenByVocabularyBand) {
   EXPECT_EQ(estimated_tokens(394, large), 100);  // exactly 100 tokens
   EXPECT_EQ(estimated_tokens(395, large), 101);  // 100.25, rounded up
   EXPECT_EQ(estimated_tokens(0, large), 1);      // an empty record still trains on one token
-  EXPECT_EQ(estimated_tokens(11, bytes_per_token_for_vocab(32'000)), 4);  // 11 / 3.17 = 3.47
+  EXPECT_EQ(estimated_tokens(11, bytes_per_token_for_vocab(32'000)), 4);
+  // Past 2^63 / 100 bytes the count is still positive and near bytes / 3.94 (no overflow).
+  const std::int64_t huge = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(estimated_tokens(huge, large), huge / 394 * 100);  // 11 / 3.17 = 3.47
 }
 
 TEST(DatasetTokens, NearestRankPercentiles) {
