@@ -304,6 +304,20 @@ def families_crosscheck():
     return rows + [_row("gpt2-124m", mode="fake", precision="fp32", batch=2, seq=512)]
 
 
+def dora():
+    """DoRA (PEFT use_dora=True) against the same LoRA, on two families, real tensors
+    (validation/data/dora.jsonl): what DoRA's forward saves beyond LoRA's."""
+    rows = []
+    for model in ("llama-tiny", "qwen3-tiny"):
+        for targets in (ALL_LINEAR, "q,v"):
+            for extra in ({}, dict(lora_dropout=0.1), dict(batch=4, seq=256)):
+                base = _row(model, lora(rank=16, targets=targets), **extra)
+                rows += [base, dict(base, dora=True)]
+    rows.append(_row("llama-tiny", lora(rank=16), AUTOCAST, dora=True))
+    rows.append(_row("llama-tiny", lora(rank=16), CKPT, dora=True))
+    return rows
+
+
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
             "families": families, "families-subset": families_subset,
-            "families-crosscheck": families_crosscheck}
+            "families-crosscheck": families_crosscheck, "dora": dora}

@@ -19,7 +19,7 @@ $(VALIDATION_STAMP): validation/requirements.txt
 	$(VALIDATION_PY) -m pip install -q -r validation/requirements.txt
 	touch $@
 
-.PHONY: measure measure-subset measure-test measure-families measure-families-subset
+.PHONY: measure measure-subset measure-test measure-families measure-families-subset measure-dora
 
 measure: $(VALIDATION_STAMP)
 	$(VALIDATION_PY) validation/measure.py --matrix full --out validation/data/measurements.jsonl
@@ -38,3 +38,7 @@ measure-families: $(VALIDATION_STAMP)
 
 measure-families-subset: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix families-subset --out validation/out/families-subset.jsonl
+
+# DoRA against LoRA (issue 9: DoRA's activations), two families, real tensors.
+measure-dora: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix dora --out validation/data/dora.jsonl

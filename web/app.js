@@ -316,7 +316,7 @@ function renderAdvice(advice, s) {
   const item = (o) => el('li', {},
     el('strong', {}, o.change), ' ', el('code', {}, o.flags), el('br'),
     el('span', { class: o.fits ? 'fits' : 'over' },
-      `peak ${fmtBytes(o.peak_bytes, s.units)}, ${o.fits ? `fits with ${fmtBytes(o.margin_bytes, s.units)} free`
+      `${advice.now.figure} ${fmtBytes(o.peak_bytes, s.units)}, ${o.fits ? `fits with ${fmtBytes(o.margin_bytes, s.units)} free`
         : `over by ${fmtBytes(-o.margin_bytes, s.units)}`}`),
     ` — cost: ${o.cost}`);
   const parts = [];

@@ -265,20 +265,14 @@ json run(const json& req) {
   if (op == "estimate" || op == "explain") {
     const Ledger ledger = estimate(m, *plan);
     const Totals t = totals(ledger);
-    // The verdict as `trainmem estimate` gives it (tools/cli/estimate.cpp): the step replayed
-    // through the CUDA caching allocator model; CUDA cards and custom budgets are judged on that
-    // device total, Apple unified memory and the tiers on the ledger's peak. A page has no
+    // The verdict every command gives (judge(), trainmem/gpu.h). A page has no
     // PYTORCH_CUDA_ALLOC_CONF: PyTorch's defaults.
     const GpuOptions gopt = *device ? gpu_options_for(**device, "") : GpuOptions{};
     auto gpu = gpu_estimate(m, *plan, ledger, gopt);
     if (!gpu) throw gpu.error();
     const bool cuda = !*device || (*device)->kind != DeviceKind::unified;
-    const bool on_total =
-        *device && gpu->available &&
-        ((*device)->kind == DeviceKind::gpu || (*device)->kind == DeviceKind::custom);
     std::optional<Fit> f;
-    if (*device) f = on_total ? fit_gpu(*gpu, **device) : fit(t, **device);
-    if (on_total) f->figure = "device total";
+    if (*device) f = judge(*gpu, t, **device);
     json out = {{"ok", true},
                 {"ledger", ledger_json(ledger, f ? &*f : nullptr, cuda ? &*gpu : nullptr)},
                 {"timeline", timeline_json(ledger, t)},

@@ -5,10 +5,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
 #include "trainmem/ledger.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
@@ -41,8 +44,46 @@ struct DistributedEstimate {
   std::vector<std::string> notes;
 };
 
+// The precision an engine runs. DeepSpeed (bf16/fp16.enabled: 16-bit weights, fp32 master in
+// its optimizer; runtime/bf16_optimizer.py, zero/stage_1_and_2.py), Megatron (fp32 main params)
+// and sharding FSDP (fp32 sharded parameters, 16-bit unsharded copies by MixedPrecision) turn a
+// 16-bit mixed-precision request (HF bf16=True, priced alone as torch.autocast over fp32 weights)
+// into 16-bit weights with an fp32 master copy. DDP and one GPU keep autocast. Returns the plan
+// unchanged when nothing applies.
+TrainingPlan with_engine_precision(TrainingPlan plan);
+
 // The plan must have passed validate() and validate_layout(plan.layout, model.spec).
 DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& plan);
+
+// The verdict for a layout, as judge() gives it for one GPU: the most-loaded rank's ledger replayed
+// through the caching allocator model (its sharded flat buffers and the activation lines the
+// replay cannot split per tensor are one allocation each, as those engines allocate them; NCCL's
+// own buffers are not counted) and judged on the device total on CUDA cards. `fit` is empty
+// without a device. Errors: a malformed alloc_conf.
+struct DistributedVerdict {
+  DistributedEstimate estimate;
+  GpuEstimate gpu;  // the most-loaded rank
+  std::optional<Fit> fit;
+};
+Result<DistributedVerdict> judge_distributed(const LoadedModel& model, const TrainingPlan& plan,
+                                             const std::optional<Device>& device,
+                                             const GpuOptions& options);
+
+struct LayoutCandidate;
+class LayoutPricer;
+
+// min_gpus() (layout_search.h) under the verdict judge_distributed() gives: the pricer searches on
+// live bytes, the answer is checked on the device total, and where they disagree the search runs
+// again with the difference held back (at most three times). nullopt when nothing fits.
+struct JudgedLayout {
+  Layout layout;
+  std::int64_t host_bytes = 0;  // per node
+  Fit fit;                      // judge_distributed's verdict on the most-loaded rank
+};
+std::optional<JudgedLayout> min_gpus_judged(const LoadedModel& model, const TrainingPlan& plan,
+                                            const LayoutPricer& pricer, const Device& device,
+                                            const Layout& shape, std::int64_t max_gpus,
+                                            std::int64_t gpus_per_node);
 
 // Fast pricing for layout search: the peak of the most-loaded rank and the host bytes per node,
 // with no text. Built once per (model, plan without layout); prices one layout in microseconds.

@@ -3,9 +3,12 @@
 // exit code, Python to an exception, the web page to a message.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace trainmem {
 
@@ -28,6 +31,11 @@ struct Error {
 };
 
 Error bad_input(std::string file, std::string field, std::string reason);
+
+// For "did you mean" in a front end's errors: the name in `names` nearest to `word` by edit
+// distance (Levenshtein), if it is fewer than `below` edits away; empty otherwise.
+std::string nearest_name(std::string_view word, const std::vector<std::string>& names,
+                         std::size_t below);
 
 template <class T>
 class Result {

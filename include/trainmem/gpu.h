@@ -75,6 +75,19 @@ GpuOptions gpu_options_for(const Device& device, std::string alloc_conf);
 // never fits.
 Fit fit_gpu(const GpuEstimate& gpu, const Device& device);
 
+// The one verdict of a plan on a device: estimate, solve, advise, sweep, the web page and Python
+// all judge with these. CUDA cards and --memory budgets are judged on the device total (the step
+// replayed through PyTorch's caching allocator plus the CUDA context: what runs out first on a
+// real card); Apple unified memory (no CUDA allocator) and the seeds' memory tiers (budgets of
+// live bytes) on the ledger's peak. The textbook convention has no event stream: its peak.
+bool judged_on_device_total(const Device& device);
+Fit judge(const GpuEstimate& gpu, const Totals& totals, const Device& device);
+// Replays the ledger when the device is judged on its total. Errors: a malformed alloc_conf.
+Result<Fit> judge(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger,
+                  const Device& device, const GpuOptions& options);
+// The same from the plan alone, with PyTorch's default allocator settings for the device.
+Fit judge(const LoadedModel& model, const TrainingPlan& plan, const Device& device);
+
 // The report's three figures, one line each saying what it is and why it differs.
 std::string render_gpu_text(const GpuEstimate& gpu, const RenderOptions& render);
 

@@ -53,6 +53,9 @@ inline constexpr PhaseMask kAllPhases = (PhaseMask{1} << kPhaseSlots) - 1;
 std::string slot_name(int slot);
 
 struct LedgerItem {
+  // A stable key for scripts and tests: "<tenant>.<what>" ("logits.fp32_upcast",
+  // "weights.frozen.bf16"); the label is for people and may change wording.
+  std::string id;
   Tenant tenant = Tenant::weights;
   std::string label;  // "Weights, bf16 (trainable)"
   std::int64_t bytes = 0;

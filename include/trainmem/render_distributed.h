@@ -4,6 +4,7 @@
 #include <string>
 
 #include "trainmem/distributed.h"
+#include "trainmem/gpu.h"
 #include "trainmem/render.h"
 
 namespace trainmem {
@@ -14,6 +15,8 @@ std::string render_distributed_text(const DistributedEstimate& d, const Fit* fit
 // Every rank's lines with formula and source, then the host lines.
 std::string render_distributed_explain(const DistributedEstimate& d, const RenderOptions& options);
 // trainmem.distributed/1 (docs/formats.md); `fit` applies to the most-loaded rank.
-std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit);
+// `gpu`: the most-loaded rank replayed through the caching allocator model, or null.
+std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit,
+                                    const GpuEstimate* gpu = nullptr);
 
 }  // namespace trainmem

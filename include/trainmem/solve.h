@@ -35,10 +35,12 @@ struct SolveResult {
   bool found = false;
   // max-batch / max-seq: the largest value that fits, 0 when even one step does not.
   std::int64_t answer = 0;
-  std::int64_t next = 0;               // answer + step: the first value that does not fit
-  std::int64_t peak_bytes = 0;         // at the answer (at one step when nothing fits)
-  std::int64_t next_peak_bytes = 0;    // at the next step up
-  std::int64_t usable_bytes = 0;       // of the device the answer is for
+  std::int64_t next = 0;             // answer + step: the first value that does not fit
+  std::int64_t peak_bytes = 0;       // at the answer (at one step when nothing fits)
+  std::int64_t next_peak_bytes = 0;  // at the next step up
+  std::int64_t usable_bytes = 0;     // of the device the answer is for
+  // Which figure peak_bytes is (Fit::figure): "device total" on CUDA cards, else "peak".
+  std::string figure = "peak";
   bool limit_reached = false;          // the value hit the engine's limit and still fits
   std::optional<Device> device;        // smallest-*: the answer; max-*: the device given
   std::optional<Device> next_smaller;  // smallest-*: the largest candidate that does not fit
@@ -62,6 +64,8 @@ struct SweepPoint {
   std::int64_t peak_bytes = 0;
   std::int64_t static_bytes = 0;
   std::array<std::int64_t, kTenantCount> at_peak{};  // each tenant's live bytes at the peak
+  // With a device: the verdict judge() gives (the device total on CUDA cards), as estimate.
+  std::optional<Fit> fit;
 };
 
 struct Sweep {

@@ -66,11 +66,17 @@ std::string estimate_json(const LoadedModel& model, const std::string& plan_json
                           const std::optional<std::string>& device,
                           const std::optional<std::string>& memory,
                           const std::optional<std::string>& reserve) {
-  const Ledger ledger = estimate(model, plan_of(plan_json));
+  const TrainingPlan plan = plan_of(plan_json);
+  const Ledger ledger = estimate(model, plan);
   const std::optional<Device> d = device_of(device, memory, reserve);
-  if (!d) return render_json(ledger, nullptr);
-  const Fit f = fit(totals(ledger), *d);
-  return render_json(ledger, &f);
+  // As `trainmem estimate --json`: the allocator replay's figures (not on Apple unified memory)
+  // and the verdict judge() gives.
+  const GpuEstimate gpu =
+      unwrap(gpu_estimate(model, plan, ledger, d ? gpu_options_for(*d, "") : GpuOptions{}));
+  const bool cuda = !d || d->kind != DeviceKind::unified;
+  if (!d) return render_json(ledger, nullptr, &gpu);
+  const Fit f = judge(gpu, totals(ledger), *d);
+  return render_json(ledger, &f, cuda ? &gpu : nullptr);
 }
 
 std::string report_text(const LoadedModel& model, const std::string& plan_json,
@@ -81,12 +87,18 @@ std::string report_text(const LoadedModel& model, const std::string& plan_json,
   const auto u = parse_unit(unit);
   if (!u) throw TrainmemException("unit: '" + unit + "' is not one of: gib, gb, mib, bytes");
   options.unit = *u;
-  const Ledger ledger = estimate(model, plan_of(plan_json));
+  const TrainingPlan plan = plan_of(plan_json);
+  const Ledger ledger = estimate(model, plan);
   if (explain) return render_explain(ledger, options);
   const std::optional<Device> d = device_of(device, memory, std::nullopt);
-  if (!d) return render_text(ledger, nullptr, options);
-  const Fit f = fit(totals(ledger), *d);
-  return render_text(ledger, &f, options);
+  const GpuEstimate gpu =
+      unwrap(gpu_estimate(model, plan, ledger, d ? gpu_options_for(*d, "") : GpuOptions{}));
+  const bool cuda = !d || d->kind != DeviceKind::unified;
+  std::optional<Fit> f;
+  if (d) f = judge(gpu, totals(ledger), *d);
+  std::string out = render_text(ledger, f ? &*f : nullptr, options);
+  if (cuda && gpu.available) out += "\n" + render_gpu_text(gpu, options);
+  return out;
 }
 
 std::string solve_json(const LoadedModel& model, const std::string& plan_json,

@@ -264,7 +264,7 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
                        Plan& p, Builder& b) {
   const ModelSpec& spec = ctx.model.spec;
   const TrainingPlan& plan = ctx.plan;
-  const ledger::LayerActivations la = ledger::layer_activations(ctx);
+  const ledger::LayerActivations& la = ctx.layers;
   const std::size_t n = la.terms.size();
   const PhaseMask saved = ledger::forward_to_backward_start();
   const PhaseMask late = ledger::late_backward();
@@ -367,7 +367,7 @@ void free_all(Builder& b, Split& s, int slot) {
 EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger) {
   Builder b;
   if (plan.convention == Convention::textbook) return b.out;
-  ledger::Context ctx{model, plan, apply_method(model, plan)};
+  const ledger::Context ctx = ledger::make_context(model, plan);
   std::vector<bool> claimed(ledger.items.size(), false);
   Plan p;
   b.out.events.reserve(4 * ctx.inventory.groups.size() *

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "trainmem/model.h"
 #include "util/edit_distance.h"
@@ -26,19 +27,51 @@ struct Preset {
   std::string path;
 };
 
-std::vector<Preset> presets() {
-  std::vector<Preset> out;
+Preset read_preset(const EmbeddedFile& f) {
+  // Only the header fields are built: the parser skips the DOM of "config", which load_preset()
+  // parses for the one preset asked for.
+  static const json::parser_callback_t header_only = [](int depth, json::parse_event_t event,
+                                                        json& parsed) {
+    return !(depth == 1 && event == json::parse_event_t::key && parsed == "config");
+  };
+  const json j = json::parse(f.contents, header_only);  // our own data, checked by a test
+  PresetInfo info{j.at("id").get<std::string>(), j.at("hf_id").get<std::string>(),
+                  j.at("published").get<std::string>(),
+                  j.at("published_params").get<std::int64_t>()};
+  return {std::move(info), f.contents, std::string(f.path)};
+}
+
+// Every preset, read once per process, sorted by id.
+const std::vector<Preset>& presets() {
+  static const std::vector<Preset> all = [] {
+    std::vector<Preset> out;
+    for (const EmbeddedFile& f : embedded_files()) {
+      if (f.path.rfind("models/", 0) == 0) out.push_back(read_preset(f));
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Preset& a, const Preset& b) { return a.info.id < b.info.id; });
+    return out;
+  }();
+  return all;
+}
+
+// The preset a lower-cased id or HF id names. A preset's file is models/<id>.json, so the id or
+// the HF id's last part ("qwen/qwen3-8b" -> qwen3-8b.json) is tried first and only that file is
+// read; the rest are read only when it misses (an id that is not the HF name's tail).
+std::optional<Preset> find_preset(const std::string& key) {
+  const auto matches = [&key](const Preset& p) {
+    return key == p.info.id || key == lower(p.info.hf_id);
+  };
+  const std::string file = "models/" + key.substr(key.rfind('/') + 1) + ".json";
   for (const EmbeddedFile& f : embedded_files()) {
-    if (f.path.rfind("models/", 0) != 0) continue;
-    const json j = json::parse(f.contents);  // our own data, checked by a test
-    PresetInfo info{j.at("id").get<std::string>(), j.at("hf_id").get<std::string>(),
-                    j.at("published").get<std::string>(),
-                    j.at("published_params").get<std::int64_t>()};
-    out.push_back({std::move(info), f.contents, std::string(f.path)});
+    if (f.path != file) continue;
+    Preset p = read_preset(f);
+    if (matches(p)) return p;
   }
-  std::sort(out.begin(), out.end(),
-            [](const Preset& a, const Preset& b) { return a.info.id < b.info.id; });
-  return out;
+  for (const Preset& p : presets()) {
+    if (matches(p)) return p;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -65,8 +98,8 @@ std::vector<ModelListing> list_models() {
 
 Result<LoadedModel> load_preset(std::string_view name) {
   const std::string key = lower(name);
-  for (const Preset& p : presets()) {
-    if (key != p.info.id && key != lower(p.info.hf_id)) continue;
+  if (const std::optional<Preset> found = find_preset(key)) {
+    const Preset& p = *found;
     const json j = json::parse(p.text);
     auto spec = spec_from_config_text(j.at("config").dump(), "preset " + p.info.id);
     if (!spec) return spec.error();

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <cmath>
 
 #include "layout/rank.h"
@@ -37,6 +38,24 @@ Basis make_basis(const LoadedModel& model, const TrainingPlan& plan) {
 namespace {
 
 // Writes ledger lines with their formulas.
+// A layout line's stable id: its tenant (or "host") and its label's words, "gradients.ddp_gradient_
+// buckets_a_second_copy_of_the_gradients" -- the labels here are literals, so the id is fixed.
+std::string line_id(std::string_view prefix, std::string_view label) {
+  std::string id(prefix);
+  id += '.';
+  bool gap = false;
+  for (char c : label) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      if (gap && id.back() != '.') id += '_';
+      id += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      gap = false;
+    } else {
+      gap = true;
+    }
+  }
+  return id;
+}
+
 struct LedgerSink {
   std::vector<LedgerItem>& items;
   std::vector<LedgerItem>& host_items;
@@ -56,12 +75,26 @@ struct LedgerSink {
   void add(Tenant t, const char* label, std::int64_t bytes, PhaseMask live, F formula,
            const char* source, bool estimated) {
     if (bytes <= 0) return;
-    items.push_back({t, label, bytes, formula(), source, live, estimated});
+    items.push_back({.id = line_id(tenant_name(t), label),
+                     .tenant = t,
+                     .label = label,
+                     .bytes = bytes,
+                     .formula = formula(),
+                     .source = source,
+                     .live = live,
+                     .estimated = estimated});
   }
   template <class F>
   void host(const char* label, std::int64_t bytes, PhaseMask live, F formula, const char* source) {
     if (bytes <= 0) return;
-    host_items.push_back({Tenant::optimizer_states, label, bytes, formula(), source, live, false});
+    host_items.push_back({.id = line_id("host", label),
+                          .tenant = Tenant::optimizer_states,
+                          .label = label,
+                          .bytes = bytes,
+                          .formula = formula(),
+                          .source = source,
+                          .live = live,
+                          .estimated = false});
   }
 };
 
@@ -139,7 +172,8 @@ std::int64_t weights_bytes(const Basis& b) {
 }  // namespace
 }  // namespace layout
 
-DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& plan) {
+DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& given) {
+  const TrainingPlan plan = with_engine_precision(given);
   const layout::Basis basis = layout::make_basis(model, plan);
   const Layout& l = plan.layout;
   TrainingPlan single = plan;
@@ -148,6 +182,12 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
 
   DistributedEstimate out;
   out.layout = l;
+  if (plan.precision != given.precision) {
+    out.notes.push_back(fmt::format(
+        "{} runs {} as {}: 16-bit weights and gradients with an fp32 master copy in its optimizer, "
+        "not torch.autocast over fp32 weights (with_engine_precision, trainmem/distributed.h).",
+        name_of(l.engine), name_of(given.precision), name_of(plan.precision)));
+  }
   out.dp = data_parallel_size(l);
   out.shard_group = shard_group_size(l);
   const std::int64_t per_stage = world_size(l) / l.pp;
@@ -179,12 +219,16 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
   const layout::LoadShare load = layout::load_share(l);
   const std::int64_t wbytes = layout::weights_bytes(basis);
   if (load.processes > 0 && wbytes > 0) {
-    out.host.items.push_back(
-        {Tenant::weights, "Model loaded on CPU before sharding",
-         static_cast<std::int64_t>(std::llround(static_cast<double>(wbytes) * load.processes)),
-         fmt::format("{} B of weights x {:.4g} ({})", with_commas(wbytes), load.processes,
-                     load.how),
-         load.source, phase_bit(0, Phase::loaded), false});
+    out.host.items.push_back({.id = "weights.host_loaded_model",
+                              .tenant = Tenant::weights,
+                              .label = "Model loaded on CPU before sharding",
+                              .bytes = static_cast<std::int64_t>(
+                                  std::llround(static_cast<double>(wbytes) * load.processes)),
+                              .formula = fmt::format("{} B of weights x {:.4g} ({})",
+                                                     with_commas(wbytes), load.processes, load.how),
+                              .source = load.source,
+                              .live = phase_bit(0, Phase::loaded),
+                              .estimated = false});
   }
   std::size_t host_stage = 0;
   std::int64_t host_best = -1;
@@ -229,14 +273,23 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
   return out;
 }
 
+// Two bases: the plan as given (DDP) and under a master-copy engine (with_engine_precision), so
+// each layout is priced in the precision its engine runs.
 struct LayoutPricer::Impl {
   layout::Basis basis;
+  layout::Basis engine_basis;
   TrainingPlan plan;
+  TrainingPlan engine_plan;
   std::int64_t weight_bytes = 0;
 };
 
-LayoutPricer::LayoutPricer(const LoadedModel& model, const TrainingPlan& plan)
-    : impl_(new Impl{layout::make_basis(model, plan), plan, 0}) {
+LayoutPricer::LayoutPricer(const LoadedModel& model, const TrainingPlan& plan) {
+  TrainingPlan sharded = plan;
+  sharded.layout.engine = Engine::deepspeed;
+  sharded = with_engine_precision(sharded);
+  sharded.layout = plan.layout;
+  impl_ = new Impl{layout::make_basis(model, plan), layout::make_basis(model, sharded), plan,
+                   sharded, 0};
   impl_->weight_bytes = layout::weights_bytes(impl_->basis);
 }
 
@@ -245,7 +298,11 @@ LayoutPricer::~LayoutPricer() {
 }
 
 LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
-  TrainingPlan& plan = impl_->plan;
+  TrainingPlan probe = impl_->plan;
+  probe.layout = l;
+  const bool engine = with_engine_precision(probe).precision != impl_->plan.precision;
+  TrainingPlan& plan = engine ? impl_->engine_plan : impl_->plan;
+  const layout::Basis& basis = engine ? impl_->engine_basis : impl_->basis;
   plan.layout = l;
   Price out;
   // Stage 0 dominates every middle stage (at least as many layers, micro-batches in flight and
@@ -253,7 +310,7 @@ LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
   std::int64_t host = 0;
   for (std::int64_t stage : {std::int64_t{0}, l.pp - 1}) {
     layout::FastSink sink;
-    layout::price_rank(impl_->basis, plan, stage, sink);
+    layout::price_rank(basis, plan, stage, sink);
     const std::int64_t peak = sink.peak();
     if (peak > out.peak_bytes) {
       out.peak_bytes = peak;

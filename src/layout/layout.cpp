@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "trainmem/distributed.h"
 #include "trainmem/model_spec.h"
 
 namespace trainmem {
@@ -284,6 +285,26 @@ std::string describe(const Layout& l) {
   out += fmt::format(", {} GPU{} ({} node{} x {})", world_size(l), world_size(l) == 1 ? "" : "s",
                      l.nodes, l.nodes == 1 ? "" : "s", l.gpus_per_node);
   return out;
+}
+
+TrainingPlan with_engine_precision(TrainingPlan plan) {
+  const Layout& l = plan.layout;
+  bool master_engine = false;
+  switch (l.engine) {
+    case Engine::deepspeed:
+    case Engine::megatron:
+      master_engine = true;
+      break;
+    case Engine::fsdp:
+      master_engine = l.fsdp != FsdpMode::none;
+      break;
+    case Engine::ddp:
+      break;
+  }
+  if (!master_engine) return plan;
+  if (plan.precision == Precision::autocast_bf16) plan.precision = Precision::bf16_mixed;
+  if (plan.precision == Precision::autocast_fp16) plan.precision = Precision::fp16_mixed;
+  return plan;
 }
 
 }  // namespace trainmem

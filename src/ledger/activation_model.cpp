@@ -24,13 +24,19 @@ bool has(RoleSet set, Role r) {
 struct Sink {
   std::vector<ActivationTerm>& out;
   void token(std::string name, std::int64_t bytes, const char* source) {
-    if (bytes > 0) out.push_back({std::move(name), bytes, 0, 0, source});
+    if (bytes > 0)
+      out.push_back({.name = std::move(name), .bytes_per_token = bytes, .source = source});
   }
   void score(std::string name, std::int64_t bytes, const char* source) {
-    if (bytes > 0) out.push_back({std::move(name), 0, bytes, 0, source});
+    if (bytes > 0)
+      out.push_back({.name = std::move(name), .bytes_per_score = bytes, .source = source});
   }
   void pair(std::string name, std::int64_t bytes, const char* source) {
-    if (bytes > 0) out.push_back({std::move(name), 0, 0, bytes, source});
+    if (bytes > 0)
+      out.push_back({.name = std::move(name), .bytes_per_pair = bytes, .source = source});
+  }
+  void fixed(std::string name, std::int64_t bytes, const char* source) {
+    if (bytes > 0) out.push_back({.name = std::move(name), .source = source, .bytes_fixed = bytes});
   }
 };
 
@@ -472,6 +478,7 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   if (lora) {
     cfg.lora_rank = plan.lora.rank;
     cfg.lora_dropout = plan.lora.dropout;
+    cfg.dora = plan.lora.dora;
     // PEFT autocast_adapter_dtype=True keeps adapters in fp32; litgpt, torchtune and mlx build
     // them in the model dtype (FrameworkBehaviour::adapters_fp32).
     cfg.adapter_bytes = plan.behaviour.adapters_fp32 ? 4 : cfg.compute_bytes;
@@ -554,6 +561,57 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
   return out;
 }
 
+// DoRA (PEFT use_dora=True), per adapted linear of `in` -> `out` features, beyond its LoRA terms
+// (peft/tuners/lora/dora.py DoraLinearLayer.forward; measured in validation/data/dora.jsonl):
+//  - result_dora = (m / ||W + s BA|| - 1) * base_result + (m / ||...||) * lora_result * s: both
+//    products keep their tensor operand for the magnitude's gradient: the LoRA output (adapter
+//    dtype) and the base output (compute dtype). With LoRA dropout the forward recomputes the
+//    base output as F.linear(dropped x, W.to(adapter dtype)): that output is in the adapter dtype,
+//    and the weight copy is kept for the input's gradient.
+//  - three out-sized fp32 vectors (the detached norm, the scale and the scale - 1).
+//  - get_lora_weight's lora_B(lora_A(eye(in))) only feeds the detached norm: its graph is freed
+//    as the module returns, so the identity is a forward transient, not a saved tensor.
+void dora_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, const ActivationSettings& cfg) {
+  if (!cfg.dora || cfg.lora_rank == 0 || l.adapted == 0) return;
+  constexpr const char* kDora = "peft tuners/lora/dora.py DoraLinearLayer.forward";
+  const std::int64_t e = cfg.autocast ? 2 : cfg.adapter_bytes;
+  const bool dropout = cfg.lora_dropout > 0;
+  const std::int64_t base_bytes = dropout ? e : (cfg.autocast ? 2 : cfg.compute_bytes);
+  const std::int64_t q = spec.heads * qk_head_dim(spec);
+  const std::int64_t kv = spec.kv_heads * qk_head_dim(spec);
+  const std::int64_t vo = spec.heads * v_head_dim(spec);
+  const std::int64_t vv = spec.kv_heads * v_head_dim(spec);
+  const bool moe = is_moe_layer(spec, l.layer);
+  const std::int64_t h = spec.hidden;
+  const std::int64_t f = spec.intermediate;
+  struct Linear {
+    Role role;
+    std::int64_t in, out;
+    bool counts;
+  };
+  // MLA projections and MoE layers' shared-expert linears are left out (not measured).
+  const Linear linears[] = {{Role::q, h, q, !spec.mla},
+                            {Role::k, h, kv, !spec.mla},
+                            {Role::v, h, vv, !spec.mla},
+                            {Role::o, vo, h, !spec.mla},
+                            {Role::qkv, h, q + kv + vv, !spec.mla},
+                            {Role::gate, h, f, !moe},
+                            {Role::up, h, f, !moe},
+                            {Role::gate_up, h, 2 * f, !moe},
+                            {Role::down, f, h, !moe}};
+  std::int64_t per_token = 0, per_layer = 0;
+  for (const Linear& m : linears) {
+    if (!m.counts || !has(l.adapted, m.role)) continue;
+    per_token += m.out * (e + base_bytes);
+    per_layer += 3 * m.out * 4;
+    if (dropout) per_layer += m.out * m.in * e;
+  }
+  s.token("DoRA: LoRA and base outputs kept for the magnitude's gradient", per_token, kDora);
+  s.fixed(dropout ? "DoRA: norm vectors and the weight copy in the adapter dtype"
+                  : "DoRA: norm vectors",
+          per_layer, kDora);
+}
+
 std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& l,
                                         const ActivationSettings& cfg) {
   std::vector<ActivationTerm> out;
@@ -587,6 +645,7 @@ std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& 
     if (spec.residual_dropouts >= 2) residual_dropout("attention", attn.output_rg);
     mlp_terms(s, spec, l, mlp_in_rg, shared, cfg);
     residual_dropout(spec.residual_dropouts >= 2 ? "the MLP" : "attention + MLP", out_rg);
+    dora_terms(s, spec, l, cfg);
     return out;
   }
   bool rg = in_rg;
@@ -621,6 +680,7 @@ std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& 
                h, 1, mlp_rg, t_norm, cfg);
   }
   residual_dropout("the MLP", mlp_rg);
+  dora_terms(s, spec, l, cfg);
   return out;
 }
 
@@ -655,6 +715,7 @@ std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSp
     total += t.bytes_per_token * batch * seq;
     total += t.bytes_per_score * batch * spec.heads * seq * seq;
     total += t.bytes_per_pair * batch * seq * seq;
+    total += t.bytes_fixed;
   }
   return total;
 }

@@ -20,7 +20,8 @@ struct ActivationTerm {
   std::int64_t bytes_per_token = 0;  // bytes per token of the micro-batch
   std::int64_t bytes_per_score = 0;  // bytes per element of the b x heads x s x s scores
   std::int64_t bytes_per_pair = 0;   // bytes per element of the b x s x s mask
-  std::string source;                // the framework code that saves it
+  const char* source = "";           // the framework code that saves it (a literal)
+  std::int64_t bytes_fixed = 0;      // bytes per layer whatever the batch (DoRA's identity)
 };
 
 // A set of roles, one bit per Role value.
@@ -50,6 +51,7 @@ struct ActivationSettings {
   int compute_bytes = 2;       // dtype of linear outputs and most saved tensors
   std::int64_t lora_rank = 0;  // 0: no adapters
   double lora_dropout = 0.0;   // > 0: a bool mask and a dropped copy per adapted input
+  bool dora = false;           // PEFT use_dora: DoraLinearLayer's extra saved tensors
   int adapter_bytes = 4;       // PEFT autocast_adapter_dtype: fp32 adapters on a bf16 base
   // Kernels PyTorch picks on CPU rather than CUDA (used to price CPU traces; docs/accuracy.md):
   // dropout saves a noise tensor of the input dtype instead of a bool mask, and SDPA with

@@ -18,14 +18,15 @@ namespace {
 LedgerItem textbook_checkpointed(const Context& ctx) {
   const ModelSpec& s = ctx.model.spec;
   const std::int64_t bytes = s.layers * ctx.plan.batch * ctx.plan.seq * s.hidden * 2;
-  return {Tenant::activations,
-          "Activations, one hidden state per layer",
-          bytes,
-          fmt::format("{} layers x {} batch x {} seq x {} hidden x 2 B", s.layers, ctx.plan.batch,
-                      ctx.plan.seq, s.hidden),
-          "seed 001: checkpointed activations formula",
-          kAllPhases,
-          true};
+  return {.id = "activations.textbook",
+          .tenant = Tenant::activations,
+          .label = "Activations, one hidden state per layer",
+          .bytes = bytes,
+          .formula = fmt::format("{} layers x {} batch x {} seq x {} hidden x 2 B", s.layers,
+                                 ctx.plan.batch, ctx.plan.seq, s.hidden),
+          .source = "seed 001: checkpointed activations formula",
+          .live = kAllPhases,
+          .estimated = true};
 }
 
 std::vector<ActivationTerm> drop_scores(std::vector<ActivationTerm> terms) {
@@ -37,16 +38,19 @@ std::vector<ActivationTerm> drop_scores(std::vector<ActivationTerm> terms) {
 std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layers,
                            const Context& ctx) {
   struct Row {
-    std::int64_t tok, score, count;
+    std::int64_t tok, score, fixed, count;
   };
   std::vector<Row> rows;
   for (const auto& terms : layers) {
     const std::int64_t t = terms_per_token(terms);
     const std::int64_t sc = terms_per_score(terms);
-    auto it = std::find_if(rows.begin(), rows.end(),
-                           [&](const Row& r) { return r.tok == t && r.score == sc; });
+    std::int64_t fx = 0;
+    for (const ActivationTerm& term : terms) fx += term.bytes_fixed;
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+      return r.tok == t && r.score == sc && r.fixed == fx;
+    });
     if (it == rows.end()) {
-      rows.push_back({t, sc, 1});
+      rows.push_back({t, sc, fx, 1});
     } else {
       ++it->count;
     }
@@ -60,6 +64,9 @@ std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layer
     if (r.score > 0) {
       out += fmt::format(" + {} layers x {} x {} heads x {}^2 scores x {} B", r.count,
                          ctx.plan.batch, ctx.model.spec.heads, ctx.plan.seq, r.score);
+    }
+    if (r.fixed > 0) {
+      out += fmt::format(" + {} layers x {} B per layer (DoRA)", r.count, with_commas(r.fixed));
     }
   }
   return out;
@@ -117,7 +124,7 @@ void add_activations(const Context& ctx, Items& items) {
   const ModelSpec& s = ctx.model.spec;
   const TrainingPlan& p = ctx.plan;
   const std::int64_t tokens = p.batch * p.seq;
-  const LayerActivations la = layer_activations(ctx);
+  const LayerActivations& la = ctx.layers;
   const char* model_src = "autograd saved tensors of the HF decoder layer (docs/method.md)";
 
   if (p.checkpointing == Checkpointing::full) {
@@ -134,59 +141,88 @@ void add_activations(const Context& ctx, Items& items) {
                                         : static_cast<std::int64_t>(needing);
     const std::int64_t each = tokens * s.hidden * la.settings.stream_bytes;
     items.push_back(
-        {Tenant::activations,
-         offload ? "Checkpointed layer inputs on the device (the rest offloaded to host memory)"
-                 : "Checkpointed layer inputs (hidden states)",
-         layers * each,
-         fmt::format("{} layers x {} tokens x {} hidden x {} B", layers, with_commas(tokens),
-                     s.hidden, la.settings.stream_bytes),
-         offload ? "torchtune training/_activation_offloading.py OffloadActivations; unsloth "
-                   "models/_utils.py Unsloth_Offloaded_Gradient_Checkpointer"
-                 : "transformers modeling_layers.py GradientCheckpointingLayer; "
-                   "torch.utils.checkpoint",
-         forward_to_backward_start(), true});
-    items.push_back(
-        {Tenant::activations, "Recomputed layer during its backward", la.max_layer_bytes,
-         fmt::format("the largest layer: {}", layers_formula({largest_layer(la, ctx)}, ctx)),
-         "torch.utils.checkpoint recomputes one layer's forward in backward", late_backward(),
-         true});
+        {.id = "activations.checkpoints",
+         .tenant = Tenant::activations,
+         .label =
+             offload ? "Checkpointed layer inputs on the device (the rest offloaded to host memory)"
+                     : "Checkpointed layer inputs (hidden states)",
+         .bytes = layers * each,
+         .formula = fmt::format("{} layers x {} tokens x {} hidden x {} B", layers,
+                                with_commas(tokens), s.hidden, la.settings.stream_bytes),
+         .source = offload
+                       ? "torchtune training/_activation_offloading.py OffloadActivations; unsloth "
+                         "models/_utils.py Unsloth_Offloaded_Gradient_Checkpointer"
+                       : "transformers modeling_layers.py GradientCheckpointingLayer; "
+                         "torch.utils.checkpoint",
+         .live = forward_to_backward_start(),
+         .estimated = true});
+    items.push_back({.id = "activations.recompute",
+                     .tenant = Tenant::activations,
+                     .label = "Recomputed layer during its backward",
+                     .bytes = la.max_layer_bytes,
+                     .formula = fmt::format("the largest layer: {}",
+                                            layers_formula({largest_layer(la, ctx)}, ctx)),
+                     .source = "torch.utils.checkpoint recomputes one layer's forward in backward",
+                     .live = late_backward(),
+                     .estimated = true});
   } else {
-    std::vector<std::vector<ActivationTerm>> saved = la.terms;
+    // Selective checkpointing recomputes the attention scores: a copy without them. Otherwise the
+    // context's terms as they are (no copy: this runs in every estimate).
+    std::vector<std::vector<ActivationTerm>> selective;
     if (p.checkpointing == Checkpointing::selective) {
-      for (auto& t : saved) t = drop_scores(t);
+      for (const auto& t : la.terms) selective.push_back(drop_scores(t));
     }
+    const std::vector<std::vector<ActivationTerm>>& saved =
+        p.checkpointing == Checkpointing::selective ? selective : la.terms;
     std::int64_t total = 0;
     for (const auto& t : saved) total += terms_bytes(t, s, p.batch, p.seq);
     items.push_back(
-        {Tenant::activations,
-         fmt::format(
+        {.id = "activations.saved",
+         .tenant = Tenant::activations,
+         .label = fmt::format(
              "Saved activations, {} decoder layers{}{}", s.layers,
              p.checkpointing == Checkpointing::selective ? " (attention scores recomputed)" : "",
              s.estimated_from.empty() ? "" : " (estimated: " + s.estimated_from + " layer shape)"),
-         total, layers_formula(saved, ctx), model_src, forward_to_backward_start(), true});
-    items.push_back({Tenant::activations, "One layer's saved activations, late in backward",
-                     la.max_layer_bytes,
-                     "the largest layer's share, still held while its "
-                     "backward runs and every gradient exists",
-                     model_src, late_backward(), true});
+         .bytes = total,
+         .formula = layers_formula(saved, ctx),
+         .source = model_src,
+         .live = forward_to_backward_start(),
+         .estimated = true});
+    items.push_back({.id = "activations.last_layer",
+                     .tenant = Tenant::activations,
+                     .label = "One layer's saved activations, late in backward",
+                     .bytes = la.max_layer_bytes,
+                     .formula = "the largest layer's share, still held while its "
+                                "backward runs and every gradient exists",
+                     .source = model_src,
+                     .live = late_backward(),
+                     .estimated = true});
   }
   const std::int64_t fin = terms_bytes(la.final_terms, s, p.batch, p.seq);
   if (fin > 0) {
-    items.push_back({Tenant::activations, "Final norm and lm_head input", fin,
-                     fmt::format("{} tokens x {} B/token", with_commas(tokens),
-                                 terms_per_token(la.final_terms)),
-                     "transformers modeling_llama.py (norm, lm_head)", forward_to_backward_start(),
-                     true});
+    items.push_back({.id = "activations.final_norm_head_input",
+                     .tenant = Tenant::activations,
+                     .label = "Final norm and lm_head input",
+                     .bytes = fin,
+                     .formula = fmt::format("{} tokens x {} B/token", with_commas(tokens),
+                                            terms_per_token(la.final_terms)),
+                     .source = "transformers modeling_llama.py (norm, lm_head)",
+                     .live = forward_to_backward_start(),
+                     .estimated = true});
   }
   // Embedding dropout (embd_pdrop and kin): its mask, saved when the embedding output requires
   // grad (trainable embeddings, or PEFT's input-require-grads hook under checkpointing).
   const std::int64_t emb_drop = embedding_dropout_bytes_per_token(s, la.settings);
   if (emb_drop > 0 && !la.plans.empty() && la.plans.front().input_requires_grad) {
-    items.push_back({Tenant::activations, "Embedding dropout mask", tokens * emb_drop,
-                     fmt::format("{} tokens x {} hidden x {} B", with_commas(tokens), s.hidden,
-                                 emb_drop / s.hidden),
-                     "PyTorch aten native Dropout.cpp (native_dropout bool mask on CUDA)",
-                     forward_to_end_of_backward(), true});
+    items.push_back({.id = "activations.embedding_dropout",
+                     .tenant = Tenant::activations,
+                     .label = "Embedding dropout mask",
+                     .bytes = tokens * emb_drop,
+                     .formula = fmt::format("{} tokens x {} hidden x {} B", with_commas(tokens),
+                                            s.hidden, emb_drop / s.hidden),
+                     .source = "PyTorch aten native Dropout.cpp (native_dropout bool mask on CUDA)",
+                     .live = forward_to_end_of_backward(),
+                     .estimated = true});
   }
   // input_ids (saved by the embedding) and labels, int64; rotary cos/sin for positions (1, s),
   // shared by every layer (LlamaRotaryEmbedding, dtype of the hidden states); partial rotary
@@ -195,11 +231,16 @@ void add_activations(const Context& ctx, Items& items) {
   const std::int64_t rot_dim = s.rotary_dim > 0 ? s.rotary_dim : qk_head_dim(s);
   const std::int64_t rotary =
       s.learned_positions ? 0 : 2 * p.seq * rot_dim * la.settings.stream_bytes;
-  items.push_back({Tenant::activations, "Batch tensors and rotary cos/sin", ids + rotary,
-                   fmt::format("{} tokens x 2 x 8 B (input_ids, labels) + 2 x {} seq x {} x {} B",
-                               with_commas(tokens), p.seq, rot_dim, la.settings.stream_bytes),
-                   "transformers Trainer batch; LlamaRotaryEmbedding", forward_to_end_of_backward(),
-                   false});
+  items.push_back(
+      {.id = "activations.inputs_rope",
+       .tenant = Tenant::activations,
+       .label = "Batch tensors and rotary cos/sin",
+       .bytes = ids + rotary,
+       .formula = fmt::format("{} tokens x 2 x 8 B (input_ids, labels) + 2 x {} seq x {} x {} B",
+                              with_commas(tokens), p.seq, rot_dim, la.settings.stream_bytes),
+       .source = "transformers Trainer batch; LlamaRotaryEmbedding",
+       .live = forward_to_end_of_backward(),
+       .estimated = false});
 }
 
 }  // namespace trainmem::ledger

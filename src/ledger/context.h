@@ -5,10 +5,25 @@
 #include <cstdint>
 #include <vector>
 
+#include "ledger/activation_model.h"
 #include "trainmem/estimate.h"
 #include "trainmem/ledger.h"
 
 namespace trainmem::ledger {
+
+// Each layer's saved activations (ledger/activation_model.h), built once per estimate by
+// layer_activations() (phases.h) and read by the activation, logits and temporaries tenants and
+// by the GPU event stream.
+struct LayerActivations {
+  ActivationSettings settings;
+  std::vector<LayerPlan> plans;
+  std::vector<std::vector<ActivationTerm>> terms;  // per layer
+  std::vector<bool> needs_input;                   // a checkpoint keeps this layer's input
+  std::vector<ActivationTerm> final_terms;
+  std::int64_t max_layer_bytes = 0;
+  bool lm_head_trainable = false;
+  bool any_requires_grad = false;  // the loss has something to differentiate
+};
 
 struct Context {
   const LoadedModel& model;
@@ -18,7 +33,12 @@ struct Context {
   std::int64_t params_trainable = 0;
   // Textbook convention: the published (or --params) count the uniform rates apply to.
   std::int64_t params_priced = 0;
+  LayerActivations layers;  // filled by make_context
 };
+
+// The context every tenant reads (src/ledger/estimate.cpp): the method applied, the counts, and
+// the per-layer activations computed once. `plan` is the effective plan.
+Context make_context(const LoadedModel& model, const TrainingPlan& plan);
 
 using Items = std::vector<LedgerItem>;
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ledger/context.h"
+#include "ledger/phases.h"
 #include "plan/method.h"
 #include "trainmem/framework.h"
 #include "trainmem/limits.h"
@@ -133,12 +134,22 @@ TrainingPlan effective_plan(const LoadedModel& model, const TrainingPlan& plan) 
 
 }  // namespace
 
-Ledger estimate(const LoadedModel& model, const TrainingPlan& given) {
-  const TrainingPlan plan = effective_plan(model, under_convention(given));
-  ledger::Context ctx{model, plan, apply_method(model, plan)};
+namespace ledger {
+
+Context make_context(const LoadedModel& model, const TrainingPlan& plan) {
+  Context ctx{model, plan, apply_method(model, plan), 0, 0, 0, {}};
   ctx.params_total = params_total(model.inventory);
   ctx.params_trainable = params_trainable(ctx.inventory);
   ctx.params_priced = priced_params(model, plan, ctx.params_total);
+  ctx.layers = layer_activations(ctx);
+  return ctx;
+}
+
+}  // namespace ledger
+
+Ledger estimate(const LoadedModel& model, const TrainingPlan& given) {
+  const TrainingPlan plan = effective_plan(model, under_convention(given));
+  const ledger::Context ctx = ledger::make_context(model, plan);
 
   Ledger out;
   out.plan = plan;

@@ -30,9 +30,14 @@ void add_gradients(const Context& ctx, Items& items) {
     // Textbook: the full model's gradients, or the adapter's when the base is frozen.
     const std::int64_t n =
         ctx.plan.method == Method::full ? ctx.params_priced : ctx.params_trainable;
-    items.push_back({Tenant::gradients, fmt::format("Gradients, {}", dtype_name(dtype)),
-                     dense_bytes(dtype, n), per_param(n, dtype),
-                     "seed 001: one gradient per trainable parameter", live, false});
+    items.push_back({.id = "gradients.textbook",
+                     .tenant = Tenant::gradients,
+                     .label = fmt::format("Gradients, {}", dtype_name(dtype)),
+                     .bytes = dense_bytes(dtype, n),
+                     .formula = per_param(n, dtype),
+                     .source = "seed 001: one gradient per trainable parameter",
+                     .live = live,
+                     .estimated = false});
     return;
   }
   // Adapters may be kept in another dtype than the base (PEFT autocast_adapter_dtype): the
@@ -50,13 +55,17 @@ void add_gradients(const Context& ctx, Items& items) {
         d_largest = d;
       }
     }
-    items.push_back({Tenant::gradients,
-                     fmt::format("Gradient of one parameter, {} (optimizer steps in backward)",
-                                 dtype_name(d_largest)),
-                     dense_bytes(d_largest, largest), per_param(largest, d_largest),
-                     "torchtune training/_memory.py register_optim_in_bwd_hooks "
-                     "(register_post_accumulate_grad_hook)",
-                     in_phase(Phase::backward) | in_phase(Phase::end_of_backward), false});
+    items.push_back(
+        {.id = "gradients.in_backward",
+         .tenant = Tenant::gradients,
+         .label = fmt::format("Gradient of one parameter, {} (optimizer steps in backward)",
+                              dtype_name(d_largest)),
+         .bytes = dense_bytes(d_largest, largest),
+         .formula = per_param(largest, d_largest),
+         .source = "torchtune training/_memory.py register_optim_in_bwd_hooks "
+                   "(register_post_accumulate_grad_hook)",
+         .live = in_phase(Phase::backward) | in_phase(Phase::end_of_backward),
+         .estimated = false});
     return;
   }
   std::map<Dtype, std::int64_t> by_dtype;
@@ -66,10 +75,15 @@ void add_gradients(const Context& ctx, Items& items) {
     by_dtype[d] += group_params(g);
   }
   for (const auto& [d, n] : by_dtype) {
-    items.push_back({Tenant::gradients, fmt::format("Gradients, {}", dtype_name(d)),
-                     dense_bytes(d, n), per_param(n, d),
-                     "torch/csrc/autograd/functions/accumulate_grad.h: .grad like the parameter",
-                     live, false});
+    items.push_back(
+        {.id = "gradients.all",
+         .tenant = Tenant::gradients,
+         .label = fmt::format("Gradients, {}", dtype_name(d)),
+         .bytes = dense_bytes(d, n),
+         .formula = per_param(n, d),
+         .source = "torch/csrc/autograd/functions/accumulate_grad.h: .grad like the parameter",
+         .live = live,
+         .estimated = false});
   }
 }
 

@@ -60,57 +60,91 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
                                    : nv;
   const char* fw = "FrameworkBehaviour (docs/frameworks.md)";
   const PhaseMask kept = from_phase(0, Phase::forward);
-  items.push_back(
-      {Tenant::logits,
-       fmt::format("{}logits, {} (lm_head output{})", what, out_bytes == 4 ? "fp32" : "bf16",
-                   b.outputs_kept ? ", kept by the loop through the step" : ""),
-       out_bytes * rows * v, fmt::format("{} x {} B", nv, out_bytes),
-       b.fp32_logits_in_model ? "transformers v4.45 modeling_llama.py: logits = logits.float()"
-                              : "transformers modeling_llama.py LlamaForCausalLM.forward",
-       b.outputs_kept ? kept : forward_only, false});
+  items.push_back({.id = "logits.output",
+                   .tenant = Tenant::logits,
+                   .label = fmt::format(
+                       "{}logits, {} (lm_head output{})", what, out_bytes == 4 ? "fp32" : "bf16",
+                       b.outputs_kept ? ", kept by the loop through the step" : ""),
+                   .bytes = out_bytes * rows * v,
+                   .formula = fmt::format("{} x {} B", nv, out_bytes),
+                   .source = b.fp32_logits_in_model
+                                 ? "transformers v4.45 modeling_llama.py: logits = logits.float()"
+                                 : "transformers modeling_llama.py LlamaForCausalLM.forward",
+                   .live = b.outputs_kept ? kept : forward_only,
+                   .estimated = false});
   if (b.outputs_kept) {
-    items.push_back({Tenant::logits,
-                     fmt::format("{}previous step's logits, until forward returns", what),
-                     out_bytes * rows * v, fmt::format("{} x {} B", nv, out_bytes), fw,
-                     phase_bit(1, Phase::forward), false});
+    items.push_back({.id = "logits.previous_output",
+                     .tenant = Tenant::logits,
+                     .label = fmt::format("{}previous step's logits, until forward returns", what),
+                     .bytes = out_bytes * rows * v,
+                     .formula = fmt::format("{} x {} B", nv, out_bytes),
+                     .source = fw,
+                     .live = phase_bit(1, Phase::forward),
+                     .estimated = false});
   }
   if (ctx.model.spec.logit_softcap > 0) {
     // final_logit_softcapping: logits / cap, tanh (saves its output), * cap.
-    items.push_back({Tenant::logits, fmt::format("{}soft-cap tanh output (saved)", what),
-                     e * rows * v, fmt::format("{} x {} B", nv, e),
-                     "transformers models/gemma2/modeling_gemma2.py final_logit_softcapping", saved,
-                     false});
+    items.push_back(
+        {.id = "logits.soft_cap",
+         .tenant = Tenant::logits,
+         .label = fmt::format("{}soft-cap tanh output (saved)", what),
+         .bytes = e * rows * v,
+         .formula = fmt::format("{} x {} B", nv, e),
+         .source = "transformers models/gemma2/modeling_gemma2.py final_logit_softcapping",
+         .live = saved,
+         .estimated = false});
   }
   if (b.loss_shift_copy) {
-    items.push_back({Tenant::logits,
-                     fmt::format("{}loss: shifted contiguous copy of the logits", what),
-                     loss_bytes * rows * v, fmt::format("{} x {} B", nv, loss_bytes),
-                     "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (PR #35646 removed it)",
-                     forward_only, false});
+    items.push_back(
+        {.id = "logits.shift_copy",
+         .tenant = Tenant::logits,
+         .label = fmt::format("{}loss: shifted contiguous copy of the logits", what),
+         .bytes = loss_bytes * rows * v,
+         .formula = fmt::format("{} x {} B", nv, loss_bytes),
+         .source = "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (PR #35646 removed it)",
+         .live = forward_only,
+         .estimated = false});
   }
   if (loss_bytes == 4 && out_bytes != 4) {
-    items.push_back({Tenant::logits, fmt::format("{}loss: fp32 upcast of the logits", what),
-                     4 * piece_rows * v, fmt::format("{} x 4 B", piece_nv),
-                     pieces > 1 ? "torchtune modules/loss/ce_chunked_output_loss.py" : kLoss,
-                     forward_only, false});
+    items.push_back(
+        {.id = "logits.fp32_upcast",
+         .tenant = Tenant::logits,
+         .label = fmt::format("{}loss: fp32 upcast of the logits", what),
+         .bytes = 4 * piece_rows * v,
+         .formula = fmt::format("{} x 4 B", piece_nv),
+         .source = pieces > 1 ? "torchtune modules/loss/ce_chunked_output_loss.py" : kLoss,
+         .live = forward_only,
+         .estimated = false});
   }
-  items.push_back({Tenant::logits,
-                   fmt::format("{}loss: log_softmax output, {} (saved)", what,
-                               loss_bytes == 4 ? "fp32" : "bf16"),
-                   loss_bytes * rows * v, fmt::format("{} x {} B", nv, loss_bytes),
-                   loss_bytes == 4 ? kLoss : "litgpt utils.py chunked_cross_entropy (bf16 CE)",
-                   saved, false});
-  items.push_back({Tenant::logits,
-                   fmt::format("{}loss backward: grads of nll_loss and log_softmax{}", what,
-                               pieces > 1 ? " (one chunk)" : ""),
-                   2 * loss_bytes * piece_rows * v,
-                   fmt::format("{} x 2 x {} B", piece_nv, loss_bytes), kLoss, bwd_start, false});
+  items.push_back(
+      {.id = "logits.log_softmax",
+       .tenant = Tenant::logits,
+       .label = fmt::format("{}loss: log_softmax output, {} (saved)", what,
+                            loss_bytes == 4 ? "fp32" : "bf16"),
+       .bytes = loss_bytes * rows * v,
+       .formula = fmt::format("{} x {} B", nv, loss_bytes),
+       .source = loss_bytes == 4 ? kLoss : "litgpt utils.py chunked_cross_entropy (bf16 CE)",
+       .live = saved,
+       .estimated = false});
+  items.push_back({.id = "logits.loss_grads",
+                   .tenant = Tenant::logits,
+                   .label = fmt::format("{}loss backward: grads of nll_loss and log_softmax{}",
+                                        what, pieces > 1 ? " (one chunk)" : ""),
+                   .bytes = 2 * loss_bytes * piece_rows * v,
+                   .formula = fmt::format("{} x 2 x {} B", piece_nv, loss_bytes),
+                   .source = kLoss,
+                   .live = bwd_start,
+                   .estimated = false});
   if (b.metrics_logits_copy) {
-    items.push_back({Tenant::logits,
-                     fmt::format("{}token-accuracy metric: shifted logits copy", what),
-                     out_bytes * rows * v, fmt::format("{} x {} B", nv, out_bytes),
-                     "trl trainer/sft_trainer.py SFTTrainer.compute_loss (mean_token_accuracy)",
-                     forward_only, false});
+    items.push_back(
+        {.id = "logits.metrics_copy",
+         .tenant = Tenant::logits,
+         .label = fmt::format("{}token-accuracy metric: shifted logits copy", what),
+         .bytes = out_bytes * rows * v,
+         .formula = fmt::format("{} x {} B", nv, out_bytes),
+         .source = "trl trainer/sft_trainer.py SFTTrainer.compute_loss (mean_token_accuracy)",
+         .live = forward_only,
+         .estimated = false});
   }
 }
 
@@ -121,10 +155,15 @@ void add_logits(const Context& ctx, Items& items) {
   const std::int64_t vocab = ctx.model.spec.vocab;
   if (ctx.plan.convention == Convention::textbook) {
     // Seed 001: bf16 logits, batch x seq x vocab x 2.
-    items.push_back(
-        {Tenant::logits, "Logits, bf16", tokens * vocab * 2,
-         fmt::format("{} batch x {} seq x {} vocab x 2 B", ctx.plan.batch, ctx.plan.seq, vocab),
-         "seed 001: the logits tensor", kAllPhases, true});
+    items.push_back({.id = "logits.textbook",
+                     .tenant = Tenant::logits,
+                     .label = "Logits, bf16",
+                     .bytes = tokens * vocab * 2,
+                     .formula = fmt::format("{} batch x {} seq x {} vocab x 2 B", ctx.plan.batch,
+                                            ctx.plan.seq, vocab),
+                     .source = "seed 001: the logits tensor",
+                     .live = kAllPhases,
+                     .estimated = true});
     return;
   }
   const PhaseMask fwd = in_phase(Phase::forward);
@@ -155,19 +194,34 @@ void add_logits(const Context& ctx, Items& items) {
       const std::int64_t chunk =
           std::min(tokens, next_pow2(ceil_div(tokens, ceil_div(vocab, s.hidden))));
       const char* src = "Liger-Kernel ops/fused_linear_cross_entropy.py";
+      items.push_back({.id = "logits.fused_chunk",
+                       .tenant = Tenant::logits,
+                       .label = "Fused CE: logits of one token chunk",
+                       .bytes = e * chunk * vocab,
+                       .formula = fmt::format("{} tokens x {} vocab x {} B", with_commas(chunk),
+                                              with_commas(vocab), e),
+                       .source = src,
+                       .live = fwd,
+                       .estimated = false});
       items.push_back(
-          {Tenant::logits, "Fused CE: logits of one token chunk", e * chunk * vocab,
-           fmt::format("{} tokens x {} vocab x {} B", with_commas(chunk), with_commas(vocab), e),
-           src, fwd, false});
-      items.push_back(
-          {Tenant::logits, "Fused CE: grad_input held for backward", e * tokens * s.hidden,
-           fmt::format("{} tokens x {} hidden x {} B", with_commas(tokens), s.hidden, e), src,
-           saved, false});
-      if (layer_activations(ctx).lm_head_trainable) {
+          {.id = "logits.fused_grad_input",
+           .tenant = Tenant::logits,
+           .label = "Fused CE: grad_input held for backward",
+           .bytes = e * tokens * s.hidden,
+           .formula = fmt::format("{} tokens x {} hidden x {} B", with_commas(tokens), s.hidden, e),
+           .source = src,
+           .live = saved,
+           .estimated = false});
+      if (ctx.layers.lm_head_trainable) {
         items.push_back(
-            {Tenant::logits, "Fused CE: lm_head grad_weight made in forward", e * vocab * s.hidden,
-             fmt::format("{} vocab x {} hidden x {} B", with_commas(vocab), s.hidden, e), src,
-             saved, false});
+            {.id = "logits.fused_grad_weight",
+             .tenant = Tenant::logits,
+             .label = "Fused CE: lm_head grad_weight made in forward",
+             .bytes = e * vocab * s.hidden,
+             .formula = fmt::format("{} vocab x {} hidden x {} B", with_commas(vocab), s.hidden, e),
+             .source = src,
+             .live = saved,
+             .estimated = false});
       }
       return;
     }

@@ -27,15 +27,25 @@ void add_textbook(const Context& ctx, Items& items) {
   const OptimizerRow& row = optimizer_row(ctx.plan.optimizer);
   const std::int64_t n = ctx.plan.method == Method::full ? ctx.params_priced : ctx.params_trainable;
   if (r.master) {
-    items.push_back({Tenant::master_weights, "Master weights, f32", dense_bytes(*r.master, n),
-                     per_param(n, *r.master),
-                     "NVIDIA mixed-precision guide: a primary copy of weights in FP32", kAllPhases,
-                     false});
+    items.push_back({.id = "master_weights.textbook",
+                     .tenant = Tenant::master_weights,
+                     .label = "Master weights, f32",
+                     .bytes = dense_bytes(*r.master, n),
+                     .formula = per_param(n, *r.master),
+                     .source = "NVIDIA mixed-precision guide: a primary copy of weights in FP32",
+                     .live = kAllPhases,
+                     .estimated = false});
   }
   const std::int64_t bytes = optimizer_state_bytes(row, {n}, r.states);
-  items.push_back({Tenant::optimizer_states, fmt::format("Optimizer states ({})", row.name), bytes,
-                   per_param_rate(n, static_cast<double>(bytes) / static_cast<double>(n)),
-                   std::string(row.source), kAllPhases, false});
+  items.push_back(
+      {.id = "optimizer_states.textbook",
+       .tenant = Tenant::optimizer_states,
+       .label = fmt::format("Optimizer states ({})", row.name),
+       .bytes = bytes,
+       .formula = per_param_rate(n, static_cast<double>(bytes) / static_cast<double>(n)),
+       .source = std::string(row.source),
+       .live = kAllPhases,
+       .estimated = false});
 }
 
 }  // namespace
@@ -68,17 +78,27 @@ void add_optimizer_states(const Context& ctx, Items& items) {
   }
   if (trainable == 0) return;
   if (r.master && needs_master > 0) {
-    items.push_back({Tenant::master_weights, "Master weights, f32",
-                     dense_bytes(*r.master, needs_master), per_param(needs_master, *r.master),
-                     std::string(r.source), kAllPhases, false});
+    items.push_back({.id = "master_weights.fp32",
+                     .tenant = Tenant::master_weights,
+                     .label = "Master weights, f32",
+                     .bytes = dense_bytes(*r.master, needs_master),
+                     .formula = per_param(needs_master, *r.master),
+                     .source = std::string(r.source),
+                     .live = kAllPhases,
+                     .estimated = false});
   }
   const std::string where = row.paged ? " in paged (unified) memory" : "";
-  items.push_back({Tenant::optimizer_states,
-                   fmt::format("Optimizer states ({}{})", row.name, where), state_bytes,
-                   fmt::format("{} trainable params, per tensor: {:.3f} B/param on average",
-                               with_commas(trainable),
-                               static_cast<double>(state_bytes) / static_cast<double>(trainable)),
-                   std::string(row.source), state_phases(ctx.plan), false});
+  items.push_back(
+      {.id = "optimizer_states.all",
+       .tenant = Tenant::optimizer_states,
+       .label = fmt::format("Optimizer states ({}{})", row.name, where),
+       .bytes = state_bytes,
+       .formula = fmt::format("{} trainable params, per tensor: {:.3f} B/param on average",
+                              with_commas(trainable),
+                              static_cast<double>(state_bytes) / static_cast<double>(trainable)),
+       .source = std::string(row.source),
+       .live = state_phases(ctx.plan),
+       .estimated = false});
 }
 
 }  // namespace trainmem::ledger

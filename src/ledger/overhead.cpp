@@ -21,10 +21,14 @@ constexpr std::int64_t kCublasHandlesInTraining = 2;
 void add_overhead(const Context& ctx, Items& items) {
   // Apple/MLX has no cuBLAS (FrameworkBehaviour::cublas_workspaces, src/plan/framework.cpp).
   if (ctx.plan.convention == Convention::textbook || !ctx.plan.behaviour.cublas_workspaces) return;
-  items.push_back(
-      {Tenant::overhead, "cuBLAS workspaces (forward and backward threads)",
-       kCublasHandlesInTraining * kCublasWorkspaceBytes, "2 handles x 4,096 KiB x 8 (sm90 default)",
-       "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp", from_phase(0, Phase::forward), true});
+  items.push_back({.id = "overhead.cublas_workspaces",
+                   .tenant = Tenant::overhead,
+                   .label = "cuBLAS workspaces (forward and backward threads)",
+                   .bytes = kCublasHandlesInTraining * kCublasWorkspaceBytes,
+                   .formula = "2 handles x 4,096 KiB x 8 (sm90 default)",
+                   .source = "PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp",
+                   .live = from_phase(0, Phase::forward),
+                   .estimated = true});
 }
 
 }  // namespace trainmem::ledger

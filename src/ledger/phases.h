@@ -28,17 +28,6 @@ inline PhaseMask late_backward() {
   return in_phase(Phase::backward);
 }
 
-struct LayerActivations {
-  ActivationSettings settings;
-  std::vector<LayerPlan> plans;
-  std::vector<std::vector<ActivationTerm>> terms;  // per layer
-  std::vector<bool> needs_input;                   // a checkpoint keeps this layer's input
-  std::vector<ActivationTerm> final_terms;
-  std::int64_t max_layer_bytes = 0;
-  bool lm_head_trainable = false;
-  bool any_requires_grad = false;  // the loss has something to differentiate
-};
-
 LayerActivations layer_activations(const Context& ctx);
 
 }  // namespace trainmem::ledger

@@ -34,12 +34,15 @@ void optimizer_scratch(const Context& ctx, Items& items) {
   const OptimizerImpl impl = in_bwd ? OptimizerImpl::for_loop : ctx.plan.optimizer_impl;
   const std::int64_t bytes = optimizer_step_scratch_bytes(row, impl, total, largest, dtype);
   if (bytes == 0) return;
-  items.push_back({Tenant::temporaries,
-                   fmt::format("Optimizer step scratch ({}, {})", row.name, name_of(impl)), bytes,
-                   fmt::format("{} trainable params, largest tensor {}", with_commas(total),
-                               with_commas(largest)),
-                   std::string(row.source),
-                   in_bwd ? late_backward() : in_phase(Phase::optimizer_step), false});
+  items.push_back({.id = "temporaries.optimizer_step",
+                   .tenant = Tenant::temporaries,
+                   .label = fmt::format("Optimizer step scratch ({}, {})", row.name, name_of(impl)),
+                   .bytes = bytes,
+                   .formula = fmt::format("{} trainable params, largest tensor {}",
+                                          with_commas(total), with_commas(largest)),
+                   .source = std::string(row.source),
+                   .live = in_bwd ? late_backward() : in_phase(Phase::optimizer_step),
+                   .estimated = false});
 }
 
 // Inside one layer's backward: the MLP's gate and up gradients coexist with what the layer still
@@ -67,8 +70,14 @@ void backward_transient(const Context& ctx, const LayerActivations& la, Items& i
     formula +=
         fmt::format(" + {} x {} heads x {}^2 scores x 10 B", ctx.plan.batch, s.heads, ctx.plan.seq);
   }
-  items.push_back({Tenant::temporaries, "Backward transient inside one layer", bytes, formula,
-                   "accounting.md 2.7 (LlamaMLP and softmax backward)", late_backward(), true});
+  items.push_back({.id = "temporaries.backward_transient",
+                   .tenant = Tenant::temporaries,
+                   .label = "Backward transient inside one layer",
+                   .bytes = bytes,
+                   .formula = formula,
+                   .source = "accounting.md 2.7 (LlamaMLP and softmax backward)",
+                   .live = late_backward(),
+                   .estimated = true});
 }
 
 // torch.autocast caches one bf16 copy of every fp32 trainable weight it casts, and a frozen fp32
@@ -97,10 +106,14 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
     params += group_params(g);
   }
   if (params == 0) return;
-  items.push_back({Tenant::temporaries, "Autocast bf16 copies of the fp32 weights", 2 * params,
-                   fmt::format("{} matmul weight params x 2 B", with_commas(params)),
-                   "PyTorch aten/src/ATen/autocast_mode.cpp cached_cast; accounting.md 6",
-                   forward_to_backward_start(), true});
+  items.push_back({.id = "temporaries.autocast_weight_copies",
+                   .tenant = Tenant::temporaries,
+                   .label = "Autocast bf16 copies of the fp32 weights",
+                   .bytes = 2 * params,
+                   .formula = fmt::format("{} matmul weight params x 2 B", with_commas(params)),
+                   .source = "PyTorch aten/src/ATen/autocast_mode.cpp cached_cast; accounting.md 6",
+                   .live = forward_to_backward_start(),
+                   .estimated = true});
 }
 
 // bitsandbytes Linear4bit dequantises the largest 4-bit weight to the compute dtype in forward
@@ -119,12 +132,16 @@ void dequantised_weight(const Context& ctx, Items& items) {
   if (largest == 0) return;
   const std::int64_t block = std::max<std::int64_t>(1, ctx.plan.quant.block_size);
   const std::int64_t bytes = 2 * largest + 4 * ((largest + block - 1) / block);
-  items.push_back({Tenant::temporaries, "QLoRA: dequantised copy of the largest 4-bit weight",
-                   bytes,
-                   fmt::format("{} elements x 2 B (bf16) + absmax {} blocks x 4 B",
-                               with_commas(largest), with_commas((largest + block - 1) / block)),
-                   "bitsandbytes autograd/_functions.py MatMul4Bit (dequantize_4bit)",
-                   forward_to_backward_start() | late_backward(), false});
+  items.push_back(
+      {.id = "temporaries.dequantised_weight",
+       .tenant = Tenant::temporaries,
+       .label = "QLoRA: dequantised copy of the largest 4-bit weight",
+       .bytes = bytes,
+       .formula = fmt::format("{} elements x 2 B (bf16) + absmax {} blocks x 4 B",
+                              with_commas(largest), with_commas((largest + block - 1) / block)),
+       .source = "bitsandbytes autograd/_functions.py MatMul4Bit (dequantize_4bit)",
+       .live = forward_to_backward_start() | late_backward(),
+       .estimated = false});
 }
 
 // A tied embedding receives two dense V x h gradients (lm_head's and the embedding's); the second
@@ -138,12 +155,15 @@ void tied_embedding_grad(const Context& ctx, Items& items) {
   }
   if (!trains) return;
   const Dtype d = recipe(ctx.plan.precision).gradients;
-  items.push_back({Tenant::temporaries, "Tied embedding: second dense gradient before the add",
-                   dense_bytes(d, s.vocab * s.hidden),
-                   fmt::format("{} vocab x {} hidden x {} B", with_commas(s.vocab), s.hidden,
-                               dtype_info(d).bits / 8),
-                   "PyTorch AccumulateGrad (dense embedding backward); accounting.md 5.2",
-                   in_phase(Phase::end_of_backward), true});
+  items.push_back({.id = "temporaries.tied_embedding_grad",
+                   .tenant = Tenant::temporaries,
+                   .label = "Tied embedding: second dense gradient before the add",
+                   .bytes = dense_bytes(d, s.vocab * s.hidden),
+                   .formula = fmt::format("{} vocab x {} hidden x {} B", with_commas(s.vocab),
+                                          s.hidden, dtype_info(d).bits / 8),
+                   .source = "PyTorch AccumulateGrad (dense embedding backward); accounting.md 5.2",
+                   .live = in_phase(Phase::end_of_backward),
+                   .estimated = true});
 }
 
 }  // namespace
@@ -151,7 +171,7 @@ void tied_embedding_grad(const Context& ctx, Items& items) {
 void add_temporaries(const Context& ctx, Items& items) {
   if (ctx.plan.convention == Convention::textbook || ctx.plan.params_override > 0) return;
   optimizer_scratch(ctx, items);
-  const LayerActivations la = layer_activations(ctx);
+  const LayerActivations& la = ctx.layers;
   backward_transient(ctx, la, items);
   autocast_weights(ctx, la, items);
   dequantised_weight(ctx, items);

@@ -25,41 +25,64 @@ void add_textbook(const Context& ctx, Items& items) {
   const std::int64_t trainable = ctx.params_trainable;
   switch (ctx.plan.method) {
     case Method::full:
-      items.push_back({Tenant::weights, fmt::format("Weights, {}", dtype_name(dtype)),
-                       dense_bytes(dtype, priced), per_param(priced, dtype),
-                       "seed 001: bytes per parameter by role", kAllPhases, false});
+      items.push_back({.id = "weights.textbook",
+                       .tenant = Tenant::weights,
+                       .label = fmt::format("Weights, {}", dtype_name(dtype)),
+                       .bytes = dense_bytes(dtype, priced),
+                       .formula = per_param(priced, dtype),
+                       .source = "seed 001: bytes per parameter by role",
+                       .live = kAllPhases,
+                       .estimated = false});
       return;
     case Method::qlora: {
       const auto bytes =
           static_cast<std::int64_t>(static_cast<double>(priced) * kTextbookFourBitBytes + 0.5);
-      items.push_back({Tenant::weights, "Frozen base weights, 4-bit", bytes,
-                       per_param_rate(priced, kTextbookFourBitBytes),
-                       "seed 001: a 4-bit base is roughly 0.55 bytes per parameter", kAllPhases,
-                       false});
+      items.push_back({.id = "weights.textbook_4bit_base",
+                       .tenant = Tenant::weights,
+                       .label = "Frozen base weights, 4-bit",
+                       .bytes = bytes,
+                       .formula = per_param_rate(priced, kTextbookFourBitBytes),
+                       .source = "seed 001: a 4-bit base is roughly 0.55 bytes per parameter",
+                       .live = kAllPhases,
+                       .estimated = false});
       break;
     }
     case Method::lora:
-      items.push_back({Tenant::weights, fmt::format("Frozen base weights, {}", dtype_name(dtype)),
-                       dense_bytes(dtype, priced), per_param(priced, dtype),
-                       "seed 001: the frozen base at its storage precision", kAllPhases, false});
+      items.push_back({.id = "weights.textbook_frozen_base",
+                       .tenant = Tenant::weights,
+                       .label = fmt::format("Frozen base weights, {}", dtype_name(dtype)),
+                       .bytes = dense_bytes(dtype, priced),
+                       .formula = per_param(priced, dtype),
+                       .source = "seed 001: the frozen base at its storage precision",
+                       .live = kAllPhases,
+                       .estimated = false});
       break;
     case Method::freeze: {
       const std::int64_t frozen = priced > trainable ? priced - trainable : 0;
-      items.push_back({Tenant::weights, fmt::format("Frozen weights, {}", dtype_name(dtype)),
-                       dense_bytes(dtype, frozen), per_param(frozen, dtype),
-                       "seed 001: frozen weights at their storage precision", kAllPhases, false});
+      items.push_back({.id = "weights.textbook_frozen",
+                       .tenant = Tenant::weights,
+                       .label = fmt::format("Frozen weights, {}", dtype_name(dtype)),
+                       .bytes = dense_bytes(dtype, frozen),
+                       .formula = per_param(frozen, dtype),
+                       .source = "seed 001: frozen weights at their storage precision",
+                       .live = kAllPhases,
+                       .estimated = false});
       break;
     }
   }
   if (trainable == 0) return;
   const bool adapters = ctx.plan.method == Method::lora || ctx.plan.method == Method::qlora;
   items.push_back(
-      {Tenant::weights,
-       fmt::format("{}, {}", adapters ? "Adapter weights" : "Trainable weights", dtype_name(dtype)),
-       dense_bytes(dtype, trainable), per_param(trainable, dtype),
-       adapters ? "seed 001: r x (in + out) per adapted projection, 16 B/param in all"
-                : "seed 001: bytes per parameter by role",
-       kAllPhases, false});
+      {.id = "weights.textbook_trainable",
+       .tenant = Tenant::weights,
+       .label = fmt::format("{}, {}", adapters ? "Adapter weights" : "Trainable weights",
+                            dtype_name(dtype)),
+       .bytes = dense_bytes(dtype, trainable),
+       .formula = per_param(trainable, dtype),
+       .source = adapters ? "seed 001: r x (in + out) per adapted projection, 16 B/param in all"
+                          : "seed 001: bytes per parameter by role",
+       .live = kAllPhases,
+       .estimated = false});
 }
 
 enum class Kind { trainable, adapter, frozen, quantised, upcast };
@@ -68,6 +91,29 @@ struct Line {
   std::int64_t params = 0;
   std::int64_t bytes = 0;
 };
+
+// The line's stable id: "weights.<kind>.<dtype>" ("weights.frozen.bf16").
+std::string line_id(Kind kind, Dtype dtype) {
+  std::string_view k;
+  switch (kind) {
+    case Kind::trainable:
+      k = "trainable";
+      break;
+    case Kind::adapter:
+      k = "adapter";
+      break;
+    case Kind::frozen:
+      k = "frozen";
+      break;
+    case Kind::quantised:
+      k = "quantised";
+      break;
+    case Kind::upcast:
+      k = "kbit_upcast";
+      break;
+  }
+  return fmt::format("weights.{}.{}", k, dtype_name(dtype));
+}
 
 std::string label(Kind kind, Dtype dtype, const QuantPlan& quant) {
   switch (kind) {
@@ -161,8 +207,14 @@ void add_weights(const Context& ctx, Items& items) {
     } else {
       formula = per_param(line.params, dtype);
     }
-    items.push_back({Tenant::weights, label(kind, dtype, ctx.plan.quant), line.bytes,
-                     std::move(formula), source(kind), kAllPhases, false});
+    items.push_back({.id = line_id(kind, dtype),
+                     .tenant = Tenant::weights,
+                     .label = label(kind, dtype, ctx.plan.quant),
+                     .bytes = line.bytes,
+                     .formula = std::move(formula),
+                     .source = source(kind),
+                     .live = kAllPhases,
+                     .estimated = false});
   }
 }
 

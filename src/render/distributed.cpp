@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trainmem/device.h"
 #include "render/json.h"
+#include "trainmem/device.h"
 #include "trainmem/render.h"
 #include "trainmem/render_distributed.h"
 
@@ -70,7 +70,8 @@ std::string render_distributed_explain(const DistributedEstimate& d, const Rende
   return out;
 }
 
-std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit) {
+std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit,
+                                    const GpuEstimate* gpu) {
   using nlohmann::json;
   const Layout& l = d.layout;
   json layout = {{"engine", name_of(l.engine)},
@@ -121,9 +122,10 @@ std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit
               {"notes", d.notes}};
   // The most-loaded rank's totals and fit at the top, as in trainmem.ledger/1, so a reader of
   // either document finds the peak in the same place.
-  const nlohmann::json most = ledger_json(d.ranks[d.most_loaded].ledger, fit);
+  const nlohmann::json most = ledger_json(d.ranks[d.most_loaded].ledger, fit, gpu);
   doc["totals"] = most.at("totals");
   if (fit != nullptr) doc["fit"] = fit_json(*fit);
+  if (most.contains("gpu")) doc["gpu"] = most.at("gpu");
   return doc.dump(2) + "\n";
 }
 

@@ -22,7 +22,11 @@ json sweep_points_json(const Sweep& s) {
   for (const SweepPoint& p : s.points) {
     json row = {
         {name_of(s.axis), p.x}, {"peak_bytes", p.peak_bytes}, {"static_bytes", p.static_bytes}};
-    if (s.device) row["fits"] = p.peak_bytes <= s.device->usable_bytes();
+    if (p.fit) {
+      row["fits"] = p.fit->fits;
+      row["judged_bytes"] = p.fit->peak_bytes;
+      row["figure"] = p.fit->figure;
+    }
     pts.push_back(row);
   }
   return pts;
@@ -66,15 +70,11 @@ std::string render_models_json(const std::vector<ModelListing>& models) {
 }
 
 std::string render_solve_json(const SolveResult& s, std::string_view model, std::int64_t step) {
-  json j = {{"schema", "trainmem.solve/1"},
-            {"model", model},
-            {"for", name_of(s.target)},
-            {"fits", s.found},
-            {"peak_bytes", s.peak_bytes},
-            {"next_peak_bytes", s.next_peak_bytes},
-            {"usable_bytes", s.usable_bytes},
-            {"evaluations", s.evaluations},
-            {"notes", s.notes}};
+  json j = {{"schema", "trainmem.solve/1"}, {"model", model},
+            {"for", name_of(s.target)},     {"fits", s.found},
+            {"peak_bytes", s.peak_bytes},   {"next_peak_bytes", s.next_peak_bytes},
+            {"figure", s.figure},           {"usable_bytes", s.usable_bytes},
+            {"evaluations", s.evaluations}, {"notes", s.notes}};
   if (s.target == SolveFor::smallest_gpu || s.target == SolveFor::smallest_tier) {
     j["answer"] = s.device ? json(s.device->id) : json(nullptr);
     j["answer_bytes"] = s.device ? s.device->usable_bytes() : 0;

@@ -74,7 +74,8 @@ json ledger_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu) {
   const ModelSummary& m = ledger.model;
   json items = json::array();
   for (const LedgerItem& i : ledger.items) {
-    items.push_back({{"tenant", tenant_name(i.tenant)},
+    items.push_back({{"id", i.id},
+                     {"tenant", tenant_name(i.tenant)},
                      {"label", i.label},
                      {"bytes", i.bytes},
                      {"formula", i.formula},

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "trainmem/errors.h"
+
 namespace trainmem {
 
 // The classic two-row dynamic programme: insertions, deletions and substitutions cost 1.
@@ -19,6 +21,19 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     }
   }
   return row[b.size()];
+}
+
+std::string nearest_name(std::string_view word, const std::vector<std::string>& names,
+                         std::size_t below) {
+  std::string best;
+  for (const std::string& name : names) {
+    const std::size_t d = edit_distance(word, name);
+    if (d < below) {
+      below = d;
+      best = name;
+    }
+  }
+  return best;
 }
 
 }  // namespace trainmem

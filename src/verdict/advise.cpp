@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {
@@ -99,7 +100,7 @@ AdviceOption price(const LoadedModel& model, const TrainingPlan& plan, const Dev
   o.cost_rank = rank;
   o.parts = parts;
   o.plan = plan;
-  const Fit f = fit(peak_of(model, plan), device);
+  const Fit f = judge(model, plan, device);
   o.peak_bytes = f.peak_bytes;
   o.fits = f.fits;
   o.margin_bytes = f.margin_bytes;
@@ -122,7 +123,7 @@ void shape_changes(const LoadedModel& model, const TrainingPlan& base, const Dev
     p.batch = b;
     p.grad_accum = base.grad_accum * (base.batch / b);
     if (validate(p)) continue;
-    if (peak_of(model, p) > device.usable_bytes() && b > 1) continue;
+    if (!judge(model, p, device).fits && b > 1) continue;
     out.push_back(price(
         model, p, device,
         join(prefix_change,
@@ -157,64 +158,46 @@ void shape_changes(const LoadedModel& model, const TrainingPlan& base, const Dev
   }
 }
 
-}  // namespace
-
-Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& device) {
-  Advice a;
-  a.now = fit(peak_of(model, plan), device);
-  a.fits_now = a.now.fits;
-
-  // Single changes.
-  const std::vector<Change> changes = candidates(plan);
-  std::vector<AdviceOption> singles;
-  std::vector<std::int64_t> single_peak(changes.size(), a.now.peak_bytes);
-  for (std::size_t i = 0; i < changes.size(); ++i) {
-    TrainingPlan p = plan;
-    changes[i].apply(p);
-    if (validate(p)) continue;
-    singles.push_back(price(model, p, device, changes[i].change, changes[i].flags, changes[i].cost,
-                            changes[i].cost_rank, 1));
-    single_peak[i] = singles.back().peak_bytes;
-  }
-  shape_changes(model, plan, device, "", "", "", 0, 0, singles);
-
-  // Combinations: per knob, none or one of its stronger alternatives (full checkpointing, fused
-  // loss, 8-bit AdamW, LoRA or QLoRA, ...); every combination priced; one is shown when it fits
-  // and dropping any one of its changes does not.
-  const auto group_of = [](const Change& c) { return c.flags.substr(0, c.flags.find(' ')); };
+// Every combination of the stackable changes, per knob none or one of its alternatives (full
+// checkpointing, fused loss, 8-bit AdamW, LoRA or QLoRA, ...), as a mixed-radix code: digit k is
+// 0 for "knob k unchanged" or 1 + the index of its alternative.
+struct Combinations {
+  const std::vector<Change>& changes;
   std::vector<std::vector<std::size_t>> knobs;  // alternatives, as indices into changes
-  for (std::size_t i = 0; i < changes.size(); ++i) {
-    if (!changes[i].stack) continue;
-    bool placed = false;
-    for (auto& k : knobs) {
-      if (group_of(changes[k.front()]) == group_of(changes[i])) {
-        k.push_back(i);
-        placed = true;
-      }
-    }
-    if (!placed) knobs.push_back({i});
-  }
   std::vector<std::size_t> radix;
   std::size_t total = 1;
-  for (const auto& k : knobs) {
-    radix.push_back(k.size() + 1);
-    total *= k.size() + 1;
+
+  explicit Combinations(const std::vector<Change>& all) : changes(all) {
+    const auto group_of = [](const Change& c) { return c.flags.substr(0, c.flags.find(' ')); };
+    for (std::size_t i = 0; i < changes.size(); ++i) {
+      if (!changes[i].stack) continue;
+      bool placed = false;
+      for (auto& k : knobs) {
+        if (group_of(changes[k.front()]) == group_of(changes[i])) {
+          k.push_back(i);
+          placed = true;
+        }
+      }
+      if (!placed) knobs.push_back({i});
+    }
+    for (const auto& k : knobs) {
+      radix.push_back(k.size() + 1);
+      total *= k.size() + 1;
+    }
   }
-  std::vector<int> fits_at(total, 0);  // 1 fits, 0 not, -1 invalid
-  std::vector<std::int64_t> peak_at(total, a.now.peak_bytes);
-  std::vector<AdviceOption> combos;
-  std::size_t strongest = 0;
-  std::int64_t strongest_peak = a.now.peak_bytes;
-  const auto digits_of = [&](std::size_t code) {
+
+  std::vector<std::size_t> digits_of(std::size_t code) const {
     std::vector<std::size_t> d(knobs.size());
     for (std::size_t k = 0; k < knobs.size(); ++k) {
       d[k] = code % radix[k];
       code /= radix[k];
     }
     return d;
-  };
-  const auto describe = [&](std::size_t code, std::string& change, std::string& flags,
-                            std::string& cost, int& rank, TrainingPlan& p) {
+  }
+
+  // Applies combination `code` to `p` and describes it; returns how many changes it makes.
+  int describe(std::size_t code, std::string& change, std::string& flags, std::string& cost,
+               int& rank, TrainingPlan& p) const {
     const auto d = digits_of(code);
     int parts = 0;
     for (std::size_t k = 0; k < knobs.size(); ++k) {
@@ -228,70 +211,109 @@ Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& 
       ++parts;
     }
     return parts;
-  };
-  for (std::size_t code = 1; code < total; ++code) {
+  }
+};
+
+std::vector<AdviceOption> single_changes(const LoadedModel& model, const TrainingPlan& plan,
+                                         const Device& device, const std::vector<Change>& changes) {
+  std::vector<AdviceOption> out;
+  for (const Change& c : changes) {
+    TrainingPlan p = plan;
+    c.apply(p);
+    if (validate(p)) continue;
+    out.push_back(price(model, p, device, c.change, c.flags, c.cost, c.cost_rank, 1));
+  }
+  shape_changes(model, plan, device, "", "", "", 0, 0, out);
+  return out;
+}
+
+// The minimal combinations that fit: every combination is judged, and one is kept when it fits
+// and dropping any one of its changes does not. When none fits, the strongest stack (less the
+// changes that barely help) gets a batch or sequence change on top.
+std::vector<AdviceOption> combined_changes(const LoadedModel& model, const TrainingPlan& plan,
+                                           const Device& device, const Combinations& c,
+                                           std::int64_t now_peak) {
+  std::vector<int> fits_at(c.total, 0);  // 1 fits, 0 not, -1 invalid
+  std::vector<std::int64_t> peak_at(c.total, now_peak);
+  std::vector<AdviceOption> out;
+  std::size_t strongest = 0;
+  std::int64_t strongest_peak = now_peak;
+  for (std::size_t code = 1; code < c.total; ++code) {
     TrainingPlan p = plan;
     std::string change, flags, cost;
     int rank = 0;
-    const int parts = describe(code, change, flags, cost, rank, p);
+    const int parts = c.describe(code, change, flags, cost, rank, p);
     if (validate(p)) {
       fits_at[code] = -1;
       continue;
     }
-    const std::int64_t peak = peak_of(model, p);
-    fits_at[code] = peak <= device.usable_bytes() ? 1 : 0;
-    peak_at[code] = peak;
-    if (peak < strongest_peak) {
-      strongest_peak = peak;
+    const Fit f = judge(model, p, device);
+    fits_at[code] = f.fits ? 1 : 0;
+    peak_at[code] = f.peak_bytes;
+    if (f.peak_bytes < strongest_peak) {
+      strongest_peak = f.peak_bytes;
       strongest = code;
     }
     if (fits_at[code] != 1 || parts < 2) continue;
-    // Minimal: dropping any one change (a smaller code, already priced) no longer fits.
+    // Minimal: dropping any one change (a smaller code, already judged) no longer fits.
     bool minimal = true;
-    const auto d = digits_of(code);
+    const auto d = c.digits_of(code);
     std::size_t place = 1;
-    for (std::size_t k = 0; k < knobs.size() && minimal; ++k) {
+    for (std::size_t k = 0; k < c.knobs.size() && minimal; ++k) {
       if (d[k] != 0 && fits_at[code - d[k] * place] == 1) minimal = false;
-      place *= radix[k];
+      place *= c.radix[k];
     }
-    if (!minimal) continue;
-    combos.push_back(price(model, p, device, change, flags, cost, rank, parts));
+    if (minimal) out.push_back(price(model, p, device, change, flags, cost, rank, parts));
   }
-  // Nothing structural is enough: add a batch or sequence change on top of the strongest stack.
-  if (combos.empty() && strongest != 0 && strongest_peak > device.usable_bytes()) {
-    // Drop changes that barely help (under 2% of the usable memory) from the stack.
-    const std::int64_t slack = device.usable_bytes() / 50;
-    std::size_t place = 1;
-    for (std::size_t k = 0; k < knobs.size(); ++k) {
-      const std::size_t digit = (strongest / place) % radix[k];
-      const std::size_t without = strongest - digit * place;
-      if (digit != 0 && without != 0 && fits_at[without] != -1 &&
-          peak_at[without] <= strongest_peak + slack) {
-        strongest = without;
-      }
-      place *= radix[k];
+  if (!out.empty() || strongest == 0 || strongest_peak <= device.usable_bytes()) return out;
+  // Drop changes that barely help (under 2% of the usable memory) from the strongest stack.
+  const std::int64_t slack = device.usable_bytes() / 50;
+  std::size_t place = 1;
+  for (std::size_t k = 0; k < c.knobs.size(); ++k) {
+    const std::size_t digit = (strongest / place) % c.radix[k];
+    const std::size_t without = strongest - digit * place;
+    if (digit != 0 && without != 0 && fits_at[without] != -1 &&
+        peak_at[without] <= strongest_peak + slack) {
+      strongest = without;
     }
-    TrainingPlan p = plan;
-    std::string change, flags, cost;
-    int rank = 0;
-    const int parts = describe(strongest, change, flags, cost, rank, p);
-    shape_changes(model, p, device, change, flags, cost, rank, parts, combos);
+    place *= c.radix[k];
   }
+  TrainingPlan p = plan;
+  std::string change, flags, cost;
+  int rank = 0;
+  const int parts = c.describe(strongest, change, flags, cost, rank, p);
+  shape_changes(model, p, device, change, flags, cost, rank, parts, out);
+  return out;
+}
 
-  std::vector<AdviceOption> all;
-  for (AdviceOption& o : singles) all.push_back(std::move(o));
-  for (AdviceOption& o : combos) all.push_back(std::move(o));
-  // Drop options that do not lower the peak at all.
-  std::erase_if(all, [&](const AdviceOption& o) { return o.peak_bytes >= a.now.peak_bytes; });
+// Options that lower the figure, fitting ones first (cheapest first), then the rest (most helpful
+// first).
+std::vector<AdviceOption> ranked(std::vector<AdviceOption> all, std::int64_t now_peak) {
+  std::erase_if(all, [&](const AdviceOption& o) { return o.peak_bytes >= now_peak; });
   std::stable_sort(all.begin(), all.end(), [](const AdviceOption& x, const AdviceOption& y) {
     if (x.fits != y.fits) return x.fits;
     if (x.fits) {
       if (x.cost_rank != y.cost_rank) return x.cost_rank < y.cost_rank;
       return x.peak_bytes < y.peak_bytes;
     }
-    return x.peak_bytes < y.peak_bytes;  // not enough alone: the most helpful first
+    return x.peak_bytes < y.peak_bytes;
   });
-  a.options = std::move(all);
+  return all;
+}
+
+}  // namespace
+
+Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& device) {
+  Advice a;
+  a.now = judge(model, plan, device);
+  a.fits_now = a.now.fits;
+  const std::vector<Change> changes = candidates(plan);
+  std::vector<AdviceOption> all = single_changes(model, plan, device, changes);
+  for (AdviceOption& o :
+       combined_changes(model, plan, device, Combinations(changes), a.now.peak_bytes)) {
+    all.push_back(std::move(o));
+  }
+  a.options = ranked(std::move(all), a.now.peak_bytes);
   return a;
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
 #include "trainmem/limits.h"
 #include "trainmem/units.h"
 #include "util/checked.h"
@@ -20,66 +21,61 @@ bool computes_in_bf16(const TrainingPlan& p) {
          p.precision == Precision::autocast_bf16;
 }
 
-// Largest multiple of `step` in [step, limit] with peak <= usable, by doubling then bisection.
-// The invariant lo fits, hi does not, makes the answer exact even where the peak is not monotone.
+// Largest multiple of `step` in [step, limit] that fits by judge() (the device total on CUDA
+// cards, as `trainmem estimate` judges), by doubling then bisection. The invariant lo fits, hi
+// does not, makes the answer exact even where the figure is not monotone.
 SolveResult search(const LoadedModel& model, TrainingPlan plan, std::int64_t TrainingPlan::*field,
-                   std::int64_t usable, std::int64_t step, std::int64_t limit, SolveFor target) {
+                   const Device& device, std::int64_t step, std::int64_t limit, SolveFor target) {
   SolveResult r;
   r.target = target;
-  r.usable_bytes = usable;
-  auto peak_at = [&](std::int64_t units) {
+  r.usable_bytes = device.usable_bytes();
+  auto fit_at = [&](std::int64_t units) {
     plan.*field = units * step;
     ++r.evaluations;
-    return peak_of(model, plan);
+    Fit f = judge(model, plan, device);
+    r.figure = f.figure;
+    return f;
   };
   const std::int64_t max_units = limit / step;
   std::int64_t lo = 1;
-  std::int64_t lo_peak = peak_at(1);
-  if (lo_peak > usable) {
+  Fit lo_fit = fit_at(1);
+  if (!lo_fit.fits) {
     r.answer = 0;
     r.next = step;
-    r.peak_bytes = lo_peak;
-    r.next_peak_bytes = lo_peak;
+    r.peak_bytes = lo_fit.peak_bytes;
+    r.next_peak_bytes = lo_fit.peak_bytes;
     return r;
   }
   std::int64_t hi = 0;
   std::int64_t hi_peak = 0;
+  const auto probe_at = [&](std::int64_t units) {
+    const Fit f = fit_at(units);
+    if (f.fits) {
+      lo = units;
+      lo_fit = f;
+    } else {
+      hi = units;
+      hi_peak = f.peak_bytes;
+    }
+  };
   while (hi == 0) {
     const std::int64_t probe = std::min(lo * 2, max_units);
     if (probe == lo) break;  // at the limit and still fitting
-    const std::int64_t p = peak_at(probe);
-    if (p > usable) {
-      hi = probe;
-      hi_peak = p;
-    } else {
-      lo = probe;
-      lo_peak = p;
-    }
+    probe_at(probe);
   }
+  r.found = true;
+  r.peak_bytes = lo_fit.peak_bytes;
   if (hi == 0) {
-    r.found = true;
     r.limit_reached = true;
     r.answer = lo * step;
     r.next = r.answer;
-    r.peak_bytes = lo_peak;
-    r.next_peak_bytes = lo_peak;
+    r.next_peak_bytes = lo_fit.peak_bytes;
     return r;
   }
-  while (hi - lo > 1) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    const std::int64_t p = peak_at(mid);
-    if (p > usable) {
-      hi = mid;
-      hi_peak = p;
-    } else {
-      lo = mid;
-      lo_peak = p;
-    }
-  }
-  r.found = true;
+  while (hi - lo > 1) probe_at(lo + (hi - lo) / 2);
   r.answer = lo * step;
   r.next = hi * step;
-  r.peak_bytes = lo_peak;
+  r.peak_bytes = lo_fit.peak_bytes;
   r.next_peak_bytes = hi_peak;
   return r;
 }
@@ -130,8 +126,8 @@ Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
     if (device->usable_bytes() <= 0) {
       return Error{ErrorCode::usage, "", "--reserve", "leaves no usable memory on the device"};
     }
-    SolveResult r = search(model, plan, batch ? &TrainingPlan::batch : &TrainingPlan::seq,
-                           device->usable_bytes(), options.step, limit, target);
+    SolveResult r = search(model, plan, batch ? &TrainingPlan::batch : &TrainingPlan::seq, *device,
+                           options.step, limit, target);
     r.device = device;
     r.notes.push_back(
         device->reserve_bytes > 0
@@ -140,8 +136,8 @@ Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
                           device->reserve_rule.empty() ? "--reserve" : device->reserve_rule)
             : "no headroom kept free: the answer may use every byte; --reserve 2GB keeps some");
     if (!r.found) {
-      r.notes.push_back(fmt::format("nothing fits: at {} {} the peak is {} against {} usable",
-                                    batch ? "batch" : "seq", options.step,
+      r.notes.push_back(fmt::format("nothing fits: at {} {} the {} is {} against {} usable",
+                                    batch ? "batch" : "seq", options.step, r.figure,
                                     format_bytes(r.peak_bytes, Unit::gib),
                                     format_bytes(r.usable_bytes, Unit::gib)));
     }
@@ -155,10 +151,12 @@ Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
     return r;
   }
 
-  // smallest-gpu / smallest-tier: the peak does not depend on the device.
+  // smallest-gpu / smallest-tier: the ledger is the same on every device; the device total is
+  // not (the CUDA context depends on the card), so each candidate is judged in turn.
   SolveResult r;
   r.target = target;
-  r.peak_bytes = peak_of(model, plan);
+  const Ledger ledger = estimate(model, plan);
+  r.peak_bytes = totals(ledger).peak_bytes;
   r.next_peak_bytes = r.peak_bytes;
   r.evaluations = 1;
   const DeviceKind kind = target == SolveFor::smallest_gpu ? DeviceKind::gpu : DeviceKind::tier;
@@ -181,18 +179,23 @@ Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
         "to consider them");
   }
   for (const Device& d : candidates) {
-    if (d.usable_bytes() >= r.peak_bytes) {
+    auto f = judge(model, plan, ledger, d, gpu_options_for(d, ""));
+    if (!f) return f.error();
+    r.figure = f->figure;
+    if (f->fits) {
       r.found = true;
       r.device = d;
       r.usable_bytes = d.usable_bytes();
+      r.peak_bytes = f->peak_bytes;
       break;
     }
     r.next_smaller = d;
+    r.next_peak_bytes = f->peak_bytes;
   }
   if (!r.found) {
-    r.notes.push_back(fmt::format("no {} in the database holds a peak of {}",
-                                  kind == DeviceKind::gpu ? "GPU" : "tier",
-                                  format_bytes(r.peak_bytes, Unit::gib)));
+    r.notes.push_back(fmt::format("no {} in the database holds a {} of {}",
+                                  kind == DeviceKind::gpu ? "GPU" : "tier", r.figure,
+                                  format_bytes(r.next_peak_bytes, Unit::gib)));
   }
   return r;
 }

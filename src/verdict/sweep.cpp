@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
 #include "trainmem/limits.h"
 #include "trainmem/solve.h"
 
@@ -53,6 +54,10 @@ Sweep sweep(const LoadedModel& model, const TrainingPlan& plan, SweepAxis axis,
     pt.peak_bytes = t.peak_bytes;
     pt.static_bytes = t.static_bytes;
     pt.at_peak = live_at_slot(ledger, t.peak_slot);
+    if (device) {
+      auto f = judge(model, p, ledger, *device, gpu_options_for(*device, ""));
+      pt.fit = f ? f.value() : fit(t, *device);
+    }
     s.points.push_back(pt);
   }
   return s;

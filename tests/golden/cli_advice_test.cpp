@@ -41,7 +41,7 @@ TEST(CliAdvice, EveryOptionIsACompleteCommandThatRuns) {
   command = command.substr(std::string("trainmem ").size());
   const CliRun again = run_cli(command + " --json");
   ASSERT_EQ(again.code, 0) << again.out;
-  EXPECT_EQ(nlohmann::json::parse(again.out)["totals"]["peak_bytes"], first["peak_bytes"]);
+  EXPECT_EQ(nlohmann::json::parse(again.out)["fit"]["peak_bytes"], first["peak_bytes"]);
 }
 
 TEST(CliAdvice, AnEmptyListSaysWhy) {

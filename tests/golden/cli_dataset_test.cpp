@@ -143,6 +143,23 @@ TEST(CliDataset, AdviseAtTheLongestRecordWithTruncationAsAnOption) {
   EXPECT_TRUE(found) << r.out;
 }
 
+TEST(CliDataset, ALayoutIsPricedAtItsMostLoadedRank) {
+  const auto d = dataset_json(
+      "estimate qwen3-0.6b --gpus 2 --zero 3 --seq 4096 --gpu a100-80gb "
+      "--dataset " +
+      data("long_tail.jsonl"));
+  ASSERT_TRUE(d.is_object());
+  const auto& rows = d["priced"];
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_LT(rows[0]["peak_bytes"].get<long long>(), rows[2]["peak_bytes"].get<long long>());
+  // The max row (1 x 4,096) is what estimate judges for that layout.
+  const CliRun plain =
+      run_cli("estimate qwen3-0.6b --gpus 2 --zero 3 --seq 4096 --gpu a100-80gb --json");
+  const auto j = nlohmann::json::parse(plain.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << plain.out;
+  EXPECT_EQ(rows[2]["peak_bytes"], j["fit"]["peak_bytes"]);
+}
+
 TEST(CliDataset, ATokenizerBesideTheConfigIsNoticedAndTheCountStaysAnEstimate) {
   const auto dir = std::filesystem::temp_directory_path() / "trainmem_dataset_tokenizer";
   std::filesystem::create_directories(dir);
@@ -164,9 +181,10 @@ TEST(CliDataset, BadFilesAreOneLineErrors) {
   r = run_cli("estimate qwen3-0.6b --dataset train.parquet");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_TRUE(contains(r, "to_json")) << r.out;
-  r = run_cli("estimate qwen3-0.6b --gpus 2 --zero 3 --dataset " + data("chat.jsonl"));
+  r = run_cli("advise qwen3-0.6b --gpus 2 --zero 3 --gpu a100-80gb --dataset " +
+              data("chat.jsonl"));
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_TRUE(contains(r, "--dataset: prices one GPU")) << r.out;
+  EXPECT_TRUE(contains(r, "--dataset: advise prices a dataset on one GPU")) << r.out;
 }
 
 }  // namespace

@@ -122,8 +122,22 @@ TEST(ExtremePlans, FiguresExactMonotoneAndNeverFalselyFitting) {
 
 TEST(ExtremePlans, SaturatedLineMeansOverflowAndNoFit) {
   Ledger l;
-  l.items.push_back(LedgerItem{Tenant::weights, "w", kSaturated, "", "", kAllPhases, false});
-  l.items.push_back(LedgerItem{Tenant::activations, "a", 1000, "", "", kAllPhases, false});
+  l.items.push_back(LedgerItem{.id = "weights.w",
+                               .tenant = Tenant::weights,
+                               .label = "w",
+                               .bytes = kSaturated,
+                               .formula = "",
+                               .source = "",
+                               .live = kAllPhases,
+                               .estimated = false});
+  l.items.push_back(LedgerItem{.id = "activations.a",
+                               .tenant = Tenant::activations,
+                               .label = "a",
+                               .bytes = 1000,
+                               .formula = "",
+                               .source = "",
+                               .live = kAllPhases,
+                               .estimated = false});
   const Totals t = totals(l);
   EXPECT_TRUE(t.overflow);
   EXPECT_TRUE(is_saturated(t.peak_bytes));  // the sum saturates instead of wrapping negative

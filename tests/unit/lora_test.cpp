@@ -159,3 +159,39 @@ TEST(Method, UnknownTargetIsAnError) {
 
 }  // namespace
 }  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// DoRA's saved tensors beyond LoRA's (peft dora.py; validation/data/dora.jsonl), hand-computed for
+// Qwen3-8B, LoRA r16 on q and v, bf16 base with fp32 adapters, batch 2 x 128:
+//   q out 32 heads x 128 = 4,096; v out 8 kv heads x 128 = 1,024: 5,120 outputs per layer.
+//   per token: 5,120 x (4 B LoRA output + 2 B base output) = 30,720 B; 256 tokens: 7,864,320 B.
+//   per layer: 3 fp32 vectors x 5,120 x 4 B = 61,440 B.
+//   36 layers x (7,864,320 + 61,440) = 285,327,360 B.
+TEST(Dora, SavedActivationsBeyondLoraByHand) {
+  const LoadedModel m = preset("qwen3-8b");
+  TrainingPlan p = lora({"q", "v"});
+  p.precision = Precision::bf16;
+  p.batch = 2;
+  p.seq = 128;
+  const auto saved = [&](const TrainingPlan& plan) {
+    for (const LedgerItem& i : estimate(m, plan).items) {
+      if (i.id == "activations.saved") return i.bytes;
+    }
+    return std::int64_t{-1};
+  };
+  TrainingPlan dora = p;
+  dora.lora.dora = true;
+  EXPECT_EQ(saved(dora) - saved(p), 285'327'360);
+  // With LoRA dropout the base output is recomputed in fp32 from an fp32 weight copy:
+  // per token 5,120 x (4 + 4) B; per layer + 5,120 x 4,096 x 4 B (the copies of W_q and W_v:
+  // 4,096 x 4,096 and 1,024 x 4,096).
+  p.lora.dropout = 0.1;
+  dora.lora.dropout = 0.1;
+  const std::int64_t per_layer = 5'120 * 8 * 256 + 61'440 + 5'120 * 4'096 * 4;
+  EXPECT_EQ(saved(dora) - saved(p), 36 * per_layer);
+}
+
+}  // namespace
+}  // namespace trainmem

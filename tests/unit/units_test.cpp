@@ -73,5 +73,13 @@ TEST(EditDistance, ByHand) {
   EXPECT_EQ(edit_distance("rtx4090", "rtx-4090"), 1u);
 }
 
+TEST(EditDistance, NearestNameWithinTheBound) {
+  const std::vector<std::string> names = {"estimate", "explain", "emit"};
+  EXPECT_EQ(nearest_name("estmate", names, 3), "estimate");  // 1 edit
+  EXPECT_EQ(nearest_name("emti", names, 3), "emit");         // 2 edits (a swap)
+  EXPECT_EQ(nearest_name("zzzzzz", names, 3), "");           // nothing within 2
+  EXPECT_EQ(nearest_name("explian", names, 2), "");          // 2 edits is not below 2
+}
+
 }  // namespace
 }  // namespace trainmem

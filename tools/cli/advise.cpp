@@ -10,7 +10,8 @@
 #include "commands.h"
 #include "dataset.h"
 #include "flags.h"
-#include "trainmem/estimate.h"
+#include "trainmem/distributed.h"
+#include "trainmem/gpu.h"
 #include "trainmem/layout_search.h"
 #include "trainmem/limits.h"
 #include "trainmem/model.h"
@@ -37,8 +38,8 @@ Result<std::optional<DatasetFit>> apply_dataset(const AdviseArgs& a, PricingInpu
   const Device device = *in.device;
   auto d = price_dataset(a.dataset, in, [&](const TrainingPlan& p) -> Result<LengthPrice> {
     if (auto e = check_plan_size(in.model, p)) return *e;
-    const std::int64_t peak = peak_of(in.model, p);
-    return LengthPrice{peak, fit(peak, device)};
+    const Fit f = judge(in.model, p, device);  // as advise() judges the plan
+    return LengthPrice{f.peak_bytes, f};
   });
   if (!d) return d.error();
   for (const DatasetRow& r : d->rows) {
@@ -86,7 +87,8 @@ void add_more_gpus(const PricingInputs& in, Advice& adv) {
   for (const auto& [shape, cost] :
        {std::pair{z3, "more GPUs; ZeRO-3 moves 1.5x DDP's bytes per step (ZeRO paper)"},
         std::pair{fsdp, "more GPUs; FULL_SHARD re-gathers every block in backward (1.5x DDP)"}}) {
-    auto c = min_gpus(in.model, pricer, *in.device, shape, 512, 8);
+    // Judged like every other option: the most-loaded rank's device total.
+    const auto c = min_gpus_judged(in.model, in.plan, pricer, *in.device, shape, 512, 8);
     if (!c || world_size(c->layout) < 2) continue;
     AdviceOption o;
     o.change = fmt::format("more GPUs: {}", describe(c->layout));
@@ -95,9 +97,9 @@ void add_more_gpus(const PricingInputs& in, Advice& adv) {
                           shape.engine == Engine::deepspeed ? "--zero 3" : "--fsdp full");
     o.plan = in.plan;
     o.plan.layout = c->layout;
-    o.peak_bytes = c->price.peak_bytes;
+    o.peak_bytes = c->fit.peak_bytes;
     o.fits = true;
-    o.margin_bytes = c->headroom_bytes;
+    o.margin_bytes = c->fit.margin_bytes;
     o.cost = cost;
     o.cost_rank = 100;
     extra.push_back(o);
@@ -172,7 +174,7 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
   }
   const Fit& n = adv.now;
   std::cout << fmt::format(
-      "{} on {}: peak {} against {} usable — {}\n\n", a.model, n.device.name,
+      "{} on {}: {} {} against {} usable — {}\n\n", a.model, n.device.name, n.figure,
       format_bytes(n.peak_bytes, u), format_bytes(n.usable_bytes, u),
       n.fits ? fmt::format("fits, {} free", format_bytes(n.margin_bytes, u))
              : fmt::format("does not fit, over by {}", format_bytes(-n.margin_bytes, u)));
@@ -195,8 +197,9 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
       shown_rest = true;
     }
     std::cout << fmt::format(
-        "{:>3}. {}\n     {}\n     peak {} ({}{}) — cost: {}\n", ++i, o.change,
-        command_for(typed, o.flags), format_bytes(o.peak_bytes, u), o.fits ? "fits, " : "over by ",
+        "{:>3}. {}\n     {}\n     {} {} ({}{}) — cost: {}\n", ++i, o.change,
+        command_for(typed, o.flags), n.figure, format_bytes(o.peak_bytes, u),
+        o.fits ? "fits, " : "over by ",
         format_bytes(o.fits ? o.margin_bytes : -o.margin_bytes, u) + (o.fits ? " free" : ""),
         o.cost);
   }

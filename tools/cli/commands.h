@@ -27,6 +27,7 @@ class Commands {
 };
 
 void register_estimate(CLI::App& app, Commands& commands);
+void register_explain(CLI::App& app, Commands& commands);
 void register_models(CLI::App& app, Commands& commands);
 void register_table(CLI::App& app, Commands& commands);
 void register_gpus(CLI::App& app, Commands& commands);

@@ -39,8 +39,8 @@ void add_dataset_flag(CLI::App& cmd, std::string& file) {
 std::optional<Error> dataset_single_device(const std::string& file, const TrainingPlan& plan) {
   if (file.empty() || is_single_device(plan.layout)) return std::nullopt;
   return Error{ErrorCode::usage, "", "--dataset",
-               "prices one GPU; drop --gpus/--zero/--fsdp/--tp/--pp/--offload, or price the "
-               "dataset's p95 or longest record as --seq on its own"};
+               "advise prices a dataset on one GPU; for a multi-GPU layout run `trainmem "
+               "estimate ... --dataset FILE`, which prices the most-loaded rank"};
 }
 
 Result<DatasetFit> price_dataset(const std::string& file, const PricingInputs& in,

@@ -12,7 +12,7 @@ namespace trainmem::cli {
 
 void add_dataset_flag(CLI::App& cmd, std::string& file);
 
-// A usage error when --dataset is given with a multi-GPU layout (not priced per rank yet).
+// advise: a usage error when --dataset is given with a multi-GPU layout (estimate prices it).
 std::optional<Error> dataset_single_device(const std::string& file, const TrainingPlan& plan);
 
 // Reads `file` and prices `in.plan` at its p50, p95 and longest record with `price`; the plan's

@@ -32,25 +32,36 @@ struct EstimateArgs {
 };
 
 // A plan over several GPUs (or with offload): per-rank ledgers and the host per node.
-int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain) {
-  const DistributedEstimate d = estimate_distributed(in.model, in.plan);
-  std::optional<Fit> verdict;
-  if (in.device) verdict = fit(d.ranks[d.most_loaded].totals, *in.device);
-  const Fit* f = verdict ? &*verdict : nullptr;
+GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& device);
+
+// Per rank: judge_distributed() (the most-loaded rank replayed and judged like one GPU).
+int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain,
+                    const std::optional<DatasetFit>& data) {
+  auto v = judge_distributed(in.model, in.plan, in.device, gpu_options(a, in.device));
+  if (!v) return report(v.error());
+  const DistributedEstimate& d = v->estimate;
+  const Ledger& most = d.ranks[d.most_loaded].ledger;
+  const GpuEstimate* gpu = &v->gpu;
+  const bool cuda = !in.device || in.device->kind != DeviceKind::unified;
+  const Fit* f = v->fit ? &*v->fit : nullptr;
   if (!a.svg.empty()) {
     std::ofstream svg_out(a.svg);
-    svg_out << render_svg_budget(d.ranks[d.most_loaded].ledger, f, in.options);
+    svg_out << render_svg_budget(most, f, in.options);
     if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
-    std::cout << render_distributed_json(d, f);
+    std::string doc = render_distributed_json(d, f, cuda ? gpu : nullptr);
+    std::cout << (data ? with_dataset_json(doc, *data) : doc);
   } else if (explain) {
     std::cout << render_distributed_explain(d, in.options);
+    if (data) std::cout << "\n" << render_dataset_text(*data, in.options);
   } else {
     std::cout << render_distributed_text(d, f, in.options);
-    if (!a.timeline.empty()) {
-      std::cout << "\n" << render_timeline(d.ranks[d.most_loaded].ledger, in.options);
+    if (cuda && gpu->available) {
+      std::cout << "\nMost-loaded rank " << render_gpu_text(*gpu, in.options);
     }
+    if (!a.timeline.empty()) std::cout << "\n" << render_timeline(most, in.options);
+    if (data) std::cout << "\n" << render_dataset_text(*data, in.options);
   }
   return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
 }
@@ -74,37 +85,27 @@ GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& devic
   return o;
 }
 
-// CUDA cards and --memory budgets are judged on the device total (nvidia-smi); Apple unified
-// memory and the seeds' tiers keep the ledger's peak of live bytes.
-bool judged_on_device_total(const Device& d) {
-  switch (d.kind) {
-    case DeviceKind::gpu:
-    case DeviceKind::custom:
-      return true;
-    case DeviceKind::unified:
-    case DeviceKind::tier:
-      return false;
-  }
-  return false;
-}
-
-// The figure the verdict judges and the verdict, as run_estimate prices the plan it is given.
+// The figure the verdict judges and the verdict, as run_estimate prices a plan: judge() on one
+// GPU, judge_distributed() (the most-loaded rank) on several.
 Result<LengthPrice> price_as_estimate(const PricingInputs& in, const GpuOptions& gopt,
                                       const TrainingPlan& plan) {
   if (auto e = check_plan_size(in.model, plan)) return *e;
-  const Ledger ledger = estimate(in.model, plan);
   LengthPrice out;
+  if (!is_single_device(plan.layout)) {
+    auto v = judge_distributed(in.model, plan, in.device, gopt);
+    if (!v) return v.error();
+    out.fit = v->fit;
+    out.peak_bytes =
+        v->fit ? v->fit->peak_bytes : v->estimate.ranks[v->estimate.most_loaded].totals.peak_bytes;
+    return out;
+  }
+  const Ledger ledger = estimate(in.model, plan);
   out.peak_bytes = totals(ledger).peak_bytes;
   if (!in.device) return out;
-  auto gpu = gpu_estimate(in.model, plan, ledger, gopt);
-  if (!gpu) return gpu.error();
-  if (gpu->available && judged_on_device_total(*in.device)) {
-    out.fit = fit_gpu(*gpu, *in.device);
-    out.fit->figure = "device total";
-  } else {
-    out.fit = fit(totals(ledger), *in.device);
-  }
-  out.peak_bytes = out.fit->peak_bytes;
+  auto f = judge(in.model, plan, ledger, *in.device, gopt);
+  if (!f) return f.error();
+  out.fit = *f;
+  out.peak_bytes = f->peak_bytes;
   return out;
 }
 
@@ -116,8 +117,6 @@ int run_estimate(const EstimateArgs& a, bool explain) {
     return report(Error{ErrorCode::usage, "", "--timeline",
                         "expected phases or events, got '" + a.timeline + "'"});
   }
-  if (auto e = dataset_single_device(a.dataset, in->plan)) return report(*e);
-  if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain);
   std::optional<DatasetFit> data;
   if (!a.dataset.empty()) {
     auto d = price_dataset(a.dataset, *in, [&](const TrainingPlan& p) {
@@ -126,20 +125,14 @@ int run_estimate(const EstimateArgs& a, bool explain) {
     if (!d) return report(d.error());
     data = std::move(d).value();
   }
+  if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain, data);
   Ledger ledger = estimate(in->model, in->plan);
   ledger.notes.insert(ledger.notes.begin(), in->notes.begin(), in->notes.end());
   const GpuOptions gopt = gpu_options(a, in->device);
   auto gpu = gpu_estimate(in->model, in->plan, ledger, gopt);
   if (!gpu) return report(gpu.error());
   std::optional<Fit> verdict;
-  if (in->device) {
-    if (gpu->available && judged_on_device_total(*in->device)) {
-      verdict = fit_gpu(*gpu, *in->device);
-      verdict->figure = "device total";
-    } else {
-      verdict = fit(totals(ledger), *in->device);
-    }
-  }
+  if (in->device) verdict = judge(*gpu, totals(ledger), *in->device);
   const Fit* f = verdict ? &*verdict : nullptr;
   // Apple unified memory has no CUDA allocator or context: no GPU figures there.
   const bool cuda = !in->device || in->device->kind != DeviceKind::unified;
@@ -196,6 +189,9 @@ void add(CLI::App& app, Commands& commands, const std::string& name, const std::
 
 void register_estimate(CLI::App& app, Commands& commands) {
   add(app, commands, "estimate", "Itemised memory of a training step and its peak", false);
+}
+
+void register_explain(CLI::App& app, Commands& commands) {
   add(app, commands, "explain", "The arithmetic behind every line of the estimate", true);
 }
 

@@ -4,32 +4,48 @@
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "commands.h"
 #include "trainmem/trainmem.h"
-#include "util/edit_distance.h"
 
 namespace {
 
 // "unknown subcommand 'estmate'; did you mean 'estimate'?" instead of CLI11's "A subcommand is
 // required", when the first word names no subcommand.
 int unknown_subcommand(const CLI::App& app, std::string_view word) {
-  std::string best, all;
-  std::size_t best_distance = 3;  // suggest only near misses
+  std::vector<std::string> names;
+  std::string all;
   for (const CLI::App* sub : app.get_subcommands({})) {
-    const std::string& name = sub->get_name();
-    all += (all.empty() ? "" : ", ") + name;
-    const std::size_t d = trainmem::edit_distance(word, name);
-    if (d < best_distance) {
-      best_distance = d;
-      best = name;
-    }
+    names.push_back(sub->get_name());
+    all += (all.empty() ? "" : ", ") + sub->get_name();
   }
+  const std::string best = trainmem::nearest_name(word, names, 3);  // near misses only
   const std::string shown =
       word.size() > 40 ? std::string(word.substr(0, 40)) + "..." : std::string(word);
   std::cerr << fmt::format("trainmem: error: unknown subcommand '{}'{}; subcommands: {}\n", shown,
                            best.empty() ? "" : fmt::format("; did you mean '{}'?", best), all);
   return 2;
+}
+
+// Each subcommand's names and the function that registers it. Only the invoked one is built:
+// CLI11 constructs every option object of every registered subcommand, which was a fifth of a
+// whole `trainmem estimate` run; help, --version and an unknown first word get them all.
+struct Subcommand {
+  std::vector<std::string_view> names;
+  void (*add)(CLI::App&, trainmem::cli::Commands&);
+};
+
+const std::vector<Subcommand>& subcommands() {
+  using namespace trainmem::cli;
+  static const std::vector<Subcommand> all = {
+      {{"estimate"}, register_estimate}, {{"explain"}, register_explain},
+      {{"models"}, register_models},     {{"table"}, register_table},
+      {{"gpus"}, register_gpus},         {{"solve"}, register_solve},
+      {{"advise"}, register_advise},     {{"sweep"}, register_sweep},
+      {{"validate"}, register_validate}, {{"plan"}, register_plan},
+      {{"emit"}, register_emit}};
+  return all;
 }
 
 }  // namespace
@@ -40,16 +56,17 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("trainmem ") + std::string(trainmem::kVersion));
   trainmem::cli::Commands commands;
   for (int i = 1; i < argc; ++i) commands.args.emplace_back(argv[i]);
-  trainmem::cli::register_estimate(app, commands);
-  trainmem::cli::register_models(app, commands);
-  trainmem::cli::register_table(app, commands);
-  trainmem::cli::register_gpus(app, commands);
-  trainmem::cli::register_solve(app, commands);
-  trainmem::cli::register_advise(app, commands);
-  trainmem::cli::register_sweep(app, commands);
-  trainmem::cli::register_validate(app, commands);
-  trainmem::cli::register_plan(app, commands);
-  trainmem::cli::register_emit(app, commands);
+  const Subcommand* invoked = nullptr;
+  for (const Subcommand& s : subcommands()) {
+    for (std::string_view name : s.names) {
+      if (argc >= 2 && name == argv[1]) invoked = &s;
+    }
+  }
+  if (invoked != nullptr) {
+    invoked->add(app, commands);
+  } else {
+    for (const Subcommand& s : subcommands()) s.add(app, commands);
+  }
   if (argc >= 2 && argv[1][0] != '-') {
     bool known = false;
     for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);

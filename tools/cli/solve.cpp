@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/distributed.h"
 #include "trainmem/layout_search.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
@@ -53,12 +54,13 @@ int run_min_gpus(const SolveArgs& a) {
     shapes = {in->plan.layout};
   }
   const LayoutPricer pricer(in->model, in->plan);
-  std::optional<LayoutCandidate> best;
+  std::optional<JudgedLayout> best;
   for (const Layout& shape : shapes) {
-    auto c = min_gpus(in->model, pricer, *in->device, shape, a.max_gpus, a.gpus_per_node);
+    auto c = min_gpus_judged(in->model, in->plan, pricer, *in->device, shape, a.max_gpus,
+                             a.gpus_per_node);
     if (c && (!best || world_size(c->layout) < world_size(best->layout) ||
               (world_size(c->layout) == world_size(best->layout) &&
-               c->headroom_bytes > best->headroom_bytes))) {
+               c->fit.margin_bytes > best->fit.margin_bytes))) {
       best = c;
     }
   }
@@ -70,8 +72,9 @@ int run_min_gpus(const SolveArgs& a) {
                         {"fits", best.has_value()},
                         {"answer", best ? world_size(best->layout) : 0},
                         {"layout", best ? describe(best->layout) : std::string()},
-                        {"peak_bytes", best ? best->price.peak_bytes : 0},
-                        {"host_bytes_per_node", best ? best->price.host_bytes : 0},
+                        {"peak_bytes", best ? best->fit.peak_bytes : 0},
+                        {"figure", best ? best->fit.figure : std::string()},
+                        {"host_bytes_per_node", best ? best->host_bytes : 0},
                         {"usable_bytes", in->device->usable_bytes()}};
     std::cout << j.dump(2) << "\n";
     return best ? 0 : 3;
@@ -82,11 +85,11 @@ int run_min_gpus(const SolveArgs& a) {
     return 3;
   }
   std::cout << fmt::format(
-      "Fewest GPUs: {} x {} — {}\n  peak {} per GPU of {} usable, {} free; "
+      "Fewest GPUs: {} x {} — {}\n  {} {} per GPU of {} usable, {} free; "
       "host {} per node\n",
-      world_size(best->layout), in->device->id, describe(best->layout),
-      format_bytes(best->price.peak_bytes, u), format_bytes(in->device->usable_bytes(), u),
-      format_bytes(best->headroom_bytes, u), format_bytes(best->price.host_bytes, u));
+      world_size(best->layout), in->device->id, describe(best->layout), best->fit.figure,
+      format_bytes(best->fit.peak_bytes, u), format_bytes(in->device->usable_bytes(), u),
+      format_bytes(best->fit.margin_bytes, u), format_bytes(best->host_bytes, u));
   return 0;
 }
 
@@ -137,35 +140,35 @@ int run_solve(const SolveArgs& a) {
     const char* what = *target == SolveFor::smallest_gpu ? "GPU" : "tier";
     if (s.device) {
       std::cout << fmt::format(
-          "Smallest {}: {} ({}) — {} usable against a peak of {}, {} free\n", what, s.device->id,
-          s.device->name, format_bytes(s.device->usable_bytes(), u), format_bytes(s.peak_bytes, u),
-          format_bytes(s.device->usable_bytes() - s.peak_bytes, u));
+          "Smallest {}: {} ({}) — {} usable against a {} of {}, {} free\n", what, s.device->id,
+          s.device->name, format_bytes(s.device->usable_bytes(), u), s.figure,
+          format_bytes(s.peak_bytes, u), format_bytes(s.device->usable_bytes() - s.peak_bytes, u));
       if (s.next_smaller) {
-        std::cout << fmt::format("  The next one down, {}, has {} usable: over by {}\n",
-                                 s.next_smaller->id,
-                                 format_bytes(s.next_smaller->usable_bytes(), u),
-                                 format_bytes(s.peak_bytes - s.next_smaller->usable_bytes(), u));
+        std::cout << fmt::format(
+            "  The next one down, {}, has {} usable: over by {}\n", s.next_smaller->id,
+            format_bytes(s.next_smaller->usable_bytes(), u),
+            format_bytes(s.next_peak_bytes - s.next_smaller->usable_bytes(), u));
       }
     } else {
-      std::cout << fmt::format("No {} in the database fits: the peak is {}\n", what,
-                               format_bytes(s.peak_bytes, u));
+      std::cout << fmt::format("No {} in the database fits: the {} is {}\n", what, s.figure,
+                               format_bytes(s.next_peak_bytes, u));
     }
   } else {
     const char* what = *target == SolveFor::max_batch ? "micro-batch" : "sequence length";
     if (s.found) {
-      std::cout << fmt::format("Largest {} that fits {}: {} (peak {} of {} usable)\n", what,
-                               s.device->id, s.answer, format_bytes(s.peak_bytes, u),
+      std::cout << fmt::format("Largest {} that fits {}: {} ({} {} of {} usable)\n", what,
+                               s.device->id, s.answer, s.figure, format_bytes(s.peak_bytes, u),
                                format_bytes(s.usable_bytes, u));
       if (!s.limit_reached) {
-        std::cout << fmt::format("  At {} the peak is {}: over by {}\n", s.next,
+        std::cout << fmt::format("  At {} the {} is {}: over by {}\n", s.next, s.figure,
                                  format_bytes(s.next_peak_bytes, u),
                                  format_bytes(s.next_peak_bytes - s.usable_bytes, u));
       }
     } else {
       std::cout << fmt::format(
-          "Nothing fits {}: even at {} {} the peak is {} against {} usable (answer 0). Try "
+          "Nothing fits {}: even at {} {} the {} is {} against {} usable (answer 0). Try "
           "`trainmem advise`.\n",
-          s.device->id, *target == SolveFor::max_batch ? "batch" : "seq", so.step,
+          s.device->id, *target == SolveFor::max_batch ? "batch" : "seq", so.step, s.figure,
           format_bytes(s.peak_bytes, u), format_bytes(s.usable_bytes, u));
     }
   }

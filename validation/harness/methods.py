@@ -90,7 +90,7 @@ def lora_target_regex(targets, model_type):
 def apply_lora(model, spec):
     """Wrap with PEFT; adapters follow PEFT's default and are upcast to fp32 on a bf16 base."""
     cfg = LoraConfig(r=spec["lora_rank"], lora_alpha=spec["lora_alpha"],
-                     lora_dropout=spec["lora_dropout"],
+                     lora_dropout=spec["lora_dropout"], use_dora=bool(spec.get("dora")),
                      target_modules=lora_target_regex(spec["lora_targets"], model.config.model_type),
                      bias="none", task_type="CAUSAL_LM")
     return get_peft_model(model, cfg)

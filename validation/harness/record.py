@@ -28,6 +28,8 @@ def method_tag(spec):
             tag += "-" + spec["lora_targets"].replace(",", "")
         if spec.get("lora_dropout"):
             tag += f"-drop{spec['lora_dropout']:g}"
+        if spec.get("dora"):
+            tag += "-dora"
         return tag
     if spec["method"] == "freeze":
         return f"freeze-{spec['freeze_tag']}"
@@ -47,6 +49,8 @@ def config_block(spec, model_path):
     cfg["model"] = model_path
     if spec["method"] in ("lora", "qlora"):
         cfg.update({k: spec[k] for k in LORA_KEYS})
+        if spec.get("dora"):
+            cfg["dora"] = True
     if spec["method"] == "freeze":
         cfg.update({k: spec[k] for k in FREEZE_KEYS})
     return cfg

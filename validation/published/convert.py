@@ -173,6 +173,13 @@ def plan_of(r):
         bnb = re.search(r"bitsandbytes ([\d.]+)", fw)
         if bnb:
             versions.append("bitsandbytes=" + bnb.group(1))
+        elif "00af8b0d" in r["source"].get("configs", ""):
+            # The config-hub benchmarks ran litgpt at commit 00af8b0d, whose pyproject.toml pins
+            # "bitsandbytes==0.42.0" in its `all` extra (line 41; bumped only in d2ed13c3,
+            # 2024-12-28): the version that installs with `pip install 'litgpt[all]'` then.
+            versions.append("bitsandbytes=0.42.0")
+            notes.append("bitsandbytes 0.42.0: the version litgpt's pyproject.toml pinned at the "
+                         "configs' commit 00af8b0d")
     elif src.startswith("ttn"):
         tt = "0.3" if "~0.3" in fw else "0.1"
         cfg["framework"] = "torchtune@" + tt
@@ -199,9 +206,14 @@ def plan_of(r):
         cfg["optimizer"] = "paged-adamw"
     else:
         cfg["optimizer"] = "adamw"
+    # The implementation, always stated: these runs build torch.optim.AdamW themselves (PEFT's
+    # method_comparison run.py, litgpt's instantiate_torch_optimizer, torchtune's config), and
+    # without fused=True torch picks foreach for CUDA tensors
+    # (torch/optim/optimizer.py _default_to_fused_or_foreach). trainmem's own default is the HF
+    # Trainer's adamw_torch_fused, which none of these runs used unless the source says "fused".
     if "fused" in o.replace("fused into backward", ""):
         cfg["optimizer_impl"] = "fused"
-    elif cfg["framework"].startswith("torchtune") and "fused" not in o:
+    elif cfg["optimizer"] == "adamw":
         cfg["optimizer_impl"] = "foreach"
     if "optimizer_in_bwd" in o:
         cfg["optimizer_in_backward"] = True

@@ -1,0 +1,84 @@
+// The one verdict of a plan on a device (trainmem/gpu.h: judge). Why the device total: a card runs
+// out on what PyTorch's caching allocator has reserved plus the CUDA context
+// (c10/cuda/CUDACachingAllocator.cpp; docs/gpu.md), not on the bytes of live tensors, so a
+// "fits" on live bytes can OOM. solve and advise search with the same verdict, so the answer they
+// print is one `trainmem estimate` agrees with.
+#include "trainmem/distributed.h"
+#include "trainmem/estimate.h"
+#include "trainmem/gpu.h"
+#include "trainmem/layout_search.h"
+
+namespace trainmem {
+
+bool judged_on_device_total(const Device& device) {
+  switch (device.kind) {
+    case DeviceKind::gpu:
+    case DeviceKind::custom:
+      return true;
+    case DeviceKind::unified:
+    case DeviceKind::tier:
+      return false;
+  }
+  return false;
+}
+
+Fit judge(const GpuEstimate& gpu, const Totals& totals, const Device& device) {
+  if (!gpu.available || totals.overflow || !judged_on_device_total(device)) {
+    return fit(totals, device);
+  }
+  Fit f = fit_gpu(gpu, device);
+  f.figure = "device total";
+  return f;
+}
+
+Result<Fit> judge(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger,
+                  const Device& device, const GpuOptions& options) {
+  const Totals t = totals(ledger);
+  if (t.overflow || !judged_on_device_total(device)) return fit(t, device);
+  auto gpu = gpu_estimate(model, plan, ledger, options);
+  if (!gpu) return gpu.error();
+  return judge(gpu.value(), t, device);
+}
+
+Fit judge(const LoadedModel& model, const TrainingPlan& plan, const Device& device) {
+  const Ledger ledger = estimate(model, plan);
+  // PyTorch's defaults ("" parses to the default configuration) cannot be malformed.
+  auto f = judge(model, plan, ledger, device, gpu_options_for(device, ""));
+  return f ? f.value() : fit(totals(ledger), device);
+}
+
+Result<DistributedVerdict> judge_distributed(const LoadedModel& model, const TrainingPlan& plan,
+                                             const std::optional<Device>& device,
+                                             const GpuOptions& options) {
+  DistributedVerdict v{estimate_distributed(model, plan), {}, std::nullopt};
+  const Ledger& most = v.estimate.ranks[v.estimate.most_loaded].ledger;
+  // The rank's own plan: estimate_distributed prices the engine's precision
+  // (with_engine_precision).
+  auto gpu = gpu_estimate(model, most.plan, most, options);
+  if (!gpu) return gpu.error();
+  v.gpu = std::move(gpu).value();
+  if (device) v.fit = judge(v.gpu, totals(most), *device);
+  return v;
+}
+
+std::optional<JudgedLayout> min_gpus_judged(const LoadedModel& model, const TrainingPlan& plan,
+                                            const LayoutPricer& pricer, const Device& device,
+                                            const Layout& shape, std::int64_t max_gpus,
+                                            std::int64_t gpus_per_node) {
+  Device held_back = device;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const auto c = min_gpus(model, pricer, held_back, shape, max_gpus, gpus_per_node);
+    if (!c) return std::nullopt;
+    TrainingPlan p = plan;
+    p.layout = c->layout;
+    auto v = judge_distributed(model, p, device, gpu_options_for(device, ""));
+    if (!v || !v->fit) return std::nullopt;
+    if (v->fit->fits) return JudgedLayout{c->layout, c->price.host_bytes, *v->fit};
+    const std::int64_t more = v->fit->peak_bytes - c->price.peak_bytes;
+    if (more <= 0) return std::nullopt;  // over for a reason the reserve cannot express
+    held_back.reserve_bytes += more;
+  }
+  return std::nullopt;
+}
+
+}  // namespace trainmem
