@@ -13,6 +13,7 @@
 #include "trainmem/device.h"
 #include "trainmem/errors.h"
 #include "trainmem/plan.h"
+#include "trainmem/units.h"
 
 namespace trainmem {
 
@@ -125,6 +126,7 @@ struct DatasetSource {
   bool tokenizer_found = false;
   std::optional<std::int64_t> max_length;  // the plan's seq, when given (flag or --from file)
   std::int64_t context = 0;                // the model's max_position_embeddings; 0: unknown
+  Unit unit = Unit::gib;                   // for the sizes in the advice
 };
 
 // Reads the records, estimates their lengths and prices `plan` at p50, p95 and the maximum

@@ -39,7 +39,7 @@ const DatasetRow* row_at(const DatasetFit& d, std::string_view at) {
   return nullptr;
 }
 
-void add_advice(DatasetFit& d, const TrainingPlan& plan) {
+void add_advice(DatasetFit& d, const TrainingPlan& plan, Unit unit) {
   const std::int64_t n = d.records;
   const TokenLengths& l = d.lengths;
   if (d.max_length) {
@@ -63,7 +63,7 @@ void add_advice(DatasetFit& d, const TrainingPlan& plan) {
         "max_length = {} (the p95) would truncate {} ({}) and lower the peak by {}, from the "
         "longest record's {} tokens.",
         with_commas(p95->seq), records_word(*d.p95_truncated_records),
-        percent_of(*d.p95_truncated_records, n), format_bytes(*d.p95_saves_bytes, Unit::gib),
+        percent_of(*d.p95_truncated_records, n), format_bytes(*d.p95_saves_bytes, unit),
         with_commas(max->seq)));
   }
   // TRL SFTConfig (trl/trainer/sft_config.py): packing groups records into blocks of max_length
@@ -154,7 +154,7 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
     d.p95_truncated_records = records_longer_than(l, p95_seq);
     d.p95_saves_bytes = row_at(d, "max")->price.peak_bytes - row_at(d, "p95")->price.peak_bytes;
   }
-  add_advice(d, plan);
+  add_advice(d, plan, source.unit);
 
   d.notes.push_back(fmt::format(
       "Token counts are estimated: UTF-8 bytes / {}.{:02d} bytes per token, for vocab_size {} "

@@ -74,6 +74,17 @@ void add_truncation(const DatasetFit& d, const PricingInputs& in, Advice& adv) {
   }
 }
 
+// The records each shorter-sequence option truncates, in its cost.
+void add_truncated_records(const DatasetFit& d, std::int64_t seq, Advice& adv) {
+  for (AdviceOption& o : adv.options) {
+    if (o.plan.seq >= seq || o.cost.find("records (") != std::string::npos) continue;
+    const std::int64_t cut = records_longer_than(d.lengths, o.plan.seq);
+    o.cost +=
+        fmt::format("; with this dataset it truncates {} of {} records ({:.1f}%)", cut, d.records,
+                    100.0 * static_cast<double>(cut) / static_cast<double>(d.records));
+  }
+}
+
 // When one card is not enough: the fewest GPUs (8 per node, up to 512) with ZeRO-3 and with FSDP2
 // FULL_SHARD, placed before the options that do not fit on their own.
 void add_more_gpus(const PricingInputs& in, Advice& adv) {
@@ -156,7 +167,10 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
   if (!data) return report(data.error());
 
   Advice adv = advise(in->model, in->plan, *in->device);
-  if (*data) add_truncation(**data, *in, adv);
+  if (*data) {
+    add_truncation(**data, *in, adv);
+    add_truncated_records(**data, in->plan.seq, adv);
+  }
   if (!adv.fits_now && is_single_device(in->plan.layout)) add_more_gpus(*in, adv);
   const Unit u = in->options.unit;
   if (a.output.json) {

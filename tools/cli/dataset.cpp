@@ -54,6 +54,7 @@ Result<DatasetFit> price_dataset(const std::string& file, const PricingInputs& i
   source.tokenizer_found = tokenizer_beside(in.model);
   if (!in.seq_origin.empty()) source.max_length = in.plan.seq;
   source.context = in.model.spec.max_positions;
+  source.unit = in.options.unit;
   return fit_dataset(source, in.plan, price);
 }
 
