@@ -39,6 +39,7 @@ struct DatasetRecords {
   // The schemas seen, in order of first use: "text", "messages[].content",
   // "conversations[].value", "prompt+completion", "instruction+input+output", "line".
   std::vector<std::string> schemas;
+  std::int64_t non_ascii_bytes = 0;  // text bytes >= 0x80: other scripts than English
 };
 
 // The records of a dataset file's `text`. Each JSON record is an object with "text"; or
@@ -105,6 +106,7 @@ struct DatasetFit {
   std::vector<std::string> schemas;
   std::int64_t records = 0;
   std::int64_t bytes = 0;  // all records' text
+  std::int64_t non_ascii_bytes = 0;
   std::int64_t vocab_size = 0;
   BytesPerToken rate;
   bool tokenizer_found = false;  // a tokenizer.json beside the config (not run: see notes)

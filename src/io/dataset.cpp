@@ -53,17 +53,25 @@ std::string_view kind_of(const json& v) {
 struct Where {
   const std::string& file;
   std::string at;
+  std::int64_t* non_ascii = nullptr;  // bytes >= 0x80 of the text read, summed here
   Error error(const std::string& key, const std::string& reason) const {
     return bad_input(file, key.empty() ? at : at + ": " + key, reason);
   }
 };
+
+std::int64_t count_non_ascii(std::string_view text) {
+  return std::count_if(text.begin(), text.end(),
+                       [](char c) { return static_cast<unsigned char>(c) >= 0x80; });
+}
 
 // The bytes of a string value, or an error naming the key.
 Result<std::int64_t> string_bytes(const json& v, const std::string& key, const Where& w) {
   if (!v.is_string()) {
     return w.error(key, fmt::format("expected a string, got {}", kind_of(v)));
   }
-  return static_cast<std::int64_t>(v.get_ref<const std::string&>().size());
+  const std::string& text = v.get_ref<const std::string&>();
+  if (w.non_ascii != nullptr) *w.non_ascii += count_non_ascii(text);
+  return static_cast<std::int64_t>(text.size());
 }
 
 // A turn's text: "content" (a string, or a list of parts whose "text" counts: the HF chat
@@ -282,6 +290,7 @@ Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat
       }
       failed = for_each_line(text, [&](std::string_view line, std::int64_t) {
         add(out, RecordText{static_cast<std::int64_t>(line.size()), "line"});
+        out.non_ascii_bytes += count_non_ascii(line);
         return std::optional<Error>{};
       });
       break;
@@ -289,7 +298,7 @@ Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat
     case DatasetFormat::jsonl: {
       failed = for_each_line(
           text, [&](std::string_view line, std::int64_t number) -> std::optional<Error> {
-            const Where w{file, fmt::format("line {}", number)};
+            const Where w{file, fmt::format("line {}", number), &out.non_ascii_bytes};
             auto j = io::parse_json(line, file, w.at);
             if (!j) return j.error();
             auto t = record_text(*j, w);
@@ -307,7 +316,7 @@ Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat
                          fmt::format("expected a JSON array of records, got {}", kind_of(*j)));
       }
       for (std::size_t i = 0; i < j->size() && !failed; ++i) {
-        auto t = record_text((*j)[i], Where{file, fmt::format("[{}]", i)});
+        auto t = record_text((*j)[i], Where{file, fmt::format("[{}]", i), &out.non_ascii_bytes});
         if (!t) {
           failed = t.error();
         } else {

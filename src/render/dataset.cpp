@@ -31,6 +31,7 @@ nlohmann::json dataset_json(const DatasetFit& d) {
   j["schemas"] = d.schemas;
   j["records"] = d.records;
   j["text_bytes"] = d.bytes;
+  j["non_ascii_bytes"] = d.non_ascii_bytes;
   j["tokens_estimated"] = true;
   j["vocab_size"] = d.vocab_size;
   j["bytes_per_token"] = static_cast<double>(d.rate.centibytes) / 100.0;

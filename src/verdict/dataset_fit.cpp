@@ -113,6 +113,7 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
   d.schemas = records->schemas;
   d.records = static_cast<std::int64_t>(records->bytes.size());
   for (std::int64_t b : records->bytes) d.bytes += b;
+  d.non_ascii_bytes = records->non_ascii_bytes;
   d.vocab_size = source.vocab_size;
   d.rate = bytes_per_token_for_vocab(source.vocab_size);
   d.tokenizer_found = source.tokenizer_found;
@@ -161,6 +162,13 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
       "({}): {}.",
       d.rate.centibytes / 100, d.rate.centibytes % 100, with_commas(d.vocab_size), d.rate.band,
       d.rate.source));
+  // More than a tenth of the text outside ASCII: not English, which the figure was measured on.
+  if (d.non_ascii_bytes * 10 > d.bytes) {
+    d.notes.push_back(fmt::format(
+        "{} of the text's bytes are outside ASCII (other scripts than English): the bytes per "
+        "token figure is English's, so these counts are rougher.",
+        percent_of(d.non_ascii_bytes, d.bytes)));
+  }
   d.notes.push_back(
       "The chat template and special tokens (BOS/EOS, role markers) are not counted: records "
       "with them run a little longer.");

@@ -98,6 +98,15 @@ TEST(CliDataset, EachFormatAndSchema) {
   EXPECT_EQ(d["tokens"]["total"], 10);
 }
 
+TEST(CliDataset, TextOutsideAsciiIsSaidToBeRougher) {
+  // 12 + 9 CJK characters (3 bytes each) and "Grüße aus Köln" (3 two-byte letters).
+  const auto d = dataset_json("estimate qwen3-0.6b --dataset " + data("multilingual.jsonl"));
+  EXPECT_EQ(d["non_ascii_bytes"], 21 * 3 + 3 * 2);
+  EXPECT_NE(d["notes"].dump().find("outside ASCII"), std::string::npos) << d.dump();
+  const auto english = dataset_json("estimate qwen3-0.6b --dataset " + data("chat.jsonl"));
+  EXPECT_EQ(english["notes"].dump().find("outside ASCII"), std::string::npos);
+}
+
 TEST(CliDataset, SmallVocabularyUsesLlama2sFigure) {
   // Mistral-7B-v0.1's 32,000-token vocabulary (as Llama 2's): 3.17 bytes per token; 13 bytes -> 5
   // tokens.

@@ -52,6 +52,7 @@ TEST(DatasetRecords, ConversationalPromptCompletionAndContentParts) {
 TEST(DatasetRecords, BlankLinesCrlfAndAByteOrderMarkAreSkipped) {
   const auto r = read_ok("\xEF\xBB\xBF{\"text\": \"ab\"}\r\n\n   \n{\"text\": \"\xC3\xA9\"}\n");
   EXPECT_EQ(r.bytes, (std::vector<std::int64_t>{2, 2}));  // é is two UTF-8 bytes
+  EXPECT_EQ(r.non_ascii_bytes, 2);
 }
 
 TEST(DatasetRecords, JsonArrayAndTextLines) {
