@@ -8,6 +8,10 @@
 #   make measure-families         every family (issue 15) -> validation/data/families.jsonl, then
 #                                 fake-vs-real per family -> validation/data/families-crosscheck.jsonl
 #   make measure-families-subset  one row per family -> validation/out/families-subset.jsonl
+#   make measure-distributed      DDP / FSDP1 / FSDP2 on 2 and 4 CPU ranks (gloo, torchrun)
+#                                 -> validation/data/distributed.jsonl (issue 10 item 6)
+#   make measure-distributed-zero DeepSpeed ZeRO 1-3 on 2 and 4 CPU ranks
+#                                 -> validation/data/distributed-zero.jsonl
 
 VALIDATION_PYTHON ?= python3
 VALIDATION_VENV := validation/.venv
@@ -19,7 +23,8 @@ $(VALIDATION_STAMP): validation/requirements.txt
 	$(VALIDATION_PY) -m pip install -q -r validation/requirements.txt
 	touch $@
 
-.PHONY: measure measure-subset measure-test measure-families measure-families-subset measure-dora
+.PHONY: measure measure-subset measure-test measure-families measure-families-subset measure-dora \
+	measure-distributed measure-distributed-subset measure-distributed-zero
 
 measure: $(VALIDATION_STAMP)
 	$(VALIDATION_PY) validation/measure.py --matrix full --out validation/data/measurements.jsonl
@@ -42,3 +47,18 @@ measure-families-subset: $(VALIDATION_STAMP)
 # DoRA against LoRA (issue 9: DoRA's activations), two families, real tensors.
 measure-dora: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix dora --out validation/data/dora.jsonl
+
+measure-distributed: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/distributed.py --matrix dist --out validation/data/distributed.jsonl
+
+measure-distributed-subset: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/distributed.py --matrix dist-subset --out validation/out/distributed-subset.jsonl
+
+VALIDATION_DS_STAMP := $(VALIDATION_VENV)/.deepspeed
+
+$(VALIDATION_DS_STAMP): validation/requirements-deepspeed.txt $(VALIDATION_STAMP)
+	$(VALIDATION_PY) -m pip install -q --no-deps -r validation/requirements-deepspeed.txt
+	touch $@
+
+measure-distributed-zero: $(VALIDATION_DS_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/distributed.py --matrix dist-zero --out validation/data/distributed-zero.jsonl

@@ -18,7 +18,7 @@ struct ModelSpec;
 // megatron: Megatron-LM DDP, optionally with the distributed optimizer.
 enum class Engine { ddp, deepspeed, fsdp, megatron };
 
-// FSDP1 ShardingStrategy / FSDP2 equivalents (torch/distributed/fsdp/api.py ShardingStrategy):
+// FSDP1 ShardingStrategy / FSDP2 equivalents (torch/distributed/fsdp/api.py:32-69, v2.15.0):
 // full = FULL_SHARD (FSDP2 reshard_after_forward=True), grad_op = SHARD_GRAD_OP (False),
 // hybrid = HYBRID_SHARD (shard inside a node, replicate across), none = NO_SHARD.
 enum class FsdpMode { full, grad_op, hybrid, none };
@@ -39,6 +39,7 @@ struct DeepSpeedKnobs {
 };
 
 struct FsdpKnobs {
+  // FSDP1 defaults (v2.15.0): torch/distributed/fsdp/fully_sharded_data_parallel.py:404-411.
   bool limit_all_gathers = true;          // FSDP1 default: at most two units unsharded at once
   bool backward_prefetch = true;          // BACKWARD_PRE (FSDP1); FSDP2 always prefetches
   bool forward_prefetch = false;          // FSDP1 default
@@ -63,8 +64,8 @@ struct Layout {
   bool offload_params = false;
   OffloadTarget offload_to = OffloadTarget::cpu;
   bool pin_memory = true;  // pinned host buffers for offloaded states
-  // torch/nn/parallel/distributed.py: bucket_cap_mb defaults to 25 MiB, the first bucket to
-  // 1 MiB (torch/csrc/distributed/c10d/reducer.hpp kDefaultFirstBucketBytes).
+  // torch/nn/parallel/distributed.py:31 (v2.15.0): bucket_cap_mb defaults to 25 MiB; while it is
+  // left unset the first bucket is 1 MiB (:108-110; reducer.hpp:30 kDefaultFirstBucketBytes).
   double ddp_bucket_cap_mb = 25;
   bool gradient_as_bucket_view = false;  // DDP default: buckets are a second copy of the grads
   DeepSpeedKnobs deepspeed;

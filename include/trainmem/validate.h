@@ -18,6 +18,10 @@ struct MeasurementRecord {
   std::string model;  // path of the config.json used (repo-relative), or a preset
   // The plan in trainmem's flag vocabulary: "batch" -> "2", "lora_targets" -> "q,v", ...
   std::map<std::string, std::string> plan;
+  // config.layout: how the run was spread over ranks, in the layout flags' vocabulary
+  // ("gpus" -> "2", "fsdp" -> "full", "fsdp_version" -> "2"); empty for a single-device run.
+  // Multi-rank rows (validation/distributed.py) carry it; validate prices the same layout.
+  std::map<std::string, std::string> layout;
   std::int64_t peak_bytes = 0;
   std::string peak_phase;                     // e.g. "backward"
   int peak_step = 0;                          // 1 = first step, 2 = steady state

@@ -42,7 +42,19 @@ Result<MeasurementRecord> parse_record(const json& j, const std::string& where) 
     const json& config = j.at("config");
     r.model = config.at("model").get<std::string>();
     for (const auto& [key, value] : config.items()) {
-      if (key != "model" && !value.is_null()) r.plan[key] = as_text(value);
+      if (key != "model" && key != "layout" && !value.is_null()) r.plan[key] = as_text(value);
+    }
+    if (config.contains("layout")) {
+      const json& layout = config["layout"];
+      if (!layout.is_object()) {
+        return bad_input(where, "config.layout", "must be an object of layout settings");
+      }
+      for (const auto& [key, value] : layout.items()) {
+        if (value.is_object() || value.is_array() || value.is_null()) {
+          return bad_input(where, "config.layout." + key, "must be a number, string or boolean");
+        }
+        r.layout[key] = as_text(value);
+      }
     }
     const json& m = j.at("measured");
     const auto peak = integer(m.at("peak_bytes"));

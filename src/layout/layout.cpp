@@ -91,7 +91,7 @@ std::int64_t data_parallel_size(const Layout& l) {
 std::int64_t shard_group_size(const Layout& l) {
   const std::int64_t dp = data_parallel_size(l);
   if (l.engine == Engine::fsdp && l.fsdp == FsdpMode::hybrid) {
-    // HYBRID_SHARD: shard inside a node, replicate across nodes (FSDP1 api.py ShardingStrategy).
+    // HYBRID_SHARD: shard inside a node, replicate across nodes (FSDP1 api.py:55-58 @v2.15.0).
     const std::int64_t per_node = l.gpus_per_node / (l.tp * l.pp * l.cp);
     return per_node >= 1 ? per_node : 1;
   }
@@ -176,7 +176,7 @@ std::optional<Error> validate_layout(const Layout& l) {
   if (l.engine == Engine::fsdp && l.offload_optimizer != l.offload_params) {
     return flag_error("--offload",
                       "FSDP offload is all-or-nothing: use --offload both "
-                      "(torch/distributed/fsdp/api.py CPUOffload)");
+                      "(torch/distributed/fsdp/api.py:230-241 CPUOffload)");
   }
   if (l.engine == Engine::megatron && (l.offload_params)) {
     return flag_error("--offload",

@@ -3,8 +3,9 @@
 // same arithmetic feeds both the explained ledger (formulas as text) and the layout search
 // (numbers only; the formula lambdas are never called there).
 //
-// Sources (read, not copied): DeepSpeed @38327e07, Megatron-LM @d98e8a64, PyTorch (file and
-// symbol; the PyTorch snapshot was too large to mirror here). docs/distributed.md lists them.
+// Sources (read, not copied): DeepSpeed @38327e07, Megatron-LM @d98e8a64, PyTorch v2.15.0 (git
+// d0f2af8b66b2; line numbers read in the installed wheel, repository paths).
+// docs/distributed.md lists them.
 #pragma once
 
 #include <fmt/format.h>
@@ -127,8 +128,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
           break;
       }
       // FSDP with mixed precision keeps the sharded parameter in fp32: it is the master copy
-      // (torch/distributed/fsdp/_fully_shard/_fsdp_api.py MixedPrecisionPolicy docstring), and
-      // gradients reach the optimizer in that dtype. Priced below as one fp32 line each.
+      // (torch/distributed/fsdp/_fully_shard/_fsdp_api.py:23-26 MixedPrecisionPolicy docstring),
+      // and gradients reach the optimizer in that dtype. Priced below as one fp32 line each.
       if (b.master) f_w = f_g = 0;
       states_to_host = params_to_host = grads_to_host = l.offload_optimizer;
       break;
@@ -193,12 +194,21 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
     if (item.tenant == Tenant::optimizer_states) adam_full += static_cast<double>(item.bytes);
   }
   const std::int64_t gb = b.grad_bytes, wb = b.weight_bytes;
+  // The .grad bytes of one GPU holding all trainable params, each in its own dtype (LoRA's fp32
+  // adapters on a bf16 base keep fp32 gradients): what DDP's buckets copy.
+  double grads_full = 0;
+  for (const LedgerItem& item : b.lines) {
+    if (item.tenant == Tenant::gradients) grads_full += static_cast<double>(item.bytes);
+  }
 
   // 2. The engine's buffers.
   switch (l.engine) {
     case Engine::ddp: {
       if (dp > 1 && !l.gradient_as_bucket_view) {
-        const std::int64_t bytes = to_bytes(Tr * static_cast<double>(gb));
+        // The buckets take each gradient's dtype (Reducer groups buckets by dtype): the rank's
+        // share of the gradient bytes, not T x the model's gradient width. Measured with LoRA's
+        // fp32 adapters: validation/data/distributed.jsonl.
+        const std::int64_t bytes = to_bytes(grads_full * share_tr);
         const auto cap = static_cast<std::int64_t>(l.ddp_bucket_cap_mb * 1024 * 1024);
         constexpr std::int64_t kFirst = 1024 * 1024;
         const std::int64_t buckets = bytes <= kFirst ? 1 : 1 + (bytes - kFirst + cap - 1) / cap;
@@ -207,13 +217,14 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             detail::from_load(),
             [=] {
               return fmt::format(
-                  "{} params x {} B in {} buckets (first 1 MiB, then {:g} MiB); "
-                  "gradient_as_bucket_view=False",
-                  with_commas(to_bytes(Tr)), gb, buckets, l.ddp_bucket_cap_mb);
+                  "{} B of gradients ({} params, each in its gradient's dtype) in {} buckets "
+                  "(first 1 MiB, then {:g} MiB); gradient_as_bucket_view=False",
+                  with_commas(bytes), with_commas(to_bytes(Tr)), buckets, l.ddp_bucket_cap_mb);
             },
-            "torch/csrc/distributed/c10d/reducer.cpp Reducer::initialize_buckets (bucket "
-            "contents allocated at construction); torch/nn/parallel/distributed.py bucket_cap_mb "
-            "25; reducer.hpp kDefaultFirstBucketBytes 1 MiB",
+            "torch/nn/parallel/distributed.py:795-799 lazy_bucket_allocation=False (buckets "
+            "allocated at construction), :31 bucket_cap_mb 25, :108-110 first bucket; "
+            "torch/csrc/distributed/c10d/reducer.hpp:30 kDefaultFirstBucketBytes 1 MiB, :74 "
+            "Reducer::initialize_buckets (torch v2.15.0)",
             false);
       }
       break;
@@ -259,7 +270,11 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         sink.add(
             Tenant::gradients, "ZeRO IPG buckets (reduce_bucket_size)",
             d.reduce_bucket_size * gb * copies,
-            detail::both(Phase::backward_start, Phase::end_of_backward),
+            // Allocated at the first gradient hook (after the head's backward, where the loss's
+            // gradients peak) and released before backward returns: DeepSpeed 0.19.8
+            // stage_1_and_2.py process_gradients -> setup_buckets, _release_ipg_buffers.
+            // Measured: validation/data/distributed-zero.jsonl (docs/distributed.md).
+            detail::both(Phase::backward, Phase::backward),
             [=] {
               return fmt::format("{} elements x {} B x {} ({})", with_commas(d.reduce_bucket_size),
                                  gb, copies,
@@ -285,8 +300,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
           sink.host(
               "fp32 gradient partition (CPU offload)", to_bytes(part * 4), ledger::steady_only(),
               [=] { return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Tr)), N); },
-              "deepspeed/runtime/zero/stage_1_and_2.py (cpu_offload: grads copied to a pinned "
-              "fp32 buffer)");
+              "deepspeed/runtime/zero/stage_1_and_2.py:685-689 (cpu_offload: grads copied to a "
+              "pinned fp32 buffer)");
         } else {
           sink.add(
               Tenant::temporaries, "fp32 gradient partition at the step", to_bytes(part * 4),
@@ -315,17 +330,20 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
               "zero/config.py:214 threshold 1e5",
               false);
         }
-        const double live = std::min(static_cast<double>(d.stage3_max_live_parameters),
-                                     unit + static_cast<double>(d.stage3_prefetch_bucket_size));
+        // Never more than the rank's parameters: a model smaller than the prefetch bucket is
+        // gathered whole at most (measured: validation/data/distributed-zero.jsonl).
+        const double live =
+            std::min({static_cast<double>(d.stage3_max_live_parameters),
+                      unit + static_cast<double>(d.stage3_prefetch_bucket_size), Pr});
         sink.add(
             Tenant::weights, "ZeRO-3 gathered parameters (module + prefetch)",
             to_bytes(live * static_cast<double>(wb)),
             detail::both(Phase::forward, Phase::end_of_backward),
             [=] {
-              return fmt::format("min(max_live {}, largest layer {} + prefetch {}) x {} B",
-                                 with_commas(d.stage3_max_live_parameters),
-                                 with_commas(to_bytes(unit)),
-                                 with_commas(d.stage3_prefetch_bucket_size), wb);
+              return fmt::format(
+                  "min(max_live {}, largest layer {} + prefetch {}, all {} params) x {} B",
+                  with_commas(d.stage3_max_live_parameters), with_commas(to_bytes(unit)),
+                  with_commas(d.stage3_prefetch_bucket_size), with_commas(to_bytes(Pr)), wb);
             },
             "deepspeed/runtime/zero/partitioned_param_coordinator.py:380-382; zero/config.py:208, "
             ":231",
@@ -417,27 +435,28 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         };
         if (params_to_host) {
           sink.host("Sharded parameters, f32 (CPU offload)", param_bytes, detail::from_load(), pf,
-                    "torch/distributed/fsdp/api.py CPUOffload; _fully_shard/_fsdp_api.py "
-                    "CPUOffloadPolicy(pin_memory=True)");
-          sink.host("Sharded gradients, f32 (CPU offload)", grad_bytes, b.grad_live, gf,
-                    "torch/distributed/fsdp/api.py CPUOffload: grads offloaded with params");
+                    "torch/distributed/fsdp/api.py:230-241 CPUOffload; _fully_shard/_fsdp_api.py:"
+                    "239-255 CPUOffloadPolicy(pin_memory=True)");
+          sink.host(
+              "Sharded gradients, f32 (CPU offload)", grad_bytes, b.grad_live, gf,
+              "torch/distributed/fsdp/api.py:230-241 CPUOffload: grads offloaded with params");
         } else {
           sink.add(Tenant::master_weights, "Sharded parameters, f32 (the master copy)", param_bytes,
                    detail::from_load(), pf,
-                   "torch/distributed/fsdp/_fully_shard/_fsdp_api.py MixedPrecisionPolicy: the "
-                   "sharded parameter stays in its original dtype",
+                   "torch/distributed/fsdp/_fully_shard/_fsdp_api.py:23-26, :38-39 "
+                   "MixedPrecisionPolicy: the sharded parameter stays in its original dtype",
                    false);
           sink.add(Tenant::gradients, "Sharded gradients, f32", grad_bytes, b.grad_live, gf,
-                   "torch/distributed/fsdp/api.py MixedPrecision keep_low_precision_grads=False; "
-                   "FSDP2 reduce-scatters into the sharded param's dtype",
+                   "torch/distributed/fsdp/api.py:136-141 MixedPrecision "
+                   "keep_low_precision_grads=False; FSDP2 _fsdp_api.py:50-51 reduced shards keep "
+                   "the param's grad dtype",
                    false);
         }
       }
       if (!b.master && params_to_host) {
-        double weights_full = 0, grads_full = 0;
+        double weights_full = 0;  // grads_full: the gradient bytes summed above
         for (const LedgerItem& item : b.lines) {
           if (item.tenant == Tenant::weights) weights_full += static_cast<double>(item.bytes);
-          if (item.tenant == Tenant::gradients) grads_full += static_cast<double>(item.bytes);
         }
         sink.host(
             "Sharded parameters (CPU offload)", to_bytes(weights_full * share_all * f_w),
@@ -446,14 +465,14 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
               return fmt::format("{} B x {:.6f} (this rank's shard)",
                                  with_commas(to_bytes(weights_full)), share_all * f_w);
             },
-            "torch/distributed/fsdp/api.py CPUOffload");
+            "torch/distributed/fsdp/api.py:230-241 CPUOffload");
         sink.host(
             "Sharded gradients (CPU offload)", to_bytes(grads_full * share_tr * f_g), b.grad_live,
             [=] {
               return fmt::format("{} B x {:.6f} (this rank's shard)",
                                  with_commas(to_bytes(grads_full)), share_tr * f_g);
             },
-            "torch/distributed/fsdp/api.py CPUOffload: grads offloaded with params");
+            "torch/distributed/fsdp/api.py:230-241 CPUOffload: grads offloaded with params");
       }
       if (states_to_host) {
         // With a master recipe the sharded fp32 parameter is the master: only the states here.
@@ -465,7 +484,7 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
               return fmt::format("{} B x {:.6f} (this rank's shard)", with_commas(to_bytes(full)),
                                  share_tr * f_o);
             },
-            "torch/distributed/fsdp/api.py CPUOffload: the optimizer step runs on CPU");
+            "torch/distributed/fsdp/api.py:230-241 CPUOffload: the optimizer step runs on CPU");
       }
       const double root = sp.root;
       const bool resharded = l.fsdp == FsdpMode::full || l.fsdp == FsdpMode::hybrid;
@@ -477,28 +496,52 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
               detail::both(Phase::forward, Phase::end_of_backward),
               [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(root)), wb); },
               l.fsdp_version == 2
-                  ? "torch/distributed/fsdp/_fully_shard/_fully_shard.py: reshard_after_forward "
-                    "None is False for the root"
-                  : "torch/distributed/fsdp/_runtime_utils.py _post_forward_reshard: the root "
-                    "is not freed after forward under FULL_SHARD",
+                  ? "torch/distributed/fsdp/_fully_shard/_fully_shard.py:199-200: "
+                    "reshard_after_forward None is False for the root (_fsdp_state.py:222-226)"
+                  : "torch/distributed/fsdp/_runtime_utils.py:486-500 _post_forward_reshard: the "
+                    "root is not freed after forward under FULL_SHARD",
               false);
         }
-        const int units = (l.fsdp_version == 1 && !l.fsdp_knobs.limit_all_gathers) ? 3 : 2;
+        // The block computing is unsharded only while it runs: in forward and in the middle of
+        // backward, not at backward_start. Backward reaches a block's pre-backward hook (the
+        // hook FSDP registers on its outputs) only after the head's backward, where the logits'
+        // gradients peak; by then only the block the root prefetched is gathered. Measured on
+        // CPU/gloo: validation/data/distributed.jsonl FULL_SHARD rows hold exactly one block's
+        // bytes more than the shard and the root at the backward_start peak (docs/distributed.md).
         sink.add(
             Tenant::weights,
-            l.fsdp_version == 2 ? "Unsharded blocks: the one computing + the prefetched one"
-                                : "Unsharded flat parameters: current + prefetched unit",
-            to_bytes(units * unit * static_cast<double>(wb)),
+            l.fsdp_version == 2 ? "Unsharded block: the one computing"
+                                : "Unsharded flat parameter: the unit computing",
+            to_bytes(unit * static_cast<double>(wb)),
+            detail::both(Phase::forward, Phase::forward) |
+                detail::both(Phase::backward, Phase::backward),
+            [=] {
+              return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), wb);
+            },
+            l.fsdp_version == 2
+                ? "torch/distributed/fsdp/_fully_shard/_fsdp_state.py _register_pre_backward_hook "
+                  "(a block unshards when backward reaches its outputs)"
+                : "torch/distributed/fsdp/_runtime_utils.py _pre_backward_hook (the unit "
+                  "unshards when backward reaches its outputs)",
+            true);
+        const int prefetched = (l.fsdp_version == 1 && !l.fsdp_knobs.limit_all_gathers) ? 2 : 1;
+        sink.add(
+            Tenant::weights,
+            l.fsdp_version == 2 ? "Unsharded block: the prefetched one"
+                                : "Unsharded flat parameters: the prefetched unit(s)",
+            to_bytes(prefetched * unit * static_cast<double>(wb)),
             detail::both(Phase::forward, Phase::end_of_backward),
             [=] {
-              return fmt::format("{} x largest layer {} params x {} B", units,
+              return fmt::format("{} x largest layer {} params x {} B", prefetched,
                                  with_commas(to_bytes(unit)), wb);
             },
             l.fsdp_version == 2
-                ? "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py (all-gather "
-                  "copy-in overlap note: current + next group)"
-                : "torch/distributed/fsdp/fully_sharded_data_parallel.py limit_all_gathers: at "
-                  "most two units unsharded; api.py BackwardPrefetch.BACKWARD_PRE",
+                ? "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py:65-74 (all-gather "
+                  "copy-in overlap note: current + next group; the root's pre-backward "
+                  "prefetches the last block)"
+                : "torch/distributed/fsdp/fully_sharded_data_parallel.py:351-360 "
+                  "limit_all_gathers: at most two units unsharded; api.py:78-83 "
+                  "BackwardPrefetch.BACKWARD_PRE",
             true);
       } else {
         sink.add(
@@ -509,8 +552,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             to_bytes(Pr * static_cast<double>(wb)),
             detail::both(Phase::forward, Phase::end_of_backward),
             [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(Pr)), wb); },
-            "torch/distributed/fsdp/api.py ShardingStrategy (SHARD_GRAD_OP keeps parameters "
-            "unsharded until after backward); _flat_param.py FlatParameter _mp_shard",
+            "torch/distributed/fsdp/api.py:43-49 ShardingStrategy (SHARD_GRAD_OP keeps "
+            "parameters unsharded until after backward); _flat_param.py:297-299 _mp_shard",
             false);
       }
       if (l.fsdp != FsdpMode::none) {
@@ -521,7 +564,8 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             [=] {
               return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), gb);
             },
-            "torch/distributed/fsdp/api.py BackwardPrefetch docstring (current unit's gradients)",
+            "torch/distributed/fsdp/api.py:78-83 BackwardPrefetch docstring (current unit's "
+            "gradients)",
             true);
       }
       break;

@@ -233,10 +233,20 @@ TEST(LayoutFsdp, FullShardByHand) {
   const LedgerItem* root = find_line(r, "Unsharded root");
   ASSERT_NE(root, nullptr);
   EXPECT_EQ(root->bytes, (2 * 128'256 * 4'096 + 4'096) * 2);
-  // Two blocks in flight: 2 x 218,112,000 x 2 B.
-  const LedgerItem* blocks = find_line(r, "Unsharded blocks");
-  ASSERT_NE(blocks, nullptr);
-  EXPECT_EQ(blocks->bytes, 872'448'000);
+  // Two blocks in flight: the one computing and the prefetched one, 218,112,000 x 2 B each.
+  const LedgerItem* computing = find_line(r, "Unsharded block: the one computing");
+  const LedgerItem* prefetched = find_line(r, "Unsharded block: the prefetched one");
+  ASSERT_NE(computing, nullptr);
+  ASSERT_NE(prefetched, nullptr);
+  EXPECT_EQ(computing->bytes, 436'224'000);
+  EXPECT_EQ(prefetched->bytes, 436'224'000);
+  // At backward_start (the head's backward) only the prefetched block is gathered; the one
+  // computing is live again late in backward (validation/data/distributed.jsonl).
+  const PhaseMask start = phase_bit(1, Phase::backward_start);
+  const PhaseMask late = phase_bit(1, Phase::backward);
+  EXPECT_EQ(computing->live & start, 0u);
+  EXPECT_NE(computing->live & late, 0u);
+  EXPECT_NE(prefetched->live & start, 0u);
   EXPECT_EQ(find_line(r, "Weights"), nullptr);  // no bf16 copy persists
 }
 
@@ -364,6 +374,58 @@ TEST(LayoutPricer, MatchesTheFullLedgers) {
     EXPECT_EQ(price.most_loaded_stage, d.ranks[d.most_loaded].stage) << describe(l);
     EXPECT_EQ(price.host_bytes, d.host.totals.peak_bytes) << describe(l);
   }
+}
+
+}  // namespace
+}  // namespace trainmem
+
+namespace trainmem {
+namespace {
+
+// DDP's buckets copy each gradient in its own dtype: with LoRA on a bf16 base the adapters'
+// gradients are fp32 (PEFT's upcast), so the buckets are the rank's gradient bytes, more than
+// T x 2 B (measured: validation/data/distributed.jsonl, qwen3-tiny LoRA DDP row).
+TEST(LayoutDdp, BucketsTakeEachGradientsDtype) {
+  const LoadedModel m = load_or_fail("qwen3-0.6b");
+  TrainingPlan p = plan_on(2, Engine::ddp);
+  p.precision = Precision::bf16;
+  p.method = Method::lora;
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const Ledger& r = d.ranks[0].ledger;
+  const LedgerItem* buckets = find_line(r, "DDP gradient buckets");
+  ASSERT_NE(buckets, nullptr);
+  // The .grad tensors of the rank (unsharded under DDP) are exactly what the buckets copy.
+  std::int64_t grads = 0;
+  for (const LedgerItem& i : r.items) {
+    if (i.tenant == Tenant::gradients && i.label.rfind("DDP", 0) != 0) grads += i.bytes;
+  }
+  EXPECT_EQ(buckets->bytes, grads);
+  EXPECT_GT(grads, 0);
+}
+
+// ZeRO-3 never gathers more than the rank's parameters: with the live and prefetch limits far
+// above the model, the gathered line is every parameter x 2 B.
+TEST(LayoutZero, Stage3GathersAtMostTheModel) {
+  const LoadedModel m = load_or_fail("qwen3-0.6b");
+  TrainingPlan p = plan_on(2, Engine::deepspeed, 3);
+  p.layout.deepspeed.stage3_prefetch_bucket_size = 1'000'000'000'000;
+  p.layout.deepspeed.stage3_max_live_parameters = 1'000'000'000'000;
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const LedgerItem* gathered = find_line(d.ranks[0].ledger, "ZeRO-3 gathered parameters");
+  ASSERT_NE(gathered, nullptr);
+  EXPECT_EQ(gathered->bytes, params_total(m.inventory) * 2);
+}
+
+// ZeRO-1/2's IPG buckets appear at the first gradient hook, after the head's backward: live late
+// in backward, not at backward_start (DeepSpeed stage_1_and_2.py process_gradients).
+TEST(LayoutZero, IpgBucketsLiveLateInBackwardOnly) {
+  const LoadedModel m = load_or_fail("qwen3-0.6b");
+  const DistributedEstimate d = estimate_distributed(m, plan_on(2, Engine::deepspeed, 2));
+  const LedgerItem* ipg = find_line(d.ranks[0].ledger, "ZeRO IPG buckets");
+  ASSERT_NE(ipg, nullptr);
+  EXPECT_EQ(ipg->live & phase_bit(1, Phase::backward_start), 0u);
+  EXPECT_NE(ipg->live & phase_bit(1, Phase::backward), 0u);
+  EXPECT_EQ(ipg->live & phase_bit(1, Phase::forward), 0u);
 }
 
 }  // namespace

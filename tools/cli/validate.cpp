@@ -12,9 +12,12 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "row_layout.h"
 #include "trainmem/device.h"
+#include "trainmem/distributed.h"
 #include "trainmem/estimate.h"
 #include "trainmem/gpu.h"
+#include "trainmem/layout.h"
 
 namespace trainmem::cli {
 namespace {
@@ -30,6 +33,19 @@ struct ValidateArgs {
   double max_family_error = -1;
 };
 
+// A layout error names a flag (--tp); from a row it names the row's field (config.layout.tp) and
+// is the file's fault (exit 1), not a usage error.
+Error row_error(Error e, const std::string& where) {
+  if (e.field.rfind("--", 0) == 0) {
+    std::string key = e.field.substr(2);
+    for (char& ch : key) ch = ch == '-' ? '_' : ch;
+    e.field = "config.layout." + key;
+    e.code = ErrorCode::bad_input;
+  }
+  e.file = where;
+  return e;
+}
+
 // A record's plan, in flag vocabulary, through the same parser as the command line.
 Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
   PlanFlags f;
@@ -39,6 +55,9 @@ Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
       f.given.push_back({key, it->second, r.id + ": " + key, true});
     }
   }
+  auto layout = layout_flags_of(r.layout, r.id);
+  if (!layout) return layout.error();
+  f.layout = layout.value();
   auto plan = make_plan(f);
   if (!plan) return plan.error();
   return plan->plan;
@@ -49,6 +68,11 @@ std::string resolve_model(const std::string& model, const std::string& data_file
   if (fs::exists(model)) return model;
   const fs::path beside = fs::path(data_file).parent_path().parent_path().parent_path() / model;
   return fs::exists(beside) ? beside.string() : model;
+}
+
+Ledger most_loaded_ledger(const LoadedModel& model, const TrainingPlan& plan) {
+  DistributedEstimate d = estimate_distributed(model, plan);
+  return std::move(d.ranks[d.most_loaded].ledger);
 }
 
 std::array<std::int64_t, 4> predicted_categories(const Ledger& ledger, int slot) {
@@ -152,9 +176,7 @@ int run_validate(const ValidateArgs& a) {
   std::vector<RowGroup> groups;  // per row: its metric and source
   for (const MeasurementRecord& r : records.value()) {
     auto plan = plan_of(r);
-    if (!plan)
-      return report(
-          Error{plan.error().code, a.file + " " + r.id, plan.error().field, plan.error().reason});
+    if (!plan) return report(row_error(plan.error(), a.file + " " + r.id));
     auto model = load_model(resolve_model(r.model, a.file));
     if (!model) return report(model.error());
     // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
@@ -162,7 +184,14 @@ int run_validate(const ValidateArgs& a) {
     // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
     const bool traced = r.device.empty() || r.device == "cpu";
     plan->cpu_kernels = traced;
-    const Ledger ledger = estimate(model.value(), plan.value());
+    if (auto e = validate_layout(plan->layout, model->spec)) {
+      return report(row_error(*e, a.file + " " + r.id));
+    }
+    // A multi-rank row is compared with the most-loaded rank of the same layout (its measured
+    // peak is the largest of its ranks'; validation/distributed.py).
+    const Ledger ledger = is_single_device(plan->layout)
+                              ? estimate(model.value(), plan.value())
+                              : most_loaded_ledger(model.value(), plan.value());
     const Totals t = totals(ledger);
     if (!r.metric.empty()) {
       // A GPU figure: compare like with like (the allocator replay's matching figure).
