@@ -41,6 +41,11 @@ ln -s "$nonutf8" "$T/nonutf8_link"
 head -c $((17 << 20)) /dev/zero | tr '\0' ' ' >"$T/big.json"
 { printf '%.0s[' $(seq 200000); printf '%.0s]' $(seq 200000); } >"$T/deep.json"
 cp "$T/deep.json" "$T/deep.jsonl"
+# Datasets: binary junk, Parquet's magic bytes, one record longer than any sequence priced.
+printf 'PK\003\004\000\000\377\376junk\n\000\001\002' >"$T/junk.txt"
+cp "$T/junk.txt" "$T/junk.jsonl"
+printf 'PAR1\025\004\000\000' >"$T/data.parquet"
+head -c $((80 << 20)) /dev/zero | tr '\0' 'x' >"$T/huge_record.txt"
 
 pass=0 fail=0
 while IFS= read -r line; do

@@ -8,9 +8,12 @@
 #include <string_view>
 
 #include "commands.h"
+#include "dataset.h"
 #include "flags.h"
 #include "trainmem/distributed.h"
+#include "trainmem/gpu.h"
 #include "trainmem/layout_search.h"
+#include "trainmem/limits.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
 #include "trainmem/solve.h"
@@ -24,7 +27,63 @@ struct AdviseArgs {
   PlanFlags plan;
   DeviceFlags device;
   OutputFlags output;
+  std::string dataset;  // --dataset FILE: advise the plan at the longest record
 };
+
+// --dataset: the plan to advise holds the longest record (after max_length), and truncating at
+// the p95 becomes an option when the tail is long. Priced as advise() prices (the ledger's peak).
+Result<std::optional<DatasetFit>> apply_dataset(const AdviseArgs& a, PricingInputs& in) {
+  if (a.dataset.empty()) return std::optional<DatasetFit>{};
+  if (auto e = dataset_single_device(a.dataset, in.plan)) return *e;
+  const Device device = *in.device;
+  auto d = price_dataset(a.dataset, in, [&](const TrainingPlan& p) -> Result<LengthPrice> {
+    if (auto e = check_plan_size(in.model, p)) return *e;
+    const Fit f = judge(in.model, p, device);  // as advise() judges the plan
+    return LengthPrice{f.peak_bytes, f};
+  });
+  if (!d) return d.error();
+  for (const DatasetRow& r : d->rows) {
+    if (r.at == "max") in.plan.seq = r.seq;
+  }
+  return std::optional<DatasetFit>(std::move(d).value());
+}
+
+// Truncating at the p95 as an option, placed among the others by fit and cost.
+void add_truncation(const DatasetFit& d, const PricingInputs& in, Advice& adv) {
+  if (!d.p95_truncated_records) return;
+  for (const DatasetRow& r : d.rows) {
+    if (r.at != "p95" || !r.price.fit || r.price.peak_bytes >= adv.now.peak_bytes) continue;
+    AdviceOption o;
+    o.change = fmt::format("max_length {} (the dataset's p95)", r.seq);
+    o.flags = fmt::format("--seq {}", r.seq);
+    o.plan = in.plan;
+    o.plan.seq = r.seq;
+    o.peak_bytes = r.price.peak_bytes;
+    o.fits = r.price.fit->fits;
+    o.margin_bytes = r.price.fit->margin_bytes;
+    o.cost = fmt::format(
+        "truncates {} of {} records ({:.1f}%): their tails are not trained on",
+        *d.p95_truncated_records, d.records,
+        100.0 * static_cast<double>(*d.p95_truncated_records) / static_cast<double>(d.records));
+    o.cost_rank = 5;
+    auto at = std::find_if(adv.options.begin(), adv.options.end(), [&](const AdviceOption& x) {
+      return o.fits ? (!x.fits || x.cost_rank > o.cost_rank)
+                    : (!x.fits && x.peak_bytes > o.peak_bytes);
+    });
+    adv.options.insert(at, o);
+  }
+}
+
+// The records each shorter-sequence option truncates, in its cost.
+void add_truncated_records(const DatasetFit& d, std::int64_t seq, Advice& adv) {
+  for (AdviceOption& o : adv.options) {
+    if (o.plan.seq >= seq || o.cost.find("records (") != std::string::npos) continue;
+    const std::int64_t cut = records_longer_than(d.lengths, o.plan.seq);
+    o.cost +=
+        fmt::format("; with this dataset it truncates {} of {} records ({:.1f}%)", cut, d.records,
+                    100.0 * static_cast<double>(cut) / static_cast<double>(d.records));
+  }
+}
 
 // When one card is not enough: the fewest GPUs (8 per node, up to 512) with ZeRO-3 and with FSDP2
 // FULL_SHARD, placed before the options that do not fit on their own.
@@ -104,8 +163,14 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
   if (!in->device) {
     return report(Error{ErrorCode::usage, "", "--gpu", "advise needs --gpu NAME or --memory SIZE"});
   }
+  auto data = apply_dataset(a, in.value());
+  if (!data) return report(data.error());
 
   Advice adv = advise(in->model, in->plan, *in->device);
+  if (*data) {
+    add_truncation(**data, *in, adv);
+    add_truncated_records(**data, in->plan.seq, adv);
+  }
   if (!adv.fits_now && is_single_device(in->plan.layout)) add_more_gpus(*in, adv);
   const Unit u = in->options.unit;
   if (a.output.json) {
@@ -116,7 +181,9 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
       j["options"][i]["command"] = command_for(typed, adv.options[i].flags);
     }
     if (adv.options.empty()) j["why_no_options"] = empty_advice(adv, in->plan, u);
-    std::cout << j.dump(2) << "\n";
+    std::string doc = j.dump(2) + "\n";
+    if (*data) doc = with_dataset_json(doc, **data);
+    std::cout << doc;
     return 0;
   }
   const Fit& n = adv.now;
@@ -125,6 +192,11 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
       format_bytes(n.peak_bytes, u), format_bytes(n.usable_bytes, u),
       n.fits ? fmt::format("fits, {} free", format_bytes(n.margin_bytes, u))
              : fmt::format("does not fit, over by {}", format_bytes(-n.margin_bytes, u)));
+  if (*data) {
+    std::cout << fmt::format("Advised at the dataset's longest record: {} x {} tokens.\n",
+                             in->plan.batch, with_commas(in->plan.seq))
+              << render_dataset_text(**data, in->options) << "\n";
+  }
   if (adv.options.empty()) {
     std::cout << empty_advice(adv, in->plan, u) << "\n";
     return 0;
@@ -157,6 +229,7 @@ void register_advise(CLI::App& app, Commands& commands) {
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);
+  add_dataset_flag(*cmd, args->dataset);
   commands.on(cmd, [args, &commands] { return run_advise(*args, commands.args); });
 }
 

@@ -6,10 +6,12 @@
 #include <iostream>
 
 #include "commands.h"
+#include "dataset.h"
 #include "flags.h"
 #include "trainmem/device.h"
 #include "trainmem/distributed.h"
 #include "trainmem/gpu.h"
+#include "trainmem/limits.h"
 #include "trainmem/render.h"
 #include "trainmem/render_distributed.h"
 
@@ -26,13 +28,15 @@ struct EstimateArgs {
   std::string timeline;  // --timeline [phases|events]: memory through the step
   // --alloc-conf STR: PYTORCH_CUDA_ALLOC_CONF for the allocator model (default: the environment)
   std::optional<std::string> alloc_conf;
+  std::string dataset;  // --dataset FILE: the plan at the records' lengths
 };
 
 // A plan over several GPUs (or with offload): per-rank ledgers and the host per node.
 GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& device);
 
 // Per rank: judge_distributed() (the most-loaded rank replayed and judged like one GPU).
-int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain) {
+int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain,
+                    const std::optional<DatasetFit>& data) {
   auto v = judge_distributed(in.model, in.plan, in.device, gpu_options(a, in.device));
   if (!v) return report(v.error());
   const DistributedEstimate& d = v->estimate;
@@ -46,15 +50,18 @@ int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain
     if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
-    std::cout << render_distributed_json(d, f, cuda ? gpu : nullptr);
+    std::string doc = render_distributed_json(d, f, cuda ? gpu : nullptr);
+    std::cout << (data ? with_dataset_json(doc, *data) : doc);
   } else if (explain) {
     std::cout << render_distributed_explain(d, in.options);
+    if (data) std::cout << "\n" << render_dataset_text(*data, in.options);
   } else {
     std::cout << render_distributed_text(d, f, in.options);
     if (cuda && gpu->available) {
       std::cout << "\nMost-loaded rank " << render_gpu_text(*gpu, in.options);
     }
     if (!a.timeline.empty()) std::cout << "\n" << render_timeline(most, in.options);
+    if (data) std::cout << "\n" << render_dataset_text(*data, in.options);
   }
   return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
 }
@@ -78,6 +85,30 @@ GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& devic
   return o;
 }
 
+// The figure the verdict judges and the verdict, as run_estimate prices a plan: judge() on one
+// GPU, judge_distributed() (the most-loaded rank) on several.
+Result<LengthPrice> price_as_estimate(const PricingInputs& in, const GpuOptions& gopt,
+                                      const TrainingPlan& plan) {
+  if (auto e = check_plan_size(in.model, plan)) return *e;
+  LengthPrice out;
+  if (!is_single_device(plan.layout)) {
+    auto v = judge_distributed(in.model, plan, in.device, gopt);
+    if (!v) return v.error();
+    out.fit = v->fit;
+    out.peak_bytes =
+        v->fit ? v->fit->peak_bytes : v->estimate.ranks[v->estimate.most_loaded].totals.peak_bytes;
+    return out;
+  }
+  const Ledger ledger = estimate(in.model, plan);
+  out.peak_bytes = totals(ledger).peak_bytes;
+  if (!in.device) return out;
+  auto f = judge(in.model, plan, ledger, *in.device, gopt);
+  if (!f) return f.error();
+  out.fit = *f;
+  out.peak_bytes = f->peak_bytes;
+  return out;
+}
+
 int run_estimate(const EstimateArgs& a, bool explain) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
@@ -86,7 +117,15 @@ int run_estimate(const EstimateArgs& a, bool explain) {
     return report(Error{ErrorCode::usage, "", "--timeline",
                         "expected phases or events, got '" + a.timeline + "'"});
   }
-  if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain);
+  std::optional<DatasetFit> data;
+  if (!a.dataset.empty()) {
+    auto d = price_dataset(a.dataset, *in, [&](const TrainingPlan& p) {
+      return price_as_estimate(*in, gpu_options(a, in->device), p);
+    });
+    if (!d) return report(d.error());
+    data = std::move(d).value();
+  }
+  if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain, data);
   Ledger ledger = estimate(in->model, in->plan);
   ledger.notes.insert(ledger.notes.begin(), in->notes.begin(), in->notes.end());
   const GpuOptions gopt = gpu_options(a, in->device);
@@ -103,9 +142,12 @@ int run_estimate(const EstimateArgs& a, bool explain) {
     if (!svg_out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
-    std::cout << render_json(ledger, f, cuda ? &*gpu : nullptr);
+    std::string doc = render_json(ledger, f, cuda ? &*gpu : nullptr);
+    if (data) doc = with_dataset_json(doc, *data);
+    std::cout << doc;
   } else if (explain) {
     std::cout << render_explain(ledger, in->options);
+    if (data) std::cout << "\n" << render_dataset_text(*data, in->options);
   } else {
     std::cout << render_text(ledger, f, in->options);
     if (cuda && gpu->available) std::cout << "\n" << render_gpu_text(*gpu, in->options);
@@ -113,6 +155,7 @@ int run_estimate(const EstimateArgs& a, bool explain) {
     if (a.timeline == "events") {
       std::cout << "\n" << render_alloc_timeline(in->model, in->plan, ledger, gopt, in->options);
     }
+    if (data) std::cout << "\n" << render_dataset_text(*data, in->options);
   }
   // Exit 3 only on request, so scripts can gate on "does not fit".
   return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
@@ -135,6 +178,7 @@ void add(CLI::App& app, Commands& commands, const std::string& name, const std::
                   "allocation and free, with the caching allocator's figures)")
       ->expected(0, 1)
       ->default_str("phases");
+  add_dataset_flag(*cmd, args->dataset);
   cmd->add_option("--alloc-conf", args->alloc_conf,
                   "PYTORCH_CUDA_ALLOC_CONF for the allocator model, e.g. expandable_segments:True "
                   "(default: the environment variable)");

@@ -357,6 +357,9 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
                   [](const PlanSetting& s) { return s.key == "method" && s.value == "lora"; });
   }
   patch.insert(patch.end(), f.given.begin(), f.given.end());
+  for (const PlanSetting& s : patch) {
+    if (s.key == "seq") out.seq_origin = s.origin;
+  }
   auto plan = plan_from(patch);
   if (!plan) return plan.error();
   out.plan = std::move(plan).value();
@@ -465,8 +468,10 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
   if (auto e = check_targets(m.value(), settled.plan)) return *e;
   for (std::string& n : plan_notes(m.value(), settled.plan, d->has_value() ? &**d : nullptr))
     settled.notes.push_back(std::move(n));
-  return PricingInputs{std::move(settled.plan), std::move(settled.notes), std::move(d).value(),
-                       o.value(), std::move(m).value()};
+  std::string seq_origin = p->seq_origin;
+  return PricingInputs{std::move(settled.plan), std::move(settled.notes),
+                       std::move(d).value(),    o.value(),
+                       std::move(m).value(),    std::move(seq_origin)};
 }
 
 // The flag that sets a plan field the library names ("lora.rank" -> "--lora-rank"); fields in a

@@ -67,6 +67,8 @@ Result<PlanResult> make_plan(const PlanFlags& flags);
 struct ImportedPlan {
   PlanResult plan;
   std::string model;  // named by a --from file (the last that names one), or empty
+  // Who set the sequence length ("--seq", "sft.yaml: max_length"), or empty: the default.
+  std::string seq_origin;
 };
 Result<ImportedPlan> import_plan(const PlanFlags& flags);
 // nullopt when neither --memory nor --gpu is given.
@@ -82,6 +84,7 @@ struct PricingInputs {
   std::optional<Device> device;
   RenderOptions options;
   LoadedModel model;
+  std::string seq_origin;  // as ImportedPlan's: empty when the sequence length is the default
 };
 Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFlags& plan,
                                           const DeviceFlags& device, const OutputFlags& output);

@@ -1,0 +1,189 @@
+// A plan priced at a dataset's token lengths, and the advice that follows from them
+// (include/trainmem/dataset.h, docs/dataset.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "trainmem/dataset.h"
+#include "trainmem/units.h"
+
+namespace trainmem {
+namespace {
+
+// "12.5%": a share of the records, one decimal.
+std::string percent_of(std::int64_t part, std::int64_t whole) {
+  return fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+// "1 record", "3 records".
+std::string records_word(std::int64_t n) {
+  return fmt::format("{} record{}", with_commas(n), n == 1 ? "" : "s");
+}
+
+std::int64_t capped(std::int64_t tokens, const std::optional<std::int64_t>& max_length) {
+  return max_length ? std::min(tokens, *max_length) : tokens;
+}
+
+// Mean record length after truncation at max_length, rounded up.
+std::int64_t capped_mean(const TokenLengths& l, const std::optional<std::int64_t>& max_length) {
+  std::int64_t sum = 0;
+  for (std::int64_t t : l.sorted) sum += capped(t, max_length);
+  const auto n = static_cast<std::int64_t>(l.sorted.size());
+  return (sum + n - 1) / n;
+}
+
+const DatasetRow* row_at(const DatasetFit& d, std::string_view at) {
+  for (const DatasetRow& r : d.rows) {
+    if (r.at == at) return &r;
+  }
+  return nullptr;
+}
+
+void add_advice(DatasetFit& d, const TrainingPlan& plan, Unit unit) {
+  const std::int64_t n = d.records;
+  const TokenLengths& l = d.lengths;
+  if (d.max_length) {
+    d.advice.push_back(
+        d.truncated_records > 0
+            ? fmt::format("max_length {} truncates {} of {} ({}).", with_commas(*d.max_length),
+                          with_commas(d.truncated_records), records_word(n),
+                          percent_of(d.truncated_records, n))
+            : fmt::format("max_length {} holds every record (the longest is {} tokens).",
+                          with_commas(*d.max_length), with_commas(l.max)));
+  } else {
+    d.advice.push_back(fmt::format(
+        "No max_length given (--seq / --max-length): the records are priced untruncated, up to "
+        "{} tokens; TRL's SFTConfig truncates at max_length=1024 unless told otherwise.",
+        with_commas(l.max)));
+  }
+  const DatasetRow* p95 = row_at(d, "p95");
+  const DatasetRow* max = row_at(d, "max");
+  if (d.p95_truncated_records && d.p95_saves_bytes && p95 != nullptr && max != nullptr) {
+    d.advice.push_back(fmt::format(
+        "max_length = {} (the p95) would truncate {} ({}) and lower the peak by {}, from the "
+        "longest record's {} tokens.",
+        with_commas(p95->seq), records_word(*d.p95_truncated_records),
+        percent_of(*d.p95_truncated_records, n), format_bytes(*d.p95_saves_bytes, unit),
+        with_commas(max->seq)));
+  }
+  // TRL SFTConfig (trl/trainer/sft_config.py): packing groups records into blocks of max_length
+  // tokens (strategy "bfd", best-fit decreasing, which also turns padding-free on); padding_free
+  // flattens a batch into one sequence and needs FlashAttention 2 or 3; max_length defaults to
+  // 1024.
+  if (d.max_length) {
+    d.advice.push_back(fmt::format(
+        "packing=True (TRL): records are packed into blocks of up to max_length = {} tokens "
+        "(best-fit decreasing), so a step costs about the peak at {} tokens, the `packed` row.",
+        with_commas(*d.max_length), with_commas(*d.max_length)));
+  } else {
+    d.advice.push_back(
+        "packing=True (TRL) packs records into blocks of max_length tokens: give --seq N to "
+        "price it (a step then costs about the peak at N tokens).");
+  }
+  if (plan.batch == 1) {
+    d.advice.push_back(
+        "padding_free=True (TRL): at batch 1 there is no padding to remove; it changes nothing.");
+  } else if (plan.attention != Attention::flash) {
+    d.advice.push_back(fmt::format(
+        "padding_free=True (TRL) needs FlashAttention 2 or 3 (--attention flash): "
+        "a batch becomes one row of its records' real lengths (about {} x {} = {} tokens on "
+        "average) instead of {} rows padded to the longest.",
+        plan.batch, with_commas(capped_mean(l, d.max_length)),
+        with_commas(plan.batch * capped_mean(l, d.max_length)), plan.batch));
+  } else {
+    d.advice.push_back(
+        "padding_free=True (TRL): a batch becomes one row of its records' real lengths "
+        "(transformers DataCollatorWithFlattening): the average batch is the `padding-free` row; "
+        "a batch of the longest records still costs the `max` row.");
+  }
+}
+
+}  // namespace
+
+Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& plan,
+                               const PricePlan& price) {
+  auto format = dataset_format_of(source.file, source.text);
+  if (!format) return format.error();
+  auto records = read_dataset_records(source.text, *format, source.file);
+  if (!records) return records.error();
+
+  DatasetFit d;
+  d.file = source.file;
+  d.format = *format;
+  d.schemas = records->schemas;
+  d.records = static_cast<std::int64_t>(records->bytes.size());
+  for (std::int64_t b : records->bytes) d.bytes += b;
+  d.non_ascii_bytes = records->non_ascii_bytes;
+  d.vocab_size = source.vocab_size;
+  d.rate = bytes_per_token_for_vocab(source.vocab_size);
+  d.tokenizer_found = source.tokenizer_found;
+  d.lengths = token_lengths(*records, d.rate);
+  d.max_length = source.max_length;
+  if (d.max_length) d.truncated_records = records_longer_than(d.lengths, *d.max_length);
+
+  auto price_row = [&](std::string at, std::int64_t tokens, std::int64_t batch,
+                       std::int64_t seq) -> std::optional<Error> {
+    TrainingPlan p = plan;
+    p.batch = batch;
+    p.seq = seq;
+    // A record past the engine's sequence range cannot be priced: say which, and how to cut it.
+    if (auto e = validate(p)) {
+      return bad_input(source.file, at,
+                       fmt::format("{} x {} tokens cannot be priced ({}); truncate with "
+                                   "--max-length",
+                                   batch, with_commas(seq), e->reason));
+    }
+    auto cost = price(p);
+    if (!cost) return cost.error();
+    d.rows.push_back({std::move(at), tokens, seq, batch, *cost});
+    return std::nullopt;
+  };
+  const TokenLengths& l = d.lengths;
+  for (const auto& [at, tokens] : {std::pair{"p50", l.p50}, {"p95", l.p95}, {"max", l.max}}) {
+    if (auto e = price_row(at, tokens, plan.batch, capped(tokens, d.max_length))) return *e;
+  }
+  if (d.max_length) {
+    if (auto e = price_row("packed", *d.max_length, plan.batch, *d.max_length)) return *e;
+  }
+  if (plan.batch > 1 && plan.attention == Attention::flash) {
+    const std::int64_t tokens = plan.batch * capped_mean(l, d.max_length);
+    if (auto e = price_row("padding-free", tokens, 1, tokens)) return *e;
+  }
+  const std::int64_t p95_seq = capped(l.p95, d.max_length);
+  const std::int64_t max_seq = capped(l.max, d.max_length);
+  if (max_seq * 100 >= p95_seq * kLongTailPercent) {
+    d.p95_truncated_records = records_longer_than(l, p95_seq);
+    d.p95_saves_bytes = row_at(d, "max")->price.peak_bytes - row_at(d, "p95")->price.peak_bytes;
+  }
+  add_advice(d, plan, source.unit);
+
+  d.notes.push_back(fmt::format(
+      "Token counts are estimated: UTF-8 bytes / {}.{:02d} bytes per token, for vocab_size {} "
+      "({}): {}.",
+      d.rate.centibytes / 100, d.rate.centibytes % 100, with_commas(d.vocab_size), d.rate.band,
+      d.rate.source));
+  // More than a tenth of the text outside ASCII: not English, which the figure was measured on.
+  if (d.non_ascii_bytes * 10 > d.bytes) {
+    d.notes.push_back(fmt::format(
+        "{} of the text's bytes are outside ASCII (other scripts than English): the bytes per "
+        "token figure is English's, so these counts are rougher.",
+        percent_of(d.non_ascii_bytes, d.bytes)));
+  }
+  d.notes.push_back(
+      "The chat template and special tokens (BOS/EOS, role markers) are not counted: records "
+      "with them run a little longer.");
+  if (source.context > 0 && capped(l.max, d.max_length) > source.context) {
+    d.notes.push_back(
+        fmt::format("The longest record priced ({} tokens) is longer than the model's context "
+                    "(max_position_embeddings {}).",
+                    with_commas(capped(l.max, d.max_length)), with_commas(source.context)));
+  }
+  if (d.tokenizer_found) {
+    d.notes.push_back(
+        "A tokenizer.json sits beside the config, but trainmem runs no tokenizer (no C++ "
+        "tokenizer library is packaged for Debian): the counts stay estimates.");
+  }
+  return d;
+}
+
+}  // namespace trainmem

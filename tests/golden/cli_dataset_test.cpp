@@ -1,0 +1,206 @@
+// --dataset FILE through the command line: small datasets under tests/data/dataset/, priced at
+// their p50, p95 and longest record (hand-computed lengths: 3.94 bytes per token for Qwen3's
+// 151,936-token vocabulary).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_run.h"
+
+namespace {
+
+using trainmem::testing_support::CliRun;
+using trainmem::testing_support::contains;
+using trainmem::testing_support::run_cli;
+
+std::string data(const std::string& name) {
+  return std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/dataset/" + name;
+}
+
+nlohmann::json dataset_json(const std::string& args) {
+  const CliRun r = run_cli(args + " --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  return j.is_object() && j.contains("dataset") ? j["dataset"] : nlohmann::json();
+}
+
+TEST(CliDataset, LongTailIsTruncatedAtMaxLengthAndPricedAtEachLength) {
+  const auto d = dataset_json("estimate qwen3-0.6b --dataset " + data("long_tail.jsonl") +
+                              " --max-length 4k --batch 4 --gpu rtx-4090");
+  ASSERT_TRUE(d.is_object());
+  EXPECT_EQ(d["format"], "JSON lines");
+  EXPECT_EQ(d["records"], 20);
+  EXPECT_EQ(d["bytes_per_token"], 3.94);
+  EXPECT_EQ(d["tokens"]["p50"], 1000);  // rank 10 of 100, 200, ..., 1,900, 8,000
+  EXPECT_EQ(d["tokens"]["p95"], 1900);  // rank 19
+  EXPECT_EQ(d["tokens"]["max"], 8000);
+  EXPECT_EQ(d["tokens"]["mean"], 1350);
+  EXPECT_EQ(d["max_length"], 4096);
+  EXPECT_EQ(d["truncated_records"], 1);
+  const auto& rows = d["priced"];
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[2]["at"], "max");
+  EXPECT_EQ(rows[2]["seq"], 4096);
+  EXPECT_EQ(rows[2]["truncated"], true);
+  EXPECT_EQ(rows[3]["at"], "packed");
+  EXPECT_LT(rows[0]["peak_bytes"].get<long long>(), rows[1]["peak_bytes"].get<long long>());
+  EXPECT_LT(rows[1]["peak_bytes"].get<long long>(), rows[2]["peak_bytes"].get<long long>());
+  EXPECT_EQ(rows[2]["peak_bytes"], rows[3]["peak_bytes"]);  // both 4 x 4,096
+  EXPECT_EQ(rows[2]["fit"]["figure"], "device total");
+  EXPECT_EQ(d["truncate_at_p95"]["max_length"], 1900);
+  EXPECT_EQ(d["truncate_at_p95"]["truncated_records"], 1);
+  EXPECT_EQ(d["truncate_at_p95"]["saves_bytes"].get<long long>(),
+            rows[2]["peak_bytes"].get<long long>() - rows[1]["peak_bytes"].get<long long>());
+}
+
+TEST(CliDataset, TheMaxRowIsWhatEstimatePricesAtThatSeq) {
+  const auto d = dataset_json("estimate qwen3-0.6b --dataset " + data("long_tail.jsonl") +
+                              " --seq 4096 --batch 2 --memory 24GB");
+  const CliRun plain = run_cli("estimate qwen3-0.6b --seq 4096 --batch 2 --memory 24GB --json");
+  const auto j = nlohmann::json::parse(plain.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << plain.out;
+  EXPECT_EQ(d["priced"][2]["peak_bytes"], j["fit"]["peak_bytes"]);
+  EXPECT_EQ(d["priced"][2]["fit"]["fits"], j["fit"]["fits"]);
+}
+
+TEST(CliDataset, TextReportNamesTheEstimateAndTheAdvice) {
+  const CliRun r = run_cli("estimate qwen3-0.6b --dataset " + data("long_tail.jsonl") +
+                           " --max-length 4096 --batch 4 --gpu rtx-4090");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(contains(r, "Tokens per record (estimated): p50 1,000 · p95 1,900 · max 8,000"))
+      << r.out;
+  EXPECT_TRUE(contains(r, "max_length 4,096 truncates 1 of 20 records (5.0%)")) << r.out;
+  EXPECT_TRUE(contains(r, "max_length = 1,900 (the p95) would truncate 1 record (5.0%)")) << r.out;
+  EXPECT_TRUE(contains(r, "packing=True (TRL)")) << r.out;
+  EXPECT_TRUE(contains(r, "padding_free=True (TRL) needs FlashAttention 2 or 3")) << r.out;
+  EXPECT_TRUE(contains(r, "3.94 bytes per token, for vocab_size 151,936")) << r.out;
+  EXPECT_TRUE(contains(r, "chat template and special tokens")) << r.out;
+}
+
+TEST(CliDataset, EachFormatAndSchema) {
+  // chat.jsonl: 13, 8, 9, 7, 11 bytes -> 4, 3, 3, 2, 3 tokens.
+  auto d = dataset_json("estimate qwen3-0.6b --dataset " + data("chat.jsonl"));
+  EXPECT_EQ(d["tokens"]["total"], 15);
+  EXPECT_EQ(d["tokens"]["p50"], 3);
+  EXPECT_EQ(d["tokens"]["max"], 4);
+  EXPECT_EQ(d["schemas"].size(), 5u);
+  EXPECT_EQ(d["max_length"], nullptr);
+  // alpaca.json, a JSON array: 16 + 3 + 1 and 14 + 4 bytes -> 6 and 5 tokens.
+  d = dataset_json("estimate qwen3-0.6b --dataset " + data("alpaca.json"));
+  EXPECT_EQ(d["format"], "JSON array");
+  EXPECT_EQ(d["tokens"]["total"], 11);
+  // lines.txt: 10, 19, 5 bytes (blank lines skipped) -> 3, 5, 2 tokens.
+  d = dataset_json("estimate qwen3-0.6b --dataset " + data("lines.txt"));
+  EXPECT_EQ(d["format"], "text lines");
+  EXPECT_EQ(d["records"], 3);
+  EXPECT_EQ(d["tokens"]["total"], 10);
+}
+
+TEST(CliDataset, TextOutsideAsciiIsSaidToBeRougher) {
+  // 12 + 9 CJK characters (3 bytes each) and "Grüße aus Köln" (3 two-byte letters).
+  const auto d = dataset_json("estimate qwen3-0.6b --dataset " + data("multilingual.jsonl"));
+  EXPECT_EQ(d["non_ascii_bytes"], 21 * 3 + 3 * 2);
+  EXPECT_NE(d["notes"].dump().find("outside ASCII"), std::string::npos) << d.dump();
+  const auto english = dataset_json("estimate qwen3-0.6b --dataset " + data("chat.jsonl"));
+  EXPECT_EQ(english["notes"].dump().find("outside ASCII"), std::string::npos);
+}
+
+TEST(CliDataset, SmallVocabularyUsesLlama2sFigure) {
+  // Mistral-7B-v0.1's 32,000-token vocabulary (as Llama 2's): 3.17 bytes per token; 13 bytes -> 5
+  // tokens.
+  const auto d = dataset_json("estimate mistral-7b-v0.1 --dataset " + data("chat.jsonl"));
+  EXPECT_EQ(d["bytes_per_token"], 3.17);
+  EXPECT_EQ(d["tokens"]["max"], 5);
+}
+
+TEST(CliDataset, PaddingFreeRowUnderFlashAttention) {
+  const auto d = dataset_json("estimate qwen3-0.6b --dataset " + data("long_tail.jsonl") +
+                              " --seq 4096 --batch 4 --attention flash");
+  const auto& rows = d["priced"];
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[4]["at"], "padding-free");
+  EXPECT_EQ(rows[4]["batch"], 1);
+  EXPECT_EQ(rows[4]["seq"], 4620);  // 4 x the truncated mean 1,155
+}
+
+TEST(CliDataset, MaxLengthFromAFromFileTruncates) {
+  // trl_sft_config.yaml sets max_length: 2048.
+  const auto d =
+      dataset_json("estimate qwen3-0.6b --from " + std::string(TRAINMEM_SOURCE_DIR) +
+                   "/tests/data/import/trl_sft_config.yaml --dataset " + data("long_tail.jsonl"));
+  EXPECT_EQ(d["max_length"], 2048);
+  EXPECT_EQ(d["priced"][2]["seq"], 2048);
+}
+
+TEST(CliDataset, AdviseAtTheLongestRecordWithTruncationAsAnOption) {
+  const CliRun r = run_cli("advise qwen3-0.6b --dataset " + data("long_tail.jsonl") +
+                           " --seq 4096 --batch 4 --gpu rtx-4090 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << r.out;
+  EXPECT_EQ(j["dataset"]["truncate_at_p95"]["max_length"], 1900);
+  bool found = false;
+  for (const auto& o : j["options"]) {
+    if (o["flags"] == "--seq 1900") {
+      found = true;
+      EXPECT_NE(o["cost"].get<std::string>().find("truncates 1 of 20 records"), std::string::npos);
+      EXPECT_NE(o["command"].get<std::string>().find("--dataset"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(found) << r.out;
+  // The solver's shorter sequences say what they cut from this dataset too.
+  bool shorter = false;
+  for (const auto& o : j["options"]) {
+    const std::string cost = o["cost"].get<std::string>();
+    if (cost.find("with this dataset it truncates") != std::string::npos) shorter = true;
+  }
+  EXPECT_TRUE(shorter) << r.out;
+}
+
+TEST(CliDataset, ALayoutIsPricedAtItsMostLoadedRank) {
+  const auto d = dataset_json(
+      "estimate qwen3-0.6b --gpus 2 --zero 3 --seq 4096 --gpu a100-80gb "
+      "--dataset " +
+      data("long_tail.jsonl"));
+  ASSERT_TRUE(d.is_object());
+  const auto& rows = d["priced"];
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_LT(rows[0]["peak_bytes"].get<long long>(), rows[2]["peak_bytes"].get<long long>());
+  // The max row (1 x 4,096) is what estimate judges for that layout.
+  const CliRun plain =
+      run_cli("estimate qwen3-0.6b --gpus 2 --zero 3 --seq 4096 --gpu a100-80gb --json");
+  const auto j = nlohmann::json::parse(plain.out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << plain.out;
+  EXPECT_EQ(rows[2]["peak_bytes"], j["fit"]["peak_bytes"]);
+}
+
+TEST(CliDataset, ATokenizerBesideTheConfigIsNoticedAndTheCountStaysAnEstimate) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainmem_dataset_tokenizer";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(
+      std::string(TRAINMEM_SOURCE_DIR) + "/tests/bad_input/files/tiny_llama.json",
+      dir / "config.json", std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir / "tokenizer.json") << "{}";
+  const auto d = dataset_json("estimate " + (dir / "config.json").string() + " --dataset " +
+                              data("chat.jsonl"));
+  EXPECT_EQ(d["tokenizer_found"], true);
+  EXPECT_EQ(d["tokens_estimated"], true);
+  EXPECT_NE(d["notes"].dump().find("tokenizer.json sits beside the config"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliDataset, BadFilesAreOneLineErrors) {
+  CliRun r = run_cli("estimate qwen3-0.6b --dataset " + data("missing.jsonl"));
+  EXPECT_EQ(r.code, 1) << r.out;
+  r = run_cli("estimate qwen3-0.6b --dataset train.parquet");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_TRUE(contains(r, "to_json")) << r.out;
+  r = run_cli("advise qwen3-0.6b --gpus 2 --zero 3 --gpu a100-80gb --dataset " +
+              data("chat.jsonl"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_TRUE(contains(r, "--dataset: advise prices a dataset on one GPU")) << r.out;
+}
+
+}  // namespace
