@@ -59,6 +59,8 @@ struct AccuracyRow {
   std::array<std::int64_t, 4> measured_by_category{};  // kCompareCategories order
   std::array<std::int64_t, 4> predicted_by_category{};
   std::string family;  // the model's model_type, for per-family figures ("": not grouped)
+  std::string metric;  // a GPU row's figure (max_memory_allocated, ...); "" for CPU traces
+  std::string source;  // who published the row; "" for our own measurements
 };
 
 // (predicted - measured) / measured x 100.
@@ -85,5 +87,23 @@ AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows);
 // Peak-error statistics of each family's rows, families in name order (rows without a family,
 // such as published GPU figures, are left out).
 std::vector<std::pair<std::string, ErrorStats>> family_stats(const std::vector<AccuracyRow>& rows);
+
+// Peak-error statistics grouped by each row's metric, or by its source, in first-seen order (rows
+// with an empty metric or source are left out).
+std::vector<std::pair<std::string, ErrorStats>> metric_stats(const std::vector<AccuracyRow>& rows);
+std::vector<std::pair<std::string, ErrorStats>> source_stats(const std::vector<AccuracyRow>& rows);
+
+// Everything `trainmem validate` reports for one file of measurements.
+struct ValidationReport {
+  std::string file;
+  std::vector<AccuracyRow> rows;
+  AccuracyReport summary;
+  std::vector<std::pair<std::string, ErrorStats>> by_family, by_metric, by_source;
+};
+ValidationReport validation_report(std::string file, std::vector<AccuracyRow> rows);
+
+// The trainmem.validation/1 document (docs/formats.md), and the table the command line prints.
+std::string render_validation_json(const ValidationReport& report);
+std::string render_validation_text(const ValidationReport& report);
 
 }  // namespace trainmem

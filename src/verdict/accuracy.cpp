@@ -60,4 +60,49 @@ AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows) {
   return r;
 }
 
+namespace {
+
+template <class Key>
+std::vector<std::pair<std::string, ErrorStats>> grouped_stats(const std::vector<AccuracyRow>& rows,
+                                                              Key key) {
+  std::vector<std::string> names;
+  std::vector<std::vector<double>> errors;
+  for (const AccuracyRow& row : rows) {
+    const std::string& k = key(row);
+    if (k.empty()) continue;
+    auto it = std::find(names.begin(), names.end(), k);
+    if (it == names.end()) {
+      names.push_back(k);
+      errors.emplace_back();
+      it = names.end() - 1;
+    }
+    errors[static_cast<std::size_t>(it - names.begin())].push_back(
+        pct_error(row.predicted_peak_bytes, row.measured_peak_bytes));
+  }
+  std::vector<std::pair<std::string, ErrorStats>> out;
+  for (std::size_t i = 0; i < names.size(); ++i) out.emplace_back(names[i], error_stats(errors[i]));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, ErrorStats>> metric_stats(const std::vector<AccuracyRow>& rows) {
+  return grouped_stats(rows, [](const AccuracyRow& r) -> const std::string& { return r.metric; });
+}
+
+std::vector<std::pair<std::string, ErrorStats>> source_stats(const std::vector<AccuracyRow>& rows) {
+  return grouped_stats(rows, [](const AccuracyRow& r) -> const std::string& { return r.source; });
+}
+
+ValidationReport validation_report(std::string file, std::vector<AccuracyRow> rows) {
+  ValidationReport r;
+  r.file = std::move(file);
+  r.summary = accuracy_report(rows);
+  r.by_family = family_stats(rows);
+  r.by_metric = metric_stats(rows);
+  r.by_source = source_stats(rows);
+  r.rows = std::move(rows);
+  return r;
+}
+
 }  // namespace trainmem

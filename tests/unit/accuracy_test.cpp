@@ -28,8 +28,8 @@ TEST(Accuracy, EvenCountMedianAveragesTheMiddlePair) {
 }
 
 TEST(Accuracy, ReportSkipsCategoriesNotMeasured) {
-  AccuracyRow a{"a", 100, 104, "", "", {50, 0, 0, 0}, {55, 7, 0, 0}, "llama"};
-  AccuracyRow b{"b", 200, 190, "", "", {100, 0, 0, 0}, {100, 0, 0, 0}, "phi"};
+  AccuracyRow a{"a", 100, 104, "", "", {50, 0, 0, 0}, {55, 7, 0, 0}, "llama", "", ""};
+  AccuracyRow b{"b", 200, 190, "", "", {100, 0, 0, 0}, {100, 0, 0, 0}, "phi", "", ""};
   const AccuracyReport r = accuracy_report({a, b});
   EXPECT_EQ(r.peak.rows, 2u);
   EXPECT_DOUBLE_EQ(r.peak.max_abs_pct, 5);
@@ -38,11 +38,34 @@ TEST(Accuracy, ReportSkipsCategoriesNotMeasured) {
   EXPECT_EQ(r.by_category[1].rows, 0u);  // gradients measured as 0 in both rows
 }
 
+TEST(Accuracy, MetricAndSourceStatsInFirstSeenOrder) {
+  // allocated: +10 % and -2 % (median |10|, |2| = 6); reserved: -20 %. CPU rows (no metric) out.
+  AccuracyRow a{"a", 100, 110, "", "", {}, {}, "", "max_memory_allocated", "litgpt"};
+  AccuracyRow b{"b", 100, 80, "", "", {}, {}, "", "max_memory_reserved", "peft"};
+  AccuracyRow c{"c", 100, 98, "", "", {}, {}, "", "max_memory_allocated", "peft"};
+  AccuracyRow cpu{"cpu", 100, 100, "", "", {}, {}, "llama", "", ""};
+  const auto by_metric = metric_stats({a, b, c, cpu});
+  ASSERT_EQ(by_metric.size(), 2u);
+  EXPECT_EQ(by_metric[0].first, "max_memory_allocated");
+  EXPECT_EQ(by_metric[0].second.rows, 2u);
+  EXPECT_DOUBLE_EQ(by_metric[0].second.median_abs_pct, 6);
+  EXPECT_DOUBLE_EQ(by_metric[1].second.mean_signed_pct, -20);
+  const auto by_source = source_stats({a, b, c, cpu});
+  ASSERT_EQ(by_source.size(), 2u);
+  EXPECT_EQ(by_source[1].first, "peft");
+  EXPECT_DOUBLE_EQ(by_source[1].second.max_abs_pct, 20);
+  const ValidationReport v = validation_report("f.jsonl", {a, b, c, cpu});
+  EXPECT_EQ(v.rows.size(), 4u);
+  EXPECT_EQ(v.by_family.size(), 1u);  // only the CPU row has a family
+  EXPECT_NE(render_validation_json(v).find("\"by_metric\""), std::string::npos);
+  EXPECT_NE(render_validation_text(v).find("4 rows: peak error"), std::string::npos);
+}
+
 TEST(Accuracy, FamilyStatsGroupRowsByModelType) {
   // llama: +4 % and -1 %; phi: -5 %. Median of |4|, |1| = 2.5; families sorted by name.
-  AccuracyRow a{"a", 100, 104, "", "", {}, {}, "llama"};
-  AccuracyRow b{"b", 200, 190, "", "", {}, {}, "phi"};
-  AccuracyRow c{"c", 100, 99, "", "", {}, {}, "llama"};
+  AccuracyRow a{"a", 100, 104, "", "", {}, {}, "llama", "", ""};
+  AccuracyRow b{"b", 200, 190, "", "", {}, {}, "phi", "", ""};
+  AccuracyRow c{"c", 100, 99, "", "", {}, {}, "llama", "", ""};
   const auto fams = family_stats({a, b, c});
   ASSERT_EQ(fams.size(), 2u);
   EXPECT_EQ(fams[0].first, "llama");

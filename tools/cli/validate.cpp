@@ -107,19 +107,6 @@ std::array<std::int64_t, 4> measured_categories(const MeasurementRecord& r) {
   return {c[0], c[1], c[2], c[3] + c[4]};
 }
 
-nlohmann::json stats_json(const ErrorStats& s) {
-  return {{"rows", s.rows},
-          {"median_abs_pct_error", s.median_abs_pct},
-          {"p95_abs_pct_error", s.p95_abs_pct},
-          {"max_abs_pct_error", s.max_abs_pct},
-          {"mean_signed_pct_error", s.mean_signed_pct}};
-}
-
-struct RowGroup {
-  std::string metric;  // "" for CPU traces
-  std::string source;
-};
-
 // The device a GPU row ran on, for the allocator replay: its compute capability and what a
 // process may hold on it. Unknown devices replay without a limit (a note in the docs).
 GpuOptions row_gpu_options(const MeasurementRecord& r) {
@@ -145,162 +132,58 @@ Result<std::pair<std::int64_t, int>> gpu_figure(const MeasurementRecord& r,
   return std::pair{g.device_total_bytes, g.peak_slot};
 }
 
-// Error statistics of the rows whose group matches `keep`, keyed by `key`, in first-seen order.
-template <class Key>
-std::vector<std::pair<std::string, ErrorStats>> grouped_stats(const std::vector<AccuracyRow>& rows,
-                                                              const std::vector<RowGroup>& groups,
-                                                              Key key) {
-  std::vector<std::string> names;
-  std::vector<std::vector<double>> errors;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const std::string k = key(groups[i]);
-    if (k.empty()) continue;
-    auto it = std::find(names.begin(), names.end(), k);
-    if (it == names.end()) {
-      names.push_back(k);
-      errors.emplace_back();
-      it = names.end() - 1;
+// Each record priced like the run it measured: a CPU trace against the ledger's live peak (less
+// the overhead tenant a trace cannot see), a GPU figure against the allocator replay's matching
+// figure, a multi-rank row against the most-loaded rank of its layout.
+Result<AccuracyRow> price_record(const MeasurementRecord& r, const std::string& file) {
+  auto plan = plan_of(r);
+  if (!plan) return row_error(plan.error(), file + " " + r.id);
+  auto model = load_model(resolve_model(r.model, file));
+  if (!model) return model.error();
+  // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
+  // left out of the prediction for them; and they ran PyTorch's CPU kernels (dropout noise
+  // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
+  const bool traced = r.device.empty() || r.device == "cpu";
+  plan->cpu_kernels = traced;
+  if (auto e = validate_layout(plan->layout, model->spec)) return row_error(*e, file + " " + r.id);
+  // A multi-rank row is compared with the most-loaded rank of the same layout (its measured
+  // peak is the largest of its ranks'; validation/distributed.py).
+  const Ledger ledger = is_single_device(plan->layout)
+                            ? estimate(model.value(), plan.value())
+                            : most_loaded_ledger(model.value(), plan.value());
+  const Totals t = totals(ledger);
+  AccuracyRow row;
+  row.id = r.id;
+  row.measured_peak_bytes = r.peak_bytes;
+  row.family = model->spec.model_type;
+  row.source = r.source;
+  if (!r.metric.empty()) {
+    auto figure = gpu_figure(r, model.value(), plan.value(), ledger);
+    if (!figure) {
+      return Error{figure.error().code, file + " " + r.id, figure.error().field,
+                   figure.error().reason};
     }
-    errors[static_cast<std::size_t>(it - names.begin())].push_back(
-        pct_error(rows[i].predicted_peak_bytes, rows[i].measured_peak_bytes));
+    row.predicted_peak_bytes = figure->first;
+    row.measured_phase = r.metric;
+    row.predicted_phase = slot_name(figure->second);
+    row.metric = r.metric;
+    return row;
   }
-  std::vector<std::pair<std::string, ErrorStats>> out;
-  for (std::size_t i = 0; i < names.size(); ++i) out.emplace_back(names[i], error_stats(errors[i]));
-  return out;
+  const std::int64_t overhead = t.by_tenant[static_cast<std::size_t>(Tenant::overhead)];
+  row.predicted_peak_bytes = t.peak_bytes - (traced ? overhead : 0);
+  row.measured_phase = r.peak_phase + (r.peak_step ? fmt::format(" (step {})", r.peak_step) : "");
+  row.predicted_phase = slot_name(t.peak_slot);
+  row.measured_by_category = measured_categories(r);
+  row.predicted_by_category = predicted_categories(ledger, t.peak_slot);
+  return row;
 }
 
-int run_validate(const ValidateArgs& a) {
-  auto records = read_measurements(a.file);
-  if (!records) return report(records.error());
-  std::vector<AccuracyRow> rows;
-  std::vector<RowGroup> groups;  // per row: its metric and source
-  for (const MeasurementRecord& r : records.value()) {
-    auto plan = plan_of(r);
-    if (!plan) return report(row_error(plan.error(), a.file + " " + r.id));
-    auto model = load_model(resolve_model(r.model, a.file));
-    if (!model) return report(model.error());
-    // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
-    // left out of the prediction for them; and they ran PyTorch's CPU kernels (dropout noise
-    // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
-    const bool traced = r.device.empty() || r.device == "cpu";
-    plan->cpu_kernels = traced;
-    if (auto e = validate_layout(plan->layout, model->spec)) {
-      return report(row_error(*e, a.file + " " + r.id));
-    }
-    // A multi-rank row is compared with the most-loaded rank of the same layout (its measured
-    // peak is the largest of its ranks'; validation/distributed.py).
-    const Ledger ledger = is_single_device(plan->layout)
-                              ? estimate(model.value(), plan.value())
-                              : most_loaded_ledger(model.value(), plan.value());
-    const Totals t = totals(ledger);
-    if (!r.metric.empty()) {
-      // A GPU figure: compare like with like (the allocator replay's matching figure).
-      auto figure = gpu_figure(r, model.value(), plan.value(), ledger);
-      if (!figure)
-        return report(Error{figure.error().code, a.file + " " + r.id, figure.error().field,
-                            figure.error().reason});
-      rows.push_back({r.id,
-                      r.peak_bytes,
-                      figure->first,
-                      r.metric,
-                      slot_name(figure->second),
-                      {},
-                      {},
-                      model->spec.model_type});
-      groups.push_back({r.metric, r.source});
-      continue;
-    }
-    const std::int64_t overhead = t.by_tenant[static_cast<std::size_t>(Tenant::overhead)];
-    rows.push_back({r.id, r.peak_bytes, t.peak_bytes - (traced ? overhead : 0),
-                    r.peak_phase + (r.peak_step ? fmt::format(" (step {})", r.peak_step) : ""),
-                    slot_name(t.peak_slot), measured_categories(r),
-                    predicted_categories(ledger, t.peak_slot), model->spec.model_type});
-    groups.push_back({"", r.source});
-  }
-  const AccuracyReport rep = accuracy_report(rows);
-  const auto families = family_stats(rows);
-  const auto by_metric = grouped_stats(rows, groups, [](const RowGroup& g) { return g.metric; });
-  const auto by_source = grouped_stats(rows, groups, [](const RowGroup& g) { return g.source; });
-  nlohmann::json by_metric_json = nlohmann::json::object();
-  for (const auto& [k, st] : by_metric) by_metric_json[k] = stats_json(st);
-  nlohmann::json by_source_json = nlohmann::json::object();
-  for (const auto& [k, st] : by_source) by_source_json[k] = stats_json(st);
-  if (a.json) {
-    nlohmann::json per_row = nlohmann::json::array();
-    for (const AccuracyRow& r : rows) {
-      per_row.push_back({{"id", r.id},
-                         {"family", r.family},
-                         {"measured_peak_bytes", r.measured_peak_bytes},
-                         {"predicted_peak_bytes", r.predicted_peak_bytes},
-                         {"pct_error", pct_error(r.predicted_peak_bytes, r.measured_peak_bytes)},
-                         {"measured_phase", r.measured_phase},
-                         {"predicted_phase", r.predicted_phase}});
-      const RowGroup& g = groups[per_row.size() - 1];
-      if (!g.metric.empty()) per_row.back()["metric"] = g.metric;
-      if (!g.source.empty()) per_row.back()["source"] = g.source;
-    }
-    nlohmann::json by_category = nlohmann::json::object();
-    for (std::size_t c = 0; c < kCompareCategories.size(); ++c) {
-      by_category[kCompareCategories[c]] = stats_json(rep.by_category[c]);
-    }
-    nlohmann::json by_family = nlohmann::json::object();
-    for (const auto& [family, s] : families) by_family[family] = stats_json(s);
-    nlohmann::json doc = {{"schema", "trainmem.validation/1"},
-                          {"file", a.file},
-                          {"rows", rows.size()},
-                          {"median_abs_pct_error", rep.peak.median_abs_pct},
-                          {"p95_abs_pct_error", rep.peak.p95_abs_pct},
-                          {"max_abs_pct_error", rep.peak.max_abs_pct},
-                          {"mean_signed_pct_error", rep.peak.mean_signed_pct},
-                          {"by_category", by_category},
-                          {"by_family", by_family},
-                          {"by_metric", by_metric_json},
-                          {"by_source", by_source_json},
-                          {"per_row", per_row}};
-    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
-  } else {
-    fmt::print("{:<64} {:>14} {:>14} {:>8}\n", "configuration", "measured MiB", "predicted MiB",
-               "error");
-    for (const AccuracyRow& r : rows) {
-      fmt::print("{:<64} {:>14.1f} {:>14.1f} {:>+7.1f}%\n", r.id,
-                 static_cast<double>(r.measured_peak_bytes) / (1 << 20),
-                 static_cast<double>(r.predicted_peak_bytes) / (1 << 20),
-                 pct_error(r.predicted_peak_bytes, r.measured_peak_bytes));
-    }
-    fmt::print("\n{} rows: peak error median {:.2f}%, p95 {:.2f}%, max {:.2f}%, bias {:+.2f}%\n",
-               rows.size(), rep.peak.median_abs_pct, rep.peak.p95_abs_pct, rep.peak.max_abs_pct,
-               rep.peak.mean_signed_pct);
-    for (std::size_t c = 0; c < kCompareCategories.size(); ++c) {
-      const ErrorStats& s = rep.by_category[c];
-      if (s.rows == 0) continue;
-      fmt::print("  {:<22} median {:6.2f}%  p95 {:6.2f}%  max {:6.2f}%  ({} rows, at the peak)\n",
-                 kCompareCategories[c], s.median_abs_pct, s.p95_abs_pct, s.max_abs_pct, s.rows);
-    }
-    fmt::print("\nper family (peak error):\n  {:<14} {:>5} {:>9} {:>9} {:>9}\n", "family", "rows",
-               "median", "worst", "bias");
-    for (const auto& [family, s] : families) {
-      fmt::print("  {:<14} {:>5} {:>8.2f}% {:>8.2f}% {:>+8.2f}%\n", family, s.rows,
-                 s.median_abs_pct, s.max_abs_pct, s.mean_signed_pct);
-    }
-    auto print_groups = [](const char* title,
-                           const std::vector<std::pair<std::string, ErrorStats>>& list) {
-      if (list.empty()) return;
-      fmt::print("{}\n", title);
-      for (const auto& [k, st] : list) {
-        fmt::print("  {:<64} median {:6.2f}%  max {:6.2f}%  bias {:+6.2f}%  ({} rows)\n",
-                   k.size() > 64 ? k.substr(0, 61) + "..." : k, st.median_abs_pct, st.max_abs_pct,
-                   st.mean_signed_pct, st.rows);
-      }
-    };
-    print_groups("by metric (each against the matching figure):", by_metric);
-    print_groups("by source:", by_source);
-  }
-  const bool over = (a.max_median >= 0 && rep.peak.median_abs_pct > a.max_median) ||
-                    (a.max_error >= 0 && rep.peak.max_abs_pct > a.max_error);
-  for (const auto& [family, s] : families) {
-    const bool family_over = (a.max_family_median >= 0 && s.median_abs_pct > a.max_family_median) ||
-                             (a.max_family_error >= 0 && s.max_abs_pct > a.max_family_error);
-    if (family_over) {
+// --max-median-error and friends: exit 1 when a bound is exceeded, naming it.
+int check_bounds(const ValidateArgs& a, const ValidationReport& v) {
+  for (const auto& [family, s] : v.by_family) {
+    const bool over = (a.max_family_median >= 0 && s.median_abs_pct > a.max_family_median) ||
+                      (a.max_family_error >= 0 && s.max_abs_pct > a.max_family_error);
+    if (over) {
       std::cerr << fmt::format(
           "trainmem: error: accuracy bound exceeded for family {} (median {:.2f}% vs {}%, max "
           "{:.2f}% vs {}%)\n",
@@ -308,14 +191,30 @@ int run_validate(const ValidateArgs& a) {
       return 1;
     }
   }
-  if (over) {
+  const ErrorStats& p = v.summary.peak;
+  if ((a.max_median >= 0 && p.median_abs_pct > a.max_median) ||
+      (a.max_error >= 0 && p.max_abs_pct > a.max_error)) {
     std::cerr << fmt::format(
         "trainmem: error: accuracy bound exceeded (median {:.2f}% vs {}%, "
         "max {:.2f}% vs {}%)\n",
-        rep.peak.median_abs_pct, a.max_median, rep.peak.max_abs_pct, a.max_error);
+        p.median_abs_pct, a.max_median, p.max_abs_pct, a.max_error);
     return 1;
   }
   return 0;
+}
+
+int run_validate(const ValidateArgs& a) {
+  auto records = read_measurements(a.file);
+  if (!records) return report(records.error());
+  std::vector<AccuracyRow> rows;
+  for (const MeasurementRecord& r : records.value()) {
+    auto row = price_record(r, a.file);
+    if (!row) return report(row.error());
+    rows.push_back(std::move(row).value());
+  }
+  const ValidationReport v = validation_report(a.file, std::move(rows));
+  std::cout << (a.json ? render_validation_json(v) : render_validation_text(v));
+  return check_bounds(a, v);
 }
 
 }  // namespace
