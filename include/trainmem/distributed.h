@@ -51,6 +51,10 @@ struct DistributedEstimate {
 // into 16-bit weights with an fp32 master copy. DDP and one GPU keep autocast. Returns the plan
 // unchanged when nothing applies.
 TrainingPlan with_engine_precision(TrainingPlan plan);
+// The two halves of it: whether a layout's engine keeps an fp32 master (DeepSpeed, Megatron,
+// sharding FSDP), and the master-copy recipe of an autocast precision (others unchanged).
+bool engine_keeps_master(const Layout& layout);
+Precision with_master_copy(Precision precision);
 
 // The plan must have passed validate() and validate_layout(plan.layout, model.spec).
 DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& plan);

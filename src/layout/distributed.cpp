@@ -284,12 +284,10 @@ struct LayoutPricer::Impl {
 };
 
 LayoutPricer::LayoutPricer(const LoadedModel& model, const TrainingPlan& plan) {
-  TrainingPlan sharded = plan;
-  sharded.layout.engine = Engine::deepspeed;
-  sharded = with_engine_precision(sharded);
-  sharded.layout = plan.layout;
-  impl_ = new Impl{layout::make_basis(model, plan), layout::make_basis(model, sharded), plan,
-                   sharded, 0};
+  TrainingPlan master = plan;
+  master.precision = with_master_copy(plan.precision);
+  impl_ =
+      new Impl{layout::make_basis(model, plan), layout::make_basis(model, master), plan, master, 0};
   impl_->weight_bytes = layout::weights_bytes(impl_->basis);
 }
 
@@ -298,9 +296,7 @@ LayoutPricer::~LayoutPricer() {
 }
 
 LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
-  TrainingPlan probe = impl_->plan;
-  probe.layout = l;
-  const bool engine = with_engine_precision(probe).precision != impl_->plan.precision;
+  const bool engine = engine_keeps_master(l);
   TrainingPlan& plan = engine ? impl_->engine_plan : impl_->plan;
   const layout::Basis& basis = engine ? impl_->engine_basis : impl_->basis;
   plan.layout = l;

@@ -287,23 +287,27 @@ std::string describe(const Layout& l) {
   return out;
 }
 
-TrainingPlan with_engine_precision(TrainingPlan plan) {
-  const Layout& l = plan.layout;
-  bool master_engine = false;
+bool engine_keeps_master(const Layout& l) {
   switch (l.engine) {
     case Engine::deepspeed:
     case Engine::megatron:
-      master_engine = true;
-      break;
+      return true;
     case Engine::fsdp:
-      master_engine = l.fsdp != FsdpMode::none;
-      break;
+      return l.fsdp != FsdpMode::none;
     case Engine::ddp:
-      break;
+      return false;
   }
-  if (!master_engine) return plan;
-  if (plan.precision == Precision::autocast_bf16) plan.precision = Precision::bf16_mixed;
-  if (plan.precision == Precision::autocast_fp16) plan.precision = Precision::fp16_mixed;
+  return false;
+}
+
+Precision with_master_copy(Precision p) {
+  if (p == Precision::autocast_bf16) return Precision::bf16_mixed;
+  if (p == Precision::autocast_fp16) return Precision::fp16_mixed;
+  return p;
+}
+
+TrainingPlan with_engine_precision(TrainingPlan plan) {
+  if (engine_keeps_master(plan.layout)) plan.precision = with_master_copy(plan.precision);
   return plan;
 }
 

@@ -574,6 +574,9 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
 void dora_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, const ActivationSettings& cfg) {
   if (!cfg.dora || cfg.lora_rank == 0 || l.adapted == 0) return;
   constexpr const char* kDora = "peft tuners/lora/dora.py DoraLinearLayer.forward";
+  // weight_norm [out], mag_norm_scale [1, out] and mag_norm_scale - 1, all fp32.
+  constexpr std::int64_t kNormVectors = 3;
+  constexpr std::int64_t kFp32Bytes = 4;
   const std::int64_t e = cfg.autocast ? 2 : cfg.adapter_bytes;
   const bool dropout = cfg.lora_dropout > 0;
   const std::int64_t base_bytes = dropout ? e : (cfg.autocast ? 2 : cfg.compute_bytes);
@@ -603,7 +606,7 @@ void dora_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, const Activa
   for (const Linear& m : linears) {
     if (!m.counts || !has(l.adapted, m.role)) continue;
     per_token += m.out * (e + base_bytes);
-    per_layer += 3 * m.out * 4;
+    per_layer += kNormVectors * m.out * kFp32Bytes;
     if (dropout) per_layer += m.out * m.in * e;
   }
   s.token("DoRA: LoRA and base outputs kept for the magnitude's gradient", per_token, kDora);

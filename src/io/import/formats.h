@@ -46,6 +46,10 @@ const ImportFormat& torchtune_format();
 const ImportFormat& deepspeed_format();
 const ImportFormat& accelerate_format();
 
+// A JSON or YAML mapping (by content) flattened to dotted keys; an error names the file. The
+// distributed importers (io/import/dist) read accelerate YAML through it too.
+Result<FlatConfig> flatten_config(const std::string& text, const std::string& file);
+
 // Shared value converters for the format files.
 std::optional<std::string> if_true(const std::string& value, const std::string& setting_value);
 bool is_true(const std::string& value);

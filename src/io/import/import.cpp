@@ -78,7 +78,15 @@ Result<FlatConfig> too_many_keys(FlatConfig flat, const std::string& file) {
   return flat;
 }
 
-Result<FlatConfig> flatten(const std::string& text, const std::string& file) {
+std::vector<const ImportFormat*> formats() {
+  return {&trl_format(),       &peft_format(),          &bitsandbytes_format(),
+          &axolotl_format(),   &llama_factory_format(), &torchtune_format(),
+          &deepspeed_format(), &accelerate_format()};
+}
+
+}  // namespace
+
+Result<FlatConfig> flatten_config(const std::string& text, const std::string& file) {
   FlatConfig flat;
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && (text[first] == '{' || text[first] == '[')) {
@@ -102,14 +110,6 @@ Result<FlatConfig> flatten(const std::string& text, const std::string& file) {
   return bad_input(file, "", "YAML is read by the command line and the Python package, not here");
 #endif
 }
-
-std::vector<const ImportFormat*> formats() {
-  return {&trl_format(),       &peft_format(),          &bitsandbytes_format(),
-          &axolotl_format(),   &llama_factory_format(), &torchtune_format(),
-          &deepspeed_format(), &accelerate_format()};
-}
-
-}  // namespace
 
 bool is_true(const std::string& value) {
   std::string v = value;
@@ -135,7 +135,7 @@ using io::ImportFormat;
 using io::ImportRule;
 
 Result<ImportedConfig> import_config_text(const std::string& text, const std::string& file) {
-  auto flat = io::flatten(text, file);
+  auto flat = io::flatten_config(text, file);
   if (!flat) return flat.error();
   const ImportFormat* best = nullptr;
   int best_score = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "io/import/dist/importers.h"
+#include "io/import/formats.h"
 #include "trainmem/emit.h"
 
 namespace trainmem {
@@ -31,7 +32,9 @@ Result<TrainingPlan> import_config(const std::string& path, const std::string& t
              text.find("[training]") != std::string::npos) {
     out = import::from_torchtitan(path, import::read_toml(text), base, gpus_per_node);
   } else if (text.find("distributed_type:") != std::string::npos) {
-    out = import::from_accelerate(path, import::read_yaml(text), base);
+    auto keys = io::flatten_config(text, path);
+    if (!keys) return keys.error();
+    out = import::from_accelerate(path, keys.value(), base);
   } else {
     return bad_input(path, "",
                      "not a DeepSpeed JSON, accelerate YAML, torchtitan TOML or "

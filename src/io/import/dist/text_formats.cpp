@@ -33,32 +33,6 @@ std::string strip_comment(const std::string& line) {
 
 }  // namespace
 
-Keys read_yaml(const std::string& text) {
-  Keys out;
-  std::istringstream in(text);
-  std::string line, section;
-  while (std::getline(in, line)) {
-    line = strip_comment(line);
-    if (trim(line).empty()) continue;
-    const bool indented = line.front() == ' ' || line.front() == '\t';
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    const std::string key = trim(line.substr(0, colon));
-    const std::string value = unquote(line.substr(colon + 1));
-    if (!indented) {
-      if (value.empty()) {
-        section = key;
-        continue;
-      }
-      section.clear();
-      out[key] = value;
-    } else {
-      out[section.empty() ? key : section + "." + key] = value;
-    }
-  }
-  return out;
-}
-
 Keys read_toml(const std::string& text) {
   Keys out;
   std::istringstream in(text);

@@ -1,5 +1,5 @@
-// Small readers shared by the config importers: flat "key: value" YAML (one nesting level),
-// "[section] key = value" TOML, and shell launch lines (continuations joined, comments dropped).
+// Small readers shared by the config importers: "[section] key = value" TOML (YAML goes through
+// yaml-cpp: io::flatten_config), and shell launch lines (continuations joined, comments dropped).
 // They read the subsets the emitters write and hand-edited files of the same shape; anything
 // else is reported by the importer that asked for a key.
 #pragma once
@@ -17,7 +17,6 @@ namespace trainmem::import {
 // "section.key" -> value (YAML: "fsdp_config.fsdp_version"; TOML: "parallelism.tp"). Quotes
 // stripped.
 using Keys = std::map<std::string, std::string>;
-Keys read_yaml(const std::string& text);
 Keys read_toml(const std::string& text);
 
 // The words of the launch command(s) in a shell script.
