@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <string>
 
+#include "util/checked.h"
+
 namespace trainmem {
 namespace {
 
@@ -713,12 +715,15 @@ std::int64_t terms_per_score(const std::vector<ActivationTerm>& terms) {
 
 std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSpec& spec,
                          std::int64_t batch, std::int64_t seq) {
+  // Saturating: near the size limits (limits.h) a sum of many terms can pass 2^63; a saturated
+  // total is reported as too large to price, never wrapped.
   std::int64_t total = 0;
   for (const ActivationTerm& t : terms) {
-    total += t.bytes_per_token * batch * seq;
-    total += t.bytes_per_score * batch * spec.heads * seq * seq;
-    total += t.bytes_per_pair * batch * seq * seq;
-    total += t.bytes_fixed;
+    total = sat_add(total, sat_mul(sat_mul(t.bytes_per_token, batch), seq));
+    total = sat_add(
+        total, sat_mul(sat_mul(sat_mul(sat_mul(t.bytes_per_score, batch), spec.heads), seq), seq));
+    total = sat_add(total, sat_mul(sat_mul(sat_mul(t.bytes_per_pair, batch), seq), seq));
+    total = sat_add(total, t.bytes_fixed);
   }
   return total;
 }

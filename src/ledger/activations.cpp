@@ -9,6 +9,7 @@
 #include "ledger/format.h"
 #include "ledger/phases.h"
 #include "trainmem/units.h"
+#include "util/checked.h"
 
 namespace trainmem::ledger {
 namespace {
@@ -175,7 +176,7 @@ void add_activations(const Context& ctx, Items& items) {
     const std::vector<std::vector<ActivationTerm>>& saved =
         p.checkpointing == Checkpointing::selective ? selective : la.terms;
     std::int64_t total = 0;
-    for (const auto& t : saved) total += terms_bytes(t, s, p.batch, p.seq);
+    for (const auto& t : saved) total = sat_add(total, terms_bytes(t, s, p.batch, p.seq));
     items.push_back(
         {.id = "activations.saved",
          .tenant = Tenant::activations,
