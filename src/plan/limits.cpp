@@ -63,6 +63,12 @@ std::vector<Figure> figures(const LoadedModel& model, const TrainingPlan& plan) 
                  tokens && width ? checked_product({*tokens, *width, layers}) : std::nullopt});
   out.push_back({"tokens x vocabulary (logits)",
                  tokens ? checked_mul(*tokens, std::max<std::int64_t>(s.vocab, 1)) : std::nullopt});
+  // SDPA with a mask (padding, sliding window) keeps a float copy of a batch x seq x seq mask in
+  // every layer (activation_model.cpp attention_output); flash attention keeps none.
+  if (plan.attention != Attention::flash) {
+    out.push_back({"batch x seq x seq x layers (attention masks)",
+                   checked_product({plan.batch, plan.seq, plan.seq, layers})});
+  }
   // Eager attention materialises batch x heads x seq x seq scores in every layer.
   if (plan.attention == Attention::eager) {
     out.push_back({"batch x heads x seq x seq x layers (eager attention scores)",
