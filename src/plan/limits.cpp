@@ -19,13 +19,15 @@ struct Figure {
   std::optional<std::int64_t> elements;  // nullopt: overflowed 64 bits
 };
 
-// The widest per-token tensor a layer can save: the MLP, attention projections, experts routed
-// per token, MLA's latent ranks, the router's logits.
+// The widest per-token tensor a layer can save: the MLP, attention projections, the hidden state
+// and the experts' widths routed per token, MLA's latent ranks, the router's logits.
 std::optional<std::int64_t> widest(const ModelSpec& s) {
   std::int64_t w = std::max({s.hidden, s.intermediate, s.moe.experts, s.mla_spec.q_lora_rank,
                              s.mla_spec.kv_lora_rank, std::int64_t{1}});
   for (auto v :
        {checked_mul(s.heads, qk_head_dim(s)), checked_mul(s.heads, v_head_dim(s)),
+        // each token's hidden state copied once per routed expert (the experts' gate/up input)
+        checked_mul(s.hidden, std::max<std::int64_t>(s.moe.top_k, 1)),
         checked_mul(s.kv_heads, s.head_dim),
         checked_mul(s.moe.expert_intermediate, std::max<std::int64_t>(s.moe.top_k, 1)),
         checked_mul(s.moe.shared_intermediate, std::max<std::int64_t>(s.moe.shared_experts, 1))}) {
