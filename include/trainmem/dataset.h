@@ -145,6 +145,11 @@ struct DatasetSource {
   Unit unit = Unit::gib;                   // for the sizes in the advice
 };
 
+struct LoadedModel;
+// The tokenizer.json in the folder the model was read from (a config.json's folder, a safetensors
+// folder, a Hugging Face cache snapshot) when one exists there; empty for presets and otherwise.
+std::string tokenizer_file_beside(const LoadedModel& model);
+
 // Reads the records, estimates their lengths and prices `plan` at p50, p95 and the maximum
 // (each capped at max_length), with the advice on max_length, packing and padding-free batching.
 Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& plan,

@@ -126,13 +126,20 @@ def _plan_json(fields: Mapping[str, Any]) -> str:
 
 
 def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
-             reserve: Optional[str] = None, **plan_fields: Any) -> Estimate:
+             reserve: Optional[str] = None, dataset: Optional[str] = None,
+             **plan_fields: Any) -> Estimate:
     """Prices one training step: ``estimate("qwen3-8b", method="lora", batch=4, seq=2048,
     gpu="rtx-4090")``. Plan fields are those of ``trainmem.plan()``; ``memory`` is a size with
-    a unit ("24GB", "24GiB")."""
+    a unit ("24GB", "24GiB"). ``dataset`` (a .jsonl, .json or .txt file, as
+    ``trainmem estimate --dataset``) also prices the plan at its records' p50, p95 and longest
+    length, truncated at ``seq`` when given: ``Estimate.dataset`` holds that report. Tokens are
+    counted exactly by a tokenizer.json beside the model's config, else estimated."""
     m = load(model)
     plan_json = _plan_json(plan_fields)
-    doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve))
+    seq_given = plan_fields.get("plan") is not None or any(
+        plan_fields.get(k) is not None for k in ("seq", "max_length", "max_seq_length"))
+    doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve,
+                                      None if dataset is None else str(dataset), seq_given))
     return Estimate(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory)
 
 

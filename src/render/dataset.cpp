@@ -79,8 +79,8 @@ std::string render_dataset_text(const DatasetFit& d, const RenderOptions& option
                   with_commas(d.records), d.records == 1 ? "" : "s", joined(d.schemas));
   const TokenLengths& l = d.lengths;
   out += fmt::format(
-      "  Tokens per record ({}): p50 {} · p95 {} · max {} · mean {} · total {}\n",
-      d.tokens_exact ? "exact (tokenizer.json)" : "estimated",
+      "  Tokens per record{}: p50 {} · p95 {} · max {} · mean {} · total {}\n",
+      d.tokens_exact ? ", exact (tokenizer.json)" : " (estimated)",
       with_commas(l.p50), with_commas(l.p95), with_commas(l.max), with_commas(l.mean),
       with_commas(l.total));
   const bool any_fit = !d.rows.empty() && d.rows.front().price.fit.has_value();

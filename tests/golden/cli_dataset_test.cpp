@@ -249,7 +249,7 @@ TEST(CliDataset, ATokenizerBesideTheConfigCountsTheRecordsExactly) {
 
   const CliRun text = run_cli(args);
   EXPECT_EQ(text.code, 0) << text.out;
-  EXPECT_TRUE(contains(text, "Tokens per record (exact (tokenizer.json)): p50 " +
+  EXPECT_TRUE(contains(text, "Tokens per record, exact (tokenizer.json): p50 " +
                                  std::to_string(counts[19])))
       << text.out;
   std::filesystem::remove_all(dir);

@@ -1,34 +1,8 @@
 #include "dataset.h"
 
-#include <filesystem>
-
 #include "trainmem/layout.h"
 
 namespace trainmem::cli {
-namespace {
-
-// A tokenizer.json in the folder the model was read from (a config.json's folder, a safetensors
-// folder, a Hugging Face cache snapshot); presets have none. Empty: none.
-std::string tokenizer_beside(const LoadedModel& m) {
-  switch (m.source) {
-    case SourceKind::config_file:
-    case SourceKind::safetensors:
-    case SourceKind::hf_cache: {
-      std::error_code ec;
-      std::filesystem::path p(m.source_detail);
-      if (!std::filesystem::is_directory(p, ec)) p = p.parent_path();
-      const std::filesystem::path file = p / "tokenizer.json";
-      return std::filesystem::exists(file, ec) ? file.string() : std::string();
-    }
-    case SourceKind::preset:
-    case SourceKind::config_text:
-    case SourceKind::module:
-      return "";
-  }
-  return "";
-}
-
-}  // namespace
 
 void add_dataset_flag(CLI::App& cmd, std::string& file) {
   cmd.add_option("--dataset", file,
@@ -53,7 +27,7 @@ Result<DatasetFit> price_dataset(const std::string& file, const PricingInputs& i
   source.file = file;
   source.text = *text;
   source.vocab_size = in.model.spec.vocab;
-  source.tokenizer_file = tokenizer_beside(in.model);
+  source.tokenizer_file = tokenizer_file_beside(in.model);
   if (!in.seq_origin.empty()) source.max_length = in.plan.seq;
   source.context = in.model.spec.max_positions;
   source.unit = in.options.unit;
