@@ -83,6 +83,7 @@ TEST_STRINGS = [
     "<|begin_of_text|>Hello<|eot_id|>",
     "ZZZ unseen ŵŷ ǅ ꙮ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
     "▁already▁has▁markers",
+    "ΣΊΣΥΦΟΣ İstanbul ǅ ẞ",
     "x" * 300,
     "ab" * 150 + " " + "12" * 40,
 ]
@@ -165,12 +166,13 @@ def configs():
         pre_tokenizer=pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first",
                                                split=False),
         post=byte_tokens_into_vocab)
-    # Metaspace splitting at every space, digits one by one, NFKC, no byte fallback (unk).
+    # Metaspace splitting at every space, digits one by one, NFKC, lowercase, no byte fallback.
     yield "metaspace_digits_nfkc", dict(
         model=models.BPE(unk_token="<unk>", fuse_unk=False),
         trainer=bpe_trainer(500, ["<unk>"], False, limit_alphabet=150),
         normalizer=normalizers.Sequence([normalizers.NFKC(),
-                                         normalizers.Replace(Regex(r"\s+"), " ")]),
+                                         normalizers.Replace(Regex(r"\s+"), " "),
+                                         normalizers.Lowercase()]),
         pre_tokenizer=pre_tokenizers.Sequence([
             pre_tokenizers.Digits(individual_digits=True),
             pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)]))
