@@ -137,9 +137,9 @@ struct DatasetFit {
 
 struct DatasetSource {
   std::string file;
-  std::string_view text;        // the file's contents
-  std::int64_t vocab_size = 0;  // the model's
-  std::string tokenizer_file;   // a tokenizer.json beside the config; empty: none
+  std::string_view text;                   // the file's contents
+  std::int64_t vocab_size = 0;             // the model's
+  std::string tokenizer_file;              // a tokenizer.json beside the config; empty: none
   std::optional<std::int64_t> max_length;  // the plan's seq, when given (flag or --from file)
   std::int64_t context = 0;                // the model's max_position_embeddings; 0: unknown
   Unit unit = Unit::gib;                   // for the sizes in the advice

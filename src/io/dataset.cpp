@@ -53,7 +53,7 @@ std::string_view kind_of(const json& v) {
 struct Where {
   const std::string& file;
   std::string at;
-  std::int64_t* non_ascii = nullptr;  // bytes >= 0x80 of the text read, summed here
+  std::int64_t* non_ascii = nullptr;   // bytes >= 0x80 of the text read, summed here
   const CountTokens* count = nullptr;  // when given: each text piece's tokens, summed in `tokens`
   std::int64_t* tokens = nullptr;
   Error error(const std::string& key, const std::string& reason) const {
@@ -301,9 +301,8 @@ Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat
         if (count) {
           auto n = count(line);
           if (!n) {
-            return std::optional<Error>{bad_input(
-                file, fmt::format("line {}", number),
-                "counting its tokens: " + n.error().message())};
+            return std::optional<Error>{bad_input(file, fmt::format("line {}", number),
+                                                  "counting its tokens: " + n.error().message())};
           }
           out.tokens.push_back(*n);
         }
@@ -336,8 +335,8 @@ Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat
       }
       for (std::size_t i = 0; i < j->size() && !failed; ++i) {
         std::int64_t tokens = 0;
-        auto t = record_text((*j)[i], Where{file, fmt::format("[{}]", i), &out.non_ascii_bytes,
-                                            &count, &tokens});
+        auto t = record_text(
+            (*j)[i], Where{file, fmt::format("[{}]", i), &out.non_ascii_bytes, &count, &tokens});
         if (!t) {
           failed = t.error();
         } else {

@@ -1,4 +1,5 @@
-// Where a model's tokenizer.json is (include/trainmem/dataset.h): beside the files it was read from.
+// Where a model's tokenizer.json is (include/trainmem/dataset.h): beside the files it was read
+// from.
 #include <filesystem>
 
 #include "trainmem/dataset.h"

@@ -78,11 +78,10 @@ std::string render_dataset_text(const DatasetFit& d, const RenderOptions& option
       fmt::format("Dataset: {} ({}, {} record{}; text from {})\n", d.file, name_of(d.format),
                   with_commas(d.records), d.records == 1 ? "" : "s", joined(d.schemas));
   const TokenLengths& l = d.lengths;
-  out += fmt::format(
-      "  Tokens per record{}: p50 {} · p95 {} · max {} · mean {} · total {}\n",
-      d.tokens_exact ? ", exact (tokenizer.json)" : " (estimated)",
-      with_commas(l.p50), with_commas(l.p95), with_commas(l.max), with_commas(l.mean),
-      with_commas(l.total));
+  out += fmt::format("  Tokens per record{}: p50 {} · p95 {} · max {} · mean {} · total {}\n",
+                     d.tokens_exact ? ", exact (tokenizer.json)" : " (estimated)",
+                     with_commas(l.p50), with_commas(l.p95), with_commas(l.max),
+                     with_commas(l.mean), with_commas(l.total));
   const bool any_fit = !d.rows.empty() && d.rows.front().price.fit.has_value();
   const std::string figure = any_fit ? d.rows.front().price.fit->figure : "peak";
   out += fmt::format("  {:<13}{:>10}  {:>14}  {:>14}{}\n", "At", "tokens", "priced", figure,

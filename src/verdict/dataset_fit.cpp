@@ -119,9 +119,8 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
   }
   std::optional<Result<DatasetRecords>> counted;
   if (tokenizer) {
-    counted = read_dataset_records(
-        source.text, *format, source.file,
-        [&](std::string_view text) { return tokenizer->count(text); });
+    counted = read_dataset_records(source.text, *format, source.file,
+                                   [&](std::string_view text) { return tokenizer->count(text); });
   }
   // Without a count, or when counting failed: read again uncounted. A malformed dataset is an
   // error either way; a count that failed on good records is the fallback's reason.

@@ -25,8 +25,8 @@ void check(trainmem::tok::Tokenizer& t, const std::string& text) {
 std::vector<trainmem::tok::Tokenizer>& trained() {
   static std::vector<trainmem::tok::Tokenizer> all = [] {
     std::vector<trainmem::tok::Tokenizer> out;
-    for (const char* name : {"llama3_split", "llama2_prepend", "metaspace_digits_nfkc",
-                             "gpt2_prefix_space"}) {
+    for (const char* name :
+         {"llama3_split", "llama2_prepend", "metaspace_digits_nfkc", "gpt2_prefix_space"}) {
       auto t = trainmem::tok::load_tokenizer_file(std::string(TRAINMEM_SOURCE_DIR) +
                                                   "/tests/data/tokenizers/" + name + ".json");
       if (!t.ok()) __builtin_trap();

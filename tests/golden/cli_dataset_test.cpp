@@ -199,17 +199,16 @@ TEST(CliDataset, ATokenizerTrainmemDoesNotRunKeepsTheEstimateAndSaysWhy) {
   // Not a tokenizer at all, and a Unigram model: each note names the file, the field, the value.
   for (const auto& [name, text, says] :
        {std::tuple{"empty", std::string("{}"), std::string("tokenizer.json: model: missing")},
-        std::tuple{"unigram",
-                   std::string(R"({"model": {"type": "Unigram", "vocab": [["a", -1.0]]}})"),
-                   std::string("tokenizer.json: model.type: \"Unigram\" is not run by trainmem")}}) {
+        std::tuple{
+            "unigram", std::string(R"({"model": {"type": "Unigram", "vocab": [["a", -1.0]]}})"),
+            std::string("tokenizer.json: model.type: \"Unigram\" is not run by trainmem")}}) {
     const auto dir = model_with_tokenizer(name, text);
     const auto d = dataset_json("estimate " + (dir / "config.json").string() + " --dataset " +
                                 data("chat.jsonl"));
     EXPECT_EQ(d["tokenizer_found"], true);
     EXPECT_EQ(d["tokens_estimated"], true);
     EXPECT_EQ(d["tokens_counted_by"], "estimate");
-    EXPECT_NE(d["notes"].dump().find("is not used, so the counts are estimates"),
-              std::string::npos)
+    EXPECT_NE(d["notes"].dump().find("is not used, so the counts are estimates"), std::string::npos)
         << d["notes"].dump();
     std::string notes;
     for (const auto& note : d["notes"]) notes += note.get<std::string>() + "\n";
@@ -232,8 +231,8 @@ TEST(CliDataset, ATokenizerBesideTheConfigCountsTheRecordsExactly) {
   ASSERT_EQ(n, 40u);
 
   const auto dir = model_with_tokenizer("exact", slurp(dir_data + "llama3_split.json"));
-  const std::string args = "estimate " + (dir / "config.json").string() + " --dataset " +
-                           dir_data + "dataset.jsonl";
+  const std::string args =
+      "estimate " + (dir / "config.json").string() + " --dataset " + dir_data + "dataset.jsonl";
   const auto d = dataset_json(args);
   ASSERT_TRUE(d.is_object());
   EXPECT_EQ(d["tokens_estimated"], false);
@@ -249,8 +248,8 @@ TEST(CliDataset, ATokenizerBesideTheConfigCountsTheRecordsExactly) {
 
   const CliRun text = run_cli(args);
   EXPECT_EQ(text.code, 0) << text.out;
-  EXPECT_TRUE(contains(text, "Tokens per record, exact (tokenizer.json): p50 " +
-                                 std::to_string(counts[19])))
+  EXPECT_TRUE(contains(
+      text, "Tokens per record, exact (tokenizer.json): p50 " + std::to_string(counts[19])))
       << text.out;
   std::filesystem::remove_all(dir);
 }

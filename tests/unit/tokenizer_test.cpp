@@ -104,10 +104,11 @@ TEST(BpeModel, UnknownCharactersTakeByteFallbackOrTheUnknownToken) {
 }
 
 // A minimal tokenizer.json around `model` with the given normalizer and pre_tokenizer.
-std::string file_with(const std::string& normalizer, const std::string& pre,
-                      const std::string& model =
-                          R"({"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})",
-                      const std::string& added = "[]") {
+std::string file_with(
+    const std::string& normalizer, const std::string& pre,
+    const std::string& model =
+        R"({"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b"]})",
+    const std::string& added = "[]") {
   return R"({"version": "1.0", "added_tokens": )" + added + R"(, "normalizer": )" + normalizer +
          R"(, "pre_tokenizer": )" + pre + R"(, "model": )" + model + "}";
 }
@@ -125,6 +126,16 @@ TEST(TokenizerLoad, AHandWrittenFileCounts) {
   EXPECT_EQ(*t->count("aba"), 2);   // ab a
   // Not UTF-8: an error, not a count.
   EXPECT_FALSE(t->count("a\xFF").ok());
+
+  // A pair listed twice keeps its last rank: "a b" (rank 3) after "b c" (1), so abc is b c, then
+  // a bc -> one token; the first rank would give ab c. tokenizers 0.23.3 gives ['abc'] too.
+  auto twice = load_tokenizer(
+      file_with("null", "null",
+                R"({"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 2, "ab": 3, "bc": 4, "abc": 5},
+                    "merges": ["a b", "b c", "a bc", "a b"]})"),
+      "tokenizer.json");
+  ASSERT_TRUE(twice.ok()) << twice.error().message();
+  EXPECT_EQ(*twice->count("abc"), 1);
 }
 
 TEST(TokenizerLoad, WhatIsNotRunIsAnErrorNamingTheFieldAndValue) {
@@ -155,10 +166,11 @@ TEST(TokenizerLoad, WhatIsNotRunIsAnErrorNamingTheFieldAndValue) {
                                    "continuing_subword_prefix": "##"})"))
                 .find("model.continuing_subword_prefix"),
             std::string::npos);
-  EXPECT_NE(error_of(file_with("null", "null", R"({"type": "BPE", "vocab": {"a": 0}, "merges": []})",
-                               R"([{"id": 0, "content": "a", "single_word": true}])"))
-                .find("added_tokens[0].single_word"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(file_with("null", "null", R"({"type": "BPE", "vocab": {"a": 0}, "merges": []})",
+                         R"([{"id": 0, "content": "a", "single_word": true}])"))
+          .find("added_tokens[0].single_word"),
+      std::string::npos);
 }
 
 TEST(TokenizerLoad, MalformedFilesAreErrorsNotCrashes) {
@@ -180,17 +192,19 @@ TEST(TokenizerLoad, MalformedFilesAreErrorsNotCrashes) {
                                R"({"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": ["a b"]})"))
                 .find("model.merges[0]: a merge of tokens that are not in the vocabulary"),
             std::string::npos);
-  EXPECT_NE(error_of(file_with("null", "null",
-                               R"({"type": "BPE", "vocab": {"a": -1}, "merges": []})"))
-                .find("model.vocab.a"),
-            std::string::npos);
-  EXPECT_NE(error_of(file_with("null", "null",
-                               R"({"type": "BPE", "vocab": {"a": 0}, "merges": [], "unk_token": "?"})"))
-                .find("model.unk_token"),
-            std::string::npos);
-  EXPECT_NE(error_of(file_with("null", "null", R"({"type": "BPE", "vocab": {"a": 0}, "merges": [5]})"))
-                .find("model.merges[0]"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of(file_with("null", "null", R"({"type": "BPE", "vocab": {"a": -1}, "merges": []})"))
+          .find("model.vocab.a"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(file_with("null", "null",
+                         R"({"type": "BPE", "vocab": {"a": 0}, "merges": [], "unk_token": "?"})"))
+          .find("model.unk_token"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(file_with("null", "null", R"({"type": "BPE", "vocab": {"a": 0}, "merges": [5]})"))
+          .find("model.merges[0]"),
+      std::string::npos);
   EXPECT_NE(error_of(std::string(kMaxTokenizerBytes + 1, ' ')).find("larger than"),
             std::string::npos);
   EXPECT_NE(error_of(file_with("null", R"({"type": "Split", "pattern": {"Regex": ")" +
@@ -208,8 +222,7 @@ TEST(TokenizerLoad, ABacktrackingRegexStopsWithAnErrorInsteadOfHanging) {
   ASSERT_TRUE(t.ok()) << t.error().message();
   auto n = t->count(std::string(40, 'a') + "b");
   ASSERT_FALSE(n.ok());
-  EXPECT_NE(n.error().message().find("U_REGEX_TIME_OUT"), std::string::npos)
-      << n.error().message();
+  EXPECT_NE(n.error().message().find("U_REGEX_TIME_OUT"), std::string::npos) << n.error().message();
 }
 
 }  // namespace

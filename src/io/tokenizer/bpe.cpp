@@ -23,9 +23,7 @@ struct Candidate {
   std::uint32_t rank = 0;
   int pos = 0;
   std::uint32_t result = 0;
-  bool operator>(const Candidate& o) const {
-    return rank != o.rank ? rank > o.rank : pos > o.pos;
-  }
+  bool operator>(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
 };
 
 }  // namespace
@@ -40,7 +38,9 @@ std::int64_t BpeModel::count_word(std::string_view word) const {
   std::vector<Symbol> symbols;
   symbols.reserve(word.size());
   std::int64_t pending_unk = -1;  // the unknown token waiting to be added (fuse_unk extends it)
-  const auto push = [&](std::int64_t id) { symbols.push_back(Symbol{static_cast<std::uint32_t>(id)}); };
+  const auto push = [&](std::int64_t id) {
+    symbols.push_back(Symbol{static_cast<std::uint32_t>(id)});
+  };
   for (std::size_t i = 0; i < word.size();) {
     const std::size_t n = decode_utf8(word, i).second;
     const std::string_view ch = word.substr(i, n);

@@ -32,7 +32,7 @@ struct BpeModel {
   std::optional<std::uint32_t> unk_id;              // unk_token's id
   bool fuse_unk = false;                            // consecutive unknowns make one token
   bool byte_fallback = false;                       // an unknown character as <0xXX> tokens
-  bool ignore_merges = false;  // a word that is in the vocabulary is one token
+  bool ignore_merges = false;                       // a word that is in the vocabulary is one token
   std::array<std::optional<std::uint32_t>, 256> byte_ids;  // <0x00> .. <0xFF>
 
   // The tokens `word` encodes to.

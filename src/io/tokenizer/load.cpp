@@ -243,9 +243,9 @@ struct Reader {
         return unsupported(std::string("model.") + key, "\"" + **v + "\"", "null only");
       }
     }
-    for (auto [key, dest] : {std::pair{"fuse_unk", &out.fuse_unk},
-                             std::pair{"byte_fallback", &out.byte_fallback},
-                             std::pair{"ignore_merges", &out.ignore_merges}}) {
+    for (auto [key, dest] :
+         {std::pair{"fuse_unk", &out.fuse_unk}, std::pair{"byte_fallback", &out.byte_fallback},
+          std::pair{"ignore_merges", &out.ignore_merges}}) {
       auto v = flag(m, key, "model", false);
       if (!v) return v.error();
       *dest = *v;
@@ -306,9 +306,10 @@ struct Reader {
       if (l == out.vocab.end() || r == out.vocab.end() || merged == out.vocab.end()) {
         return error(at, "a merge of tokens that are not in the vocabulary");
       }
-      // The first listing of a pair wins: its rank is its line (models/bpe/model.rs).
-      out.merges.try_emplace(pair_key(l->second, r->second),
-                             Merge{static_cast<std::uint32_t>(i), merged->second});
+      // A merge's rank is its line; a pair listed twice keeps its last line, as the library's
+      // map collected from the list does (models/bpe/model.rs, BpeBuilder::build).
+      out.merges.insert_or_assign(pair_key(l->second, r->second),
+                                  Merge{static_cast<std::uint32_t>(i), merged->second});
     }
     return std::nullopt;
   }
@@ -423,9 +424,9 @@ Result<Tokenizer> load_tokenizer(std::string_view json_text, const std::string& 
   if (const auto list = j.find("added_tokens"); list != j.end() && !list->is_null()) {
     if (!list->is_array()) return bad_input(file, "added_tokens", "expected a list");
     if (static_cast<std::int64_t>(list->size()) > kMaxAddedTokens) {
-      return bad_input(file, "added_tokens",
-                       fmt::format("holds {} tokens; trainmem reads up to {}", list->size(),
-                                   kMaxAddedTokens));
+      return bad_input(
+          file, "added_tokens",
+          fmt::format("holds {} tokens; trainmem reads up to {}", list->size(), kMaxAddedTokens));
     }
     for (std::size_t i = 0; i < list->size(); ++i) {
       const json& a = (*list)[i];
@@ -445,8 +446,9 @@ Result<Tokenizer> load_tokenizer(std::string_view json_text, const std::string& 
         if (!*v) return v->error();
       }
       if (*single_word) {
-        return r.unsupported(at + ".single_word", "true", "added tokens run with single_word "
-                                                          "false");
+        return r.unsupported(at + ".single_word", "true",
+                             "added tokens run with single_word "
+                             "false");
       }
       AddedToken token{**content, *lstrip, *rstrip};
       if (*normalized) {
@@ -461,11 +463,11 @@ Result<Tokenizer> load_tokenizer(std::string_view json_text, const std::string& 
   }
   index_tokens(impl->raw_tokens);
   index_tokens(impl->normalized_tokens);
-  impl->summary = fmt::format(
-      "BPE{}, {} tokens and {} added, {} normalizer{}, pre-tokenizers: {}",
-      impl->model.byte_fallback ? " with byte fallback" : "", impl->model.vocab.size(), added,
-      impl->normalizers.size(), impl->normalizers.size() == 1 ? "" : "s",
-      describe(impl->pre_tokenizers));
+  impl->summary =
+      fmt::format("BPE{}, {} tokens and {} added, {} normalizer{}, pre-tokenizers: {}",
+                  impl->model.byte_fallback ? " with byte fallback" : "", impl->model.vocab.size(),
+                  added, impl->normalizers.size(), impl->normalizers.size() == 1 ? "" : "s",
+                  describe(impl->pre_tokenizers));
   return Tokenizer(std::move(impl));
 }
 

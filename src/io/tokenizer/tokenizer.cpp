@@ -215,10 +215,9 @@ std::optional<Error> pre_tokenize(const TokenizerImpl& t, const PreTokenizer& st
     case PreTokenizerKind::digits:
       // digits.rs: ASCII digits, each alone or in runs.
       return resplit(pieces, [&](const Piece& p) -> Result<std::vector<Span>> {
-        return split_spans(p.text.size(),
-                           find_chars(p.text, [](char32_t c) { return c >= '0' && c <= '9'; }),
-                           step.individual_digits ? SplitBehavior::isolated
-                                                  : SplitBehavior::contiguous);
+        return split_spans(
+            p.text.size(), find_chars(p.text, [](char32_t c) { return c >= '0' && c <= '9'; }),
+            step.individual_digits ? SplitBehavior::isolated : SplitBehavior::contiguous);
       });
     case PreTokenizerKind::metaspace: {
       // metaspace.rs: spaces become the replacement, which is prepended (per prepend_scheme) when
@@ -295,7 +294,9 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
-const std::string& Tokenizer::summary() const { return impl_->summary; }
+const std::string& Tokenizer::summary() const {
+  return impl_->summary;
+}
 
 Result<std::int64_t> Tokenizer::count(std::string_view text) {
   TokenizerImpl& t = *impl_;
@@ -314,9 +315,8 @@ Result<std::int64_t> Tokenizer::count(std::string_view text) {
         continue;
       }
       if (part.second <= part.first) continue;
-      std::vector<Piece> pieces{
-          {normalized.substr(part.first, part.second - part.first),
-           raw.first == 0 && part.first == 0}};
+      std::vector<Piece> pieces{{normalized.substr(part.first, part.second - part.first),
+                                 raw.first == 0 && part.first == 0}};
       for (const PreTokenizer& step : t.pre_tokenizers) {
         if (auto e = pre_tokenize(t, step, pieces)) {
           return bad_input(t.file, "pre_tokenizer", e->reason);

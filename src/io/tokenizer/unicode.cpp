@@ -96,7 +96,8 @@ Result<Regex> Regex::compile(std::string_view pattern, const std::string& file,
   }
   impl->matcher.reset(impl->pattern->matcher(status));
   if (U_FAILURE(status) || !impl->matcher) {
-    return bad_input(file, field, fmt::format("the regex has no matcher ({})", u_errorName(status)));
+    return bad_input(file, field,
+                     fmt::format("the regex has no matcher ({})", u_errorName(status)));
   }
   impl->matcher->setTimeLimit(kRegexStepLimit, status);
   return Regex(std::move(impl));
@@ -172,7 +173,9 @@ std::string lowercase_each(std::string_view text) {
   return out;
 }
 
-bool is_white_space(char32_t c) { return u_isUWhiteSpace(static_cast<UChar32>(c)) != 0; }
+bool is_white_space(char32_t c) {
+  return u_isUWhiteSpace(static_cast<UChar32>(c)) != 0;
+}
 
 #else  // no ICU (the web page): the loader refuses every tokenizer.json before these are reached.
 
@@ -187,9 +190,15 @@ Result<Regex> Regex::compile(std::string_view, const std::string& file, const st
 Result<std::vector<Span>> Regex::find_all(std::string_view) const {
   return bad_input("", "regex", "this build of trainmem has no ICU to run a regex");
 }
-std::string normalize(std::string_view text, NormalForm) { return std::string(text); }
-std::string lowercase_each(std::string_view text) { return std::string(text); }
-bool is_white_space(char32_t c) { return c == ' ' || (c >= 0x09 && c <= 0x0D); }
+std::string normalize(std::string_view text, NormalForm) {
+  return std::string(text);
+}
+std::string lowercase_each(std::string_view text) {
+  return std::string(text);
+}
+bool is_white_space(char32_t c) {
+  return c == ' ' || (c >= 0x09 && c <= 0x0D);
+}
 
 #endif
 
