@@ -1,6 +1,8 @@
 // The allocation event stream (alloc_events.h). Order within a step, from PyTorch:
 //  loaded         weights per tensor as from_pretrained materialises them, then the fp32 master
-//                 copies (mixed-precision wrappers copy at initialisation);
+//                 copies (mixed-precision wrappers copy at initialisation); in the first step,
+//                 the QLoRA load transient after them (ledger/run_phases.h); in the steady state,
+//                 the validation pass or generation between steps;
 //  forward        lines that start here (batch, workspaces, autocast copies), then each decoder
 //                 layer's saved tensors in forward order (autograd saves as ops run), then the
 //                 final norm / lm_head input and the logits chain (lm_head runs last);
@@ -401,9 +403,11 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
 
   for (int slot = 0; slot < kPhaseSlots; ++slot) {
     const Phase ph = phase_of(slot);
-    // Whole lines that start here (the head's and loss's after the layers, in forward).
+    // Whole lines that start here (the head's and loss's after the layers, in forward; the QLoRA
+    // load transient after the weights it is quantised among).
     for (Whole& w : whole) {
-      if (run_starts(w.item->live, slot) && !(ph == Phase::forward && late_in_forward(*w.item))) {
+      if (run_starts(w.item->live, slot) && !(ph == Phase::forward && late_in_forward(*w.item)) &&
+          !is_load_transient(*w.item)) {
         w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
       }
     }
@@ -411,6 +415,11 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     for (Split* s : splits) {
       if (s == &p.grads && ph == Phase::backward) continue;
       if (run_starts(s->live, slot)) alloc_all(b, *s, slot);
+    }
+    for (Whole& w : whole) {
+      if (run_starts(w.item->live, slot) && is_load_transient(*w.item)) {
+        w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
+      }
     }
     if (ph == Phase::forward && p.layered && live(p.saved_live, slot)) {
       for (std::size_t i = 0; i < layers; ++i) {

@@ -62,6 +62,7 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
       g.peak_slot = s;
     }
   }
+  g.peak_run_phase = std::string(run_phase_at(ledger, g.peak_slot));
   g.peak_allocated_bytes = r.peak_allocated_bytes;
   g.peak_reserved_bytes = r.peak_reserved_bytes;
   if (conf->async_backend) {

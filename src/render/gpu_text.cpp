@@ -28,7 +28,10 @@ std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
     extra += fmt::format(" + paged optimizer state {}", format_bytes(g.outside_pool_bytes, u));
   }
   out += fmt::format("  {:<16} {:>10}  nvidia-smi: {}; reached by {}\n", "Device total",
-                     format_bytes(g.device_total_bytes, u), extra, slot_name(g.peak_slot));
+                     format_bytes(g.device_total_bytes, u), extra,
+                     g.peak_run_phase.empty()
+                         ? slot_name(g.peak_slot)
+                         : fmt::format("{}, {}", slot_name(g.peak_slot), g.peak_run_phase));
   for (const std::string& n : g.notes) out += "  Note: " + n + "\n";
   return out;
 }
