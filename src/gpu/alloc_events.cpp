@@ -27,6 +27,7 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
+#include "ledger/run_phases.h"
 #include "plan/method.h"
 #include "plan/optimizer.h"
 #include "plan/precision.h"
@@ -364,6 +365,33 @@ void free_all(Builder& b, Split& s, int slot) {
   s.ids.clear();
 }
 
+// The QLoRA load transient (ledger/run_phases.h): each quantised base weight in parameter order,
+// its transients allocated and then freed before the next (lightning's _Linear4bit.quantize and
+// torchao's to_nf4 run per tensor), so the allocator sees every size; the largest tensor's set is
+// the ledger's line.
+void load_sequence(const ledger::Context& ctx, Builder& b, int slot) {
+  std::vector<Piece> tensors;  // bytes = elements here
+  for (const TensorGroup& g : ctx.inventory.groups) {
+    if (g.quantised && !g.mtp) add_group(tensors, g, tensor_elements(g));
+  }
+  parameter_order(tensors);
+  const std::int32_t lab =
+      b.label("load: one base weight quantised (bf16 copies, NF4 distances)", Tenant::temporaries);
+  for (const Piece& pc : tensors) {
+    const ledger::LoadTransient t =
+        ledger::load_transient(ctx.plan.behaviour.load_quantiser, pc.bytes);
+    for (std::int32_t k = 0; k < pc.count; ++k) {
+      const std::array<std::int32_t, 4> ids = {
+          b.alloc(t.weight_bytes, 1, slot, lab), b.alloc(t.copy_bytes, 1, slot, lab),
+          b.alloc(t.indices_bytes, 1, slot, lab),
+          // (value - nf4) and its abs(), or the two nibble tensors: two equal tensors.
+          t.distance_bytes % 2 == 0 ? b.alloc(t.distance_bytes / 2, 2, slot, lab)
+                                    : b.alloc(t.distance_bytes, 1, slot, lab)};
+      for (std::int32_t id : ids) b.free(id, slot);
+    }
+  }
+}
+
 }  // namespace
 
 EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger) {
@@ -386,9 +414,14 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     std::int32_t id = -1;
   };
   std::vector<Whole> whole;
+  PhaseMask load_live = 0;
   for (std::size_t k = 0; k < ledger.items.size(); ++k) {
     if (claimed[k]) continue;
     const LedgerItem& i = ledger.items[k];
+    if (is_load_transient(i)) {
+      load_live |= i.live;  // replayed tensor by tensor (load_sequence)
+      continue;
+    }
     whole.push_back({&i, b.label(i.label, i.tenant), loss_grad_tensors(i, model, plan)});
   }
   // Lines made by the lm_head and loss come after the layers in forward.
@@ -403,11 +436,9 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
 
   for (int slot = 0; slot < kPhaseSlots; ++slot) {
     const Phase ph = phase_of(slot);
-    // Whole lines that start here (the head's and loss's after the layers, in forward; the QLoRA
-    // load transient after the weights it is quantised among).
+    // Whole lines that start here (the head's and loss's after the layers, in forward).
     for (Whole& w : whole) {
-      if (run_starts(w.item->live, slot) && !(ph == Phase::forward && late_in_forward(*w.item)) &&
-          !is_load_transient(*w.item)) {
+      if (run_starts(w.item->live, slot) && !(ph == Phase::forward && late_in_forward(*w.item))) {
         w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
       }
     }
@@ -416,11 +447,8 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
       if (s == &p.grads && ph == Phase::backward) continue;
       if (run_starts(s->live, slot)) alloc_all(b, *s, slot);
     }
-    for (Whole& w : whole) {
-      if (run_starts(w.item->live, slot) && is_load_transient(*w.item)) {
-        w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
-      }
-    }
+    // The QLoRA load transient after the weights it is quantised among.
+    if (live(load_live, slot)) load_sequence(ctx, b, slot);
     if (ph == Phase::forward && p.layered && live(p.saved_live, slot)) {
       for (std::size_t i = 0; i < layers; ++i) {
         if (p.checkpointed) {
