@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "gpu/alloc_events.h"
 #include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/framework.h"
@@ -137,6 +138,26 @@ TEST(RunPhases, QloraLoadTransientPerProfile) {
             0)
       << "nothing is quantised";
   EXPECT_EQ(run_phase_at(estimate(m, old), 0), "loading: quantising the base weights");
+}
+
+TEST(RunPhases, LoadReplayedOneWeightAtATime) {
+  // torchtune 0.1 QLoRA: every quantised weight's transients (68 B per element) are allocated
+  // and freed in turn after the weights; the high water of requested bytes in the load slot is
+  // the ledger's (weights + the largest weight's set), and each weight's set appears once.
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  const TrainingPlan p = plan_for("torchtune@0.1", Method::qlora);
+  const Ledger l = estimate(m, p);
+  const gpu::EventStream s = gpu::alloc_events(m, p, l);
+  EXPECT_EQ(gpu::requested_high_water(s)[0], totals(l).by_slot[0]);
+  // qwen3-tiny quantises q, k, v, o, gate, up, down in 4 layers: 28 weights, 4 or 5 allocations
+  // each (the distances as one run of two tensors); the MLP's 49,152 elements: 32 x 49,152 B.
+  int distance_runs = 0;
+  for (const gpu::AllocEvent& e : s.events) {
+    if (e.op == gpu::Op::alloc && e.phase == 0 && e.count == 2 && e.bytes == 32 * 49152) {
+      ++distance_runs;
+    }
+  }
+  EXPECT_EQ(distance_runs, 3 * 4) << "gate, up and down in each of the 4 layers";
 }
 
 TEST(RunPhases, ReplayedAndNamedAtThePeak) {
