@@ -18,6 +18,10 @@ std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
       "  {:<16} {:>10}  torch.cuda.max_memory_allocated: live tensors, each rounded up to its "
       "block (512 B; unsplit remainders stay with the block)\n",
       "Peak allocated", format_bytes(g.peak_allocated_bytes, u));
+  if (!g.peak_allocated_run_phase.empty()) {
+    out += fmt::format("  {:<16} {:>10}  reached in {}, {} (beyond the training step)\n", "", "",
+                       slot_name(g.peak_allocated_slot), g.peak_allocated_run_phase);
+  }
   out += fmt::format(
       "  {:<16} {:>10}  torch.cuda.max_memory_reserved: allocated plus cached free blocks in the "
       "allocator's segments (2 MiB, 20 MiB, or the request rounded to 2 MiB)\n",

@@ -63,6 +63,10 @@ json gpu_json(const GpuEstimate& g) {
               {"by_phase", by_phase},
               {"notes", g.notes}};
   if (!g.peak_run_phase.empty()) out["peak_run_phase"] = g.peak_run_phase;
+  if (!g.peak_allocated_run_phase.empty()) {
+    out["peak_allocated_phase"] = slot_name(g.peak_allocated_slot);
+    out["peak_allocated_run_phase"] = g.peak_allocated_run_phase;
+  }
   if (g.oom) {
     out["oom_phase"] = slot_name(g.oom_slot);
     out["oom_request_bytes"] = g.oom_request_bytes;

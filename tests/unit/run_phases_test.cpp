@@ -138,6 +138,19 @@ TEST(RunPhases, QloraLoadTransientPerProfile) {
             0)
       << "nothing is quantised";
   EXPECT_EQ(run_phase_at(estimate(m, old), 0), "loading: quantising the base weights");
+  // Llama-2-7B as in torchtune's QLoRA tutorial (batch 2 x 512, checkpointing): the MLP weight's
+  // transient, 68 x 11,008 x 4,096 = 3,066,036,224 B on top of the weights, is the largest moment
+  // of the run, for the ledger and for the replay.
+  const LoadedModel big = testing_support::validation_model("published/llama-2-7b");
+  TrainingPlan tut = plan_for("torchtune@0.1", Method::qlora, 2, 512);
+  tut.checkpointing = Checkpointing::full;
+  const Ledger l = estimate(big, tut);
+  EXPECT_EQ(bytes_with_prefix(l, "temporaries.load_", nullptr), 3066036224);
+  EXPECT_EQ(totals(l).peak_slot, 0);
+  const auto g = gpu_estimate(big, tut, l, GpuOptions{});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->peak_allocated_slot, 0);
+  EXPECT_EQ(g->peak_allocated_run_phase, "loading: quantising the base weights");
 }
 
 TEST(RunPhases, LoadReplayedOneWeightAtATime) {
