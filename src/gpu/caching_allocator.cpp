@@ -6,6 +6,7 @@
 #include "gpu/caching_allocator.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "gpu/free_block_set.h"
 
@@ -87,20 +88,22 @@ class Model {
     const std::int64_t size = round_size(orig, cfg_);
     Pool& pool = size <= kSmallSize ? small_ : large_;
     const std::int64_t alloc = allocation_size(size);
-    int found = get_free_block(pool, size, stream);
-    if (found < 0) {
-      if (gc_enabled()) garbage_collect(r);
-      found = alloc_block(pool, size, alloc, stream, r);
-      if (found < 0 && release_available_cached_blocks(pool, size, stream, r)) {
-        found = alloc_block(pool, size, alloc, stream, r);
-      }
-      if (found < 0) {
-        release_cached_blocks(r);
-        ++r.alloc_retries;
-        found = alloc_block(pool, size, alloc, stream, r);
-      }
-      if (found < 0) return -1;
+    const FreeBlockSet::Iter cached = get_free_block(pool, size, stream);
+    if (cached != pool.blocks.end()) {
+      const int found = cached->block;
+      return alloc_found_block(pool, found, size, orig, should_split(pool, found, size), cached);
     }
+    if (gc_enabled()) garbage_collect(r);
+    int found = alloc_block(pool, size, alloc, stream, r);
+    if (found < 0 && release_available_cached_blocks(pool, size, stream, r)) {
+      found = alloc_block(pool, size, alloc, stream, r);
+    }
+    if (found < 0) {
+      release_cached_blocks(r);
+      ++r.alloc_retries;
+      found = alloc_block(pool, size, alloc, stream, r);
+    }
+    if (found < 0) return -1;
     return alloc_found_block(pool, found, size, orig, should_split(pool, found, size));
   }
 
@@ -241,11 +244,12 @@ class Model {
 
   // get_free_block(): the smallest cached block of the stream that fits. Expandable blocks count
   // the unmapped space after them; oversize blocks (>= max_split_size) serve only requests that
-  // are themselves oversize and within kLargeBuffer of them.
-  int get_free_block(Pool& pool, std::int64_t size, int stream) {
+  // are themselves oversize and within kLargeBuffer of them. Returns its entry in the pool's set
+  // (end() when none), left there for alloc_found_block to update.
+  FreeBlockSet::Iter get_free_block(Pool& pool, std::int64_t size, int stream) {
     if (gc_enabled()) ++pool.gc_calls;
     auto it = pool.blocks.lower_bound(stream, size);
-    if (it == pool.blocks.end() || it->stream != stream) return -1;
+    if (it == pool.blocks.end() || it->stream != stream) return pool.blocks.end();
     int i = it->block;
     if (b_[i].expandable) {
       auto expandable_size = [&](int k) {
@@ -262,10 +266,9 @@ class Model {
       }
     }
     const std::int64_t max_split = cfg_.max_split_size_bytes;
-    if (size < max_split && b_[i].size >= max_split) return -1;
-    if (size >= max_split && b_[i].size >= size + kLargeBuffer) return -1;
-    pool.blocks.erase(it);
-    return i;
+    if (size < max_split && b_[i].size >= max_split) return pool.blocks.end();
+    if (size >= max_split && b_[i].size >= size + kLargeBuffer) return pool.blocks.end();
+    return it;
   }
 
   // should_split(): small pool and expandable segments split any remainder of >= 512 B; the
@@ -277,7 +280,10 @@ class Model {
   }
 
   // alloc_found_block(): the front `size` bytes become the allocation, the rest stays cached.
-  int alloc_found_block(Pool& pool, int i, std::int64_t size, std::int64_t orig, bool split) {
+  // `cached`: the block's entry when it came from the cache (a new segment has none); the
+  // remainder takes its place.
+  int alloc_found_block(Pool& pool, int i, std::int64_t size, std::int64_t orig, bool split,
+                        std::optional<FreeBlockSet::Iter> cached = std::nullopt) {
     if (split) {
       Block front = b_[i];
       front.size = size;
@@ -287,8 +293,15 @@ class Model {
       b_[i].prev = j;
       b_[i].addr += size;
       b_[i].size -= size;
-      insert_free(pool, i);
+      if (cached) {
+        b_[i].gc_base = pool.gc_calls;
+        pool.blocks.replace(*cached, size_key(i));
+      } else {
+        insert_free(pool, i);
+      }
       i = j;
+    } else if (cached) {
+      pool.blocks.erase(*cached);
     }
     b_[i].allocated = true;
     b_[i].requested = orig;

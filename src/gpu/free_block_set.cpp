@@ -91,4 +91,19 @@ void FreeBlockSet::erase(Iter it) {
   }
 }
 
+void FreeBlockSet::replace(Iter it, const FreeKey& key) {
+  const bool same_chunk = it.chunk_ == 0 || key_less(chunks_[it.chunk_ - 1].last, key);
+  if (!same_chunk) {
+    erase(it);
+    insert(key);
+    return;
+  }
+  Chunk& chunk = chunks_[it.chunk_];
+  const auto old = chunk.keys.begin() + static_cast<std::ptrdiff_t>(it.pos_);
+  const auto pos = std::lower_bound(chunk.keys.begin(), old, key, key_less);
+  std::move_backward(pos, old, old + 1);
+  *pos = key;
+  chunk.last = chunk.keys.back();
+}
+
 }  // namespace trainmem::gpu

@@ -1,7 +1,7 @@
 // The chunked free-block set against std::set, the structure it replaced in the allocator model:
 // the same order (stream, size, address), the same lower_bound, erase of present and absent keys,
-// and iteration both ways, over random operation sequences long enough to split and empty many
-// chunks.
+// replacement by a split remainder, and iteration both ways, over random operation sequences long
+// enough to split and empty many chunks.
 #include "gpu/free_block_set.h"
 
 #include <gtest/gtest.h>
@@ -62,15 +62,17 @@ TEST(FreeBlockSet, MatchesStdSetOnRandomOperations) {
     FreeBlockSet s;
     Ref ref;
     std::vector<FreeKey> live;
-    // Few distinct sizes and streams, as in the allocator: many equal sizes, unique addresses.
+    // Few distinct sizes and streams, as in the allocator: many equal sizes. Each block owns the
+    // address range [addr, addr + size), as a real block does, so no two share an address even
+    // after splits.
     const std::int64_t sizes = round % 2 == 0 ? 7 : 4000;
     std::int64_t next_addr = 0;
     for (int op = 0; op < 20000; ++op) {
       const auto pick = rng() % 10;
       if (pick < 5 || live.empty()) {
-        const FreeKey k{512 * static_cast<std::int64_t>(1 + rng() % sizes),
-                        (next_addr += 512 * static_cast<std::int64_t>(1 + rng() % 3)),
-                        static_cast<std::int32_t>(rng() % 3), op};
+        const std::int64_t size = 512 * static_cast<std::int64_t>(1 + rng() % sizes);
+        const FreeKey k{size, next_addr, static_cast<std::int32_t>(rng() % 3), op};
+        next_addr += size;
         s.insert(k);
         ref.insert(tup(k));
         live.push_back(k);
@@ -93,8 +95,23 @@ TEST(FreeBlockSet, MatchesStdSetOnRandomOperations) {
         s.erase(it);
         ref.erase(want);
         std::erase_if(live, [&](const FreeKey& l) { return l.block == k.block; });
-      } else {
+      } else if (pick < 10 && rng() % 2 == 0) {
         s.erase({512, -1, 0, -1});  // never present
+      } else {
+        // Split from the front, as alloc_found_block does: smaller size, higher address.
+        const auto stream = static_cast<std::int32_t>(rng() % 3);
+        const std::int64_t size = 512 * static_cast<std::int64_t>(rng() % (sizes + 1));
+        const auto it = s.lower_bound(stream, size);
+        if (it == s.end() || it->size <= 512) continue;
+        const FreeKey old = *it;
+        const std::int64_t cut = 512 * static_cast<std::int64_t>(1 + rng() % (old.size / 512 - 1));
+        const FreeKey rest{old.size - cut, old.addr + cut, old.stream, old.block};
+        s.replace(it, rest);
+        ref.erase(tup(old));
+        ref.insert(tup(rest));
+        for (FreeKey& l : live) {
+          if (l.block == old.block) l = rest;
+        }
       }
       if (op % 2500 == 0) expect_equal(s, ref);
     }
