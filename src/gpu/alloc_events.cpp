@@ -95,6 +95,12 @@ bool run_starts(PhaseMask m, int slot) {
 bool run_ends(PhaseMask m, int slot) {
   return live(m, slot) && !live(m, slot + 1);
 }
+// How many times a line with this mask is allocated: once per run of slots.
+std::size_t run_count(PhaseMask m) {
+  std::size_t n = 0;
+  for (int slot = 0; slot < kPhaseSlots; ++slot) n += run_starts(m, slot) ? 1 : 0;
+  return n;
+}
 Phase phase_of(int slot) {
   return static_cast<Phase>(slot % kPhaseCount);
 }
@@ -423,12 +429,18 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   for (std::size_t i = 0; i < layers; ++i) act_ids[i].reserve(p.layer_terms[i].size());
   std::vector<std::int32_t> input_ids(layers, -1);
   std::vector<Split*> splits = {&p.weights, &p.master, &p.grads, &p.states, &p.scratch};
-  // Room for the whole stream at once (an alloc and a free per tensor run, the per-step ones
-  // twice): growing it by doubling copied it several times.
-  std::size_t runs = whole.size() + 2 * layers;
-  for (const Split* s : splits) runs += s->pieces.size();
-  for (const std::vector<std::int64_t>& terms : p.layer_terms) runs += 2 * terms.size();
-  b.out.events.reserve(2 * runs);
+  // Room for the whole stream at once: an allocation and a free per run of each line, piece and
+  // saved tensor (at most one forward and one backward batch of a layer's per step). Growing it by
+  // doubling copied it, and the abandoned buffers left the C library's heap trimmed and refaulted
+  // between the replays solve and advise make.
+  const std::size_t steps = kPhaseSlots / kPhaseCount;
+  std::size_t allocations = 0;
+  for (const Whole& w : whole) allocations += run_count(w.item->live);
+  for (const Split* s : splits) allocations += s->pieces.size() * run_count(s->live);
+  for (const std::vector<std::int64_t>& terms : p.layer_terms) {
+    allocations += steps * (terms.size() + 2);  // saved tensors or input, recompute, transient
+  }
+  b.out.events.reserve(2 * allocations);
 
   for (int slot = 0; slot < kPhaseSlots; ++slot) {
     const Phase ph = phase_of(slot);
