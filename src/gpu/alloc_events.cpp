@@ -70,13 +70,23 @@ void add_group(std::vector<Piece>& out, const TensorGroup& g, std::int64_t bytes
                  g.layer_first < 0 && after_layers(g.role)});
 }
 
-// model.parameters() order: the embedding, then layer by layer, then the final norm and head.
+// model.parameters() order: the embedding, then layer by layer, then the final norm and head;
+// within each, the order the pieces came in. A stable counting sort on that position (layer is
+// -1 outside the layers, inventory.h): linear in the few hundred pieces, where a comparison sort
+// cost as much as building the rest of the stream.
 void parameter_order(std::vector<Piece>& pieces) {
-  auto rank = [](const Piece& q) { return q.layer >= 0 ? 1 : (q.after_layers ? 2 : 0); };
-  std::stable_sort(pieces.begin(), pieces.end(), [&](const Piece& x, const Piece& y) {
-    if (rank(x) != rank(y)) return rank(x) < rank(y);
-    return x.layer < y.layer;
-  });
+  std::int64_t layers = 0;
+  for (const Piece& q : pieces) layers = std::max(layers, q.layer + 1);
+  auto position = [&](const Piece& q) {
+    const std::int64_t at = q.layer >= 0 ? 1 + q.layer : (q.after_layers ? 1 + layers : 0);
+    return static_cast<std::size_t>(at);
+  };
+  std::vector<std::size_t> start(static_cast<std::size_t>(layers) + 3, 0);
+  for (const Piece& q : pieces) ++start[position(q) + 1];
+  for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+  std::vector<Piece> sorted(pieces.size());
+  for (const Piece& q : pieces) sorted[start[position(q)]++] = q;
+  pieces = std::move(sorted);
 }
 
 bool live(PhaseMask m, int slot) {
@@ -87,6 +97,12 @@ bool run_starts(PhaseMask m, int slot) {
 }
 bool run_ends(PhaseMask m, int slot) {
   return live(m, slot) && !live(m, slot + 1);
+}
+// How many times a line with this mask is allocated: once per run of slots.
+std::size_t run_count(PhaseMask m) {
+  std::size_t n = 0;
+  for (int slot = 0; slot < kPhaseSlots; ++slot) n += run_starts(m, slot) ? 1 : 0;
+  return n;
 }
 Phase phase_of(int slot) {
   return static_cast<Phase>(slot % kPhaseCount);
@@ -219,9 +235,9 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
     split.label = b.label(lab, tenant);
     ++b.out.items_split;
   };
-  take(p.weights, w, Tenant::weights, "weights (one per parameter tensor)");
-  take(p.master, m, Tenant::master_weights, "master weights, fp32 (per tensor)");
-  take(p.grads, g, Tenant::gradients, "gradients (AccumulateGrad, per tensor)");
+  take(p.weights, std::move(w), Tenant::weights, "weights (one per parameter tensor)");
+  take(p.master, std::move(m), Tenant::master_weights, "master weights, fp32 (per tensor)");
+  take(p.grads, std::move(g), Tenant::gradients, "gradients (AccumulateGrad, per tensor)");
   if (row.paged) {
     // bitsandbytes paged optimizers keep state in cudaMallocManaged memory, outside the pool.
     for (std::size_t k = 0; k < l.items.size(); ++k) {
@@ -237,7 +253,8 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
       }
     }
   } else {
-    take(p.states, s, Tenant::optimizer_states, "optimizer state (zeros_like, per tensor)");
+    take(p.states, std::move(s), Tenant::optimizer_states,
+         "optimizer state (zeros_like, per tensor)");
   }
   // The foreach step's intermediate list: one state-sized tensor per parameter.
   if (row.kind == OptimizerKind::adamw && ctx.plan.optimizer_impl == OptimizerImpl::foreach) {
@@ -248,7 +265,7 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
           i.live == ledger::in_phase(Phase::optimizer_step)) {
         claimed[k] = true;
         parameter_order(sc);
-        p.scratch.pieces = sc;
+        p.scratch.pieces = std::move(sc);
         p.scratch.live = i.live;
         p.scratch.label = b.label("optimizer step: _foreach_sqrt(exp_avg_sq) list", i.tenant);
         ++b.out.items_split;
@@ -258,9 +275,23 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
   }
 }
 
-std::int64_t term_bytes(const ActivationTerm& t, const ModelSpec& spec, const TrainingPlan& plan) {
-  return terms_bytes({t}, spec, plan.batch, plan.seq);
-}
+// One saved tensor's bytes. terms_bytes() (activation_model.h) is the formula's one home and
+// prices a list; the term is copied into a one-element list kept across calls, so pricing a term
+// copies its name's characters instead of allocating a list and a string for each of the
+// hundreds of terms.
+class TermBytes {
+ public:
+  TermBytes(const ModelSpec& spec, const TrainingPlan& plan) : spec_(spec), plan_(plan) {}
+  std::int64_t operator()(const ActivationTerm& t) {
+    one_[0] = t;
+    return terms_bytes(one_, spec_, plan_.batch, plan_.seq);
+  }
+
+ private:
+  const ModelSpec& spec_;
+  const TrainingPlan& plan_;
+  std::vector<ActivationTerm> one_ = std::vector<ActivationTerm>(1);
+};
 
 // Saved activations per layer and per term (activations.cpp's lines, split).
 void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<bool>& claimed,
@@ -275,6 +306,7 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
   p.layer_input.assign(n, 0);
   std::int64_t sum = 0;
   std::int64_t largest = 0;
+  TermBytes term_bytes(spec, plan);
   if (plan.checkpointing == Checkpointing::full) {
     const std::int64_t each = plan.batch * plan.seq * spec.hidden * la.settings.stream_bytes;
     for (std::size_t i = 0; i < n; ++i) {
@@ -282,8 +314,7 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
         p.layer_input[i] = each;
         sum += each;
       }
-      for (const ActivationTerm& t : la.terms[i])
-        p.layer_terms[i].push_back(term_bytes(t, spec, plan));
+      for (const ActivationTerm& t : la.terms[i]) p.layer_terms[i].push_back(term_bytes(t));
     }
     largest = la.max_layer_bytes;
   } else {
@@ -291,7 +322,7 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
       std::int64_t layer = 0;
       for (const ActivationTerm& t : la.terms[i]) {
         if (plan.checkpointing == Checkpointing::selective && t.bytes_per_score > 0) continue;
-        const std::int64_t bytes = term_bytes(t, spec, plan);
+        const std::int64_t bytes = term_bytes(t);
         p.layer_terms[i].push_back(bytes);
         layer += bytes;
       }
@@ -349,6 +380,7 @@ void alloc_pieces(Builder& b, Split& s, int slot, std::int64_t layer, bool after
                      std::max<std::int64_t>(q.layer, 0)};
   };
   const std::pair want{layer >= 0 ? 1 : (after ? 2 : 0), std::max<std::int64_t>(layer, 0)};
+  s.ids.reserve(s.pieces.size());
   auto it = std::lower_bound(s.pieces.begin(), s.pieces.end(), want,
                              [&](const Piece& q, const auto& w) { return key(q) < w; });
   for (; it != s.pieces.end() && key(*it) == want; ++it) {
@@ -357,6 +389,7 @@ void alloc_pieces(Builder& b, Split& s, int slot, std::int64_t layer, bool after
 }
 
 void alloc_all(Builder& b, Split& s, int slot) {
+  s.ids.reserve(s.pieces.size());
   for (const Piece& pc : s.pieces) s.ids.push_back(b.alloc(pc.bytes, pc.count, slot, s.label));
 }
 
@@ -400,9 +433,6 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   const ledger::Context ctx = ledger::make_context(model, plan);
   std::vector<bool> claimed(ledger.items.size(), false);
   Plan p;
-  b.out.events.reserve(4 * ctx.inventory.groups.size() *
-                           static_cast<std::size_t>(std::max<std::int64_t>(1, model.spec.layers)) +
-                       1024);
   parameter_splits(ctx, ledger, claimed, p, b);
   activation_splits(ctx, ledger, claimed, p, b);
 
@@ -431,8 +461,21 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   };
   const std::size_t layers = p.layer_terms.size();
   std::vector<std::vector<std::int32_t>> act_ids(layers);
+  for (std::size_t i = 0; i < layers; ++i) act_ids[i].reserve(p.layer_terms[i].size());
   std::vector<std::int32_t> input_ids(layers, -1);
   std::vector<Split*> splits = {&p.weights, &p.master, &p.grads, &p.states, &p.scratch};
+  // Room for the whole stream at once: an allocation and a free per run of each line, piece and
+  // saved tensor (at most one forward and one backward batch of a layer's per step). Growing it by
+  // doubling copied it, and the abandoned buffers left the C library's heap trimmed and refaulted
+  // between the replays solve and advise make.
+  const std::size_t steps = kPhaseSlots / kPhaseCount;
+  std::size_t allocations = 0;
+  for (const Whole& w : whole) allocations += run_count(w.item->live);
+  for (const Split* s : splits) allocations += s->pieces.size() * run_count(s->live);
+  for (const std::vector<std::int64_t>& terms : p.layer_terms) {
+    allocations += steps * (terms.size() + 2);  // saved tensors or input, recompute, transient
+  }
+  b.out.events.reserve(2 * allocations);
 
   for (int slot = 0; slot < kPhaseSlots; ++slot) {
     const Phase ph = phase_of(slot);
@@ -508,7 +551,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
         free_all(b, *s, slot);
     }
   }
-  return b.out;
+  return std::move(b.out);
 }
 
 std::vector<std::int64_t> requested_high_water(const EventStream& stream) {
