@@ -47,7 +47,11 @@ struct GpuEstimate {
   std::int64_t peak_reserved_bytes = 0;   // torch.cuda.max_memory_reserved
   std::int64_t device_total_bytes = 0;    // nvidia-smi, at the peak of reserved
   int peak_slot = 0;                      // slot of the device total's peak
-  std::int64_t context_bytes = 0;         // CUDA context (outside the allocator)
+  std::string peak_run_phase;             // run_phase_at(ledger, peak_slot): "" when a step phase
+  // Where max_memory_allocated is first reached, and its run phase when beyond the step.
+  int peak_allocated_slot = 0;
+  std::string peak_allocated_run_phase;
+  std::int64_t context_bytes = 0;  // CUDA context (outside the allocator)
   bool context_estimated = true;
   std::string context_source;
   std::int64_t outside_pool_bytes = 0;  // paged optimizer state (CUDA unified memory)

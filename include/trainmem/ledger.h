@@ -102,6 +102,13 @@ struct Totals {
 
 Totals totals(const Ledger& ledger);
 
+// The phase of the run beyond the training step whose lines are live in `slot`, in words ("the
+// validation pass between steps", "loading: quantising the base weights"), or "" when only the
+// step's lines are (src/ledger/run_phases.cpp).
+std::string_view run_phase_at(const Ledger& ledger, int slot);
+// A line of the QLoRA load transient (allocated after the weights in the event stream).
+bool is_load_transient(const LedgerItem& item);
+
 // Each tenant's live bytes in one phase slot (the peak's, for the stacked bar).
 std::array<std::int64_t, kTenantCount> live_at_slot(const Ledger& ledger, int slot);
 
