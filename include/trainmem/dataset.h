@@ -155,6 +155,12 @@ std::string tokenizer_file_beside(const LoadedModel& model);
 Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& plan,
                                const PricePlan& price);
 
+// `advise --dataset`: with `plan` advised at the longest record, truncating at the p95 becomes an
+// option (placed among the others by fit and cost) when the tail is long, and every option with a
+// shorter sequence says how many records it truncates (src/verdict/dataset_advice.cpp).
+struct Advice;
+void add_dataset_options(const DatasetFit& d, const TrainingPlan& plan, Advice& adv);
+
 // The report: a table and the advice (render_dataset_text), or the "dataset" JSON object
 // (docs/formats.md) as text.
 struct RenderOptions;

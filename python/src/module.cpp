@@ -154,12 +154,37 @@ std::string solve_json(const LoadedModel& model, const std::string& plan_json,
   return render_solve_json(r, model.spec.name, step);
 }
 
+// `trainmem advise --dataset FILE`: the plan advised at the longest record (after max_length),
+// truncating at the p95 an option when the tail is long, each shorter-sequence option's truncated
+// records in its cost, and the "dataset" report; priced as advise() judges a plan.
 std::string advise_json(const LoadedModel& model, const std::string& plan_json,
                         const std::optional<std::string>& device,
-                        const std::optional<std::string>& memory) {
+                        const std::optional<std::string>& memory,
+                        const std::optional<std::string>& dataset, bool max_length_given) {
   const std::optional<Device> d = device_of(device, memory, std::nullopt);
   if (!d) throw TrainmemException("advise needs a device or memory");
-  return render_advice_json(advise(model, plan_of(plan_json), *d), model.spec.name);
+  TrainingPlan plan = plan_of(plan_json);
+  if (!dataset) return render_advice_json(advise(model, plan, *d), model.spec.name);
+  const std::string text = unwrap(read_dataset_file(*dataset));
+  DatasetSource source;
+  source.file = *dataset;
+  source.text = text;
+  source.vocab_size = model.spec.vocab;
+  source.tokenizer_file = tokenizer_file_beside(model);
+  if (max_length_given) source.max_length = plan.seq;
+  source.context = model.spec.max_positions;
+  const DatasetFit fit =
+      unwrap(fit_dataset(source, plan, [&](const TrainingPlan& p) -> Result<LengthPrice> {
+        if (auto e = check_plan_size(model, p)) return *e;
+        const Fit f = judge(model, p, *d);
+        return LengthPrice{f.peak_bytes, f};
+      }));
+  for (const DatasetRow& r : fit.rows) {
+    if (r.at == "max") plan.seq = r.seq;
+  }
+  Advice adv = advise(model, plan, *d);
+  add_dataset_options(fit, plan, adv);
+  return with_dataset_json(render_advice_json(adv, model.spec.name), fit);
 }
 
 LoadedModel from_tensors(
@@ -217,7 +242,7 @@ NB_MODULE(_native, m) {
   m.def("solve", &solve_json, "model"_a, "plan_json"_a, "target"_a, "device"_a = nb::none(),
         "memory"_a = nb::none(), "step"_a = 1);
   m.def("advise", &advise_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),
-        "memory"_a = nb::none());
+        "memory"_a = nb::none(), "dataset"_a = nb::none(), "max_length_given"_a = false);
   m.def("devices", [] { return render_devices_json(list_devices()); });
   m.def("models", [] { return render_models_json(list_models()); });
 }

@@ -65,3 +65,14 @@ def test_an_unsupported_tokenizer_falls_back_with_a_note(model_dir):
 def test_a_missing_dataset_is_an_error():
     with pytest.raises(trainmem.TrainmemError, match="missing.jsonl"):
         trainmem.estimate("qwen3-0.6b", dataset=os.path.join(TOKENIZERS, "missing.jsonl"))
+
+
+def test_advise_with_a_dataset_matches_the_command_line(model_dir):
+    shutil.copy(os.path.join(TOKENIZERS, "llama3_split.json"), model_dir / "tokenizer.json")
+    config = str(model_dir / "config.json")
+    a = trainmem.advise(config, memory="1GB", dataset=DATASET)
+    assert a.dataset["tokens_counted_by"] == "exact (tokenizer.json)"
+    cli = cli_json("advise", config, "--memory", "1GB", "--dataset", DATASET)
+    assert a.dataset == cli["dataset"]
+    assert a.now.peak_bytes == cli["now"]["peak_bytes"]  # both at the longest record
+    assert [o.change for o in a.options] == [o["change"] for o in cli["options"]]

@@ -181,6 +181,8 @@ class Advice(_Document):
         self.fits_now: bool = doc["fits_now"]
         self.now: Fit = _pick(Fit, doc["now"])
         self.options: List[AdviceOption] = [_pick(AdviceOption, o) for o in doc["options"]]
+        # advise(..., dataset=PATH): the "dataset" object of docs/formats.md; None without one.
+        self.dataset: Optional[Dict[str, Any]] = doc.get("dataset")
 
 
 class Solution(_Document):
