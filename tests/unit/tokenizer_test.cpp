@@ -49,7 +49,8 @@ TEST_P(TokenizerExact, CountsEqualTheTokenizersLibrary) {
 INSTANTIATE_TEST_SUITE_P(Trained, TokenizerExact,
                          ::testing::Values("gpt2_bytelevel", "gpt2_prefix_space", "llama3_split",
                                            "qwen2_nfc", "llama2_prepend", "mistral_metaspace",
-                                           "metaspace_digits_nfkc"),
+                                           "metaspace_digits_nfkc", "split_behaviours",
+                                           "split_next_contiguous"),
                          [](const auto& param_info) { return param_info.param; });
 
 BpeModel tiny_model(bool byte_fallback, bool fuse_unk) {

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 
 import tokenizers
-from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers,
+                        pre_tokenizers, trainers)
 
 GPT2_REGEX = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 # Llama 3's tokenizer.json pre_tokenizer Split pattern (meta-llama/Meta-Llama-3-8B).
@@ -84,6 +85,9 @@ TEST_STRINGS = [
     "ZZZ unseen ŵŷ ǅ ꙮ 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
     "▁already▁has▁markers",
     "ΣΊΣΥΦΟΣ İstanbul ǅ ẞ",
+    "fill <mask>  here and x<mask>y",
+    "a [SEP]   b[SEP]",
+    "Hi, there! One. Two?  3 45 678",
     "x" * 300,
     "ab" * 150 + " " + "12" * 40,
 ]
@@ -103,7 +107,7 @@ def byte_tokens_into_vocab(tok_json: dict) -> dict:
 
 
 def train(name, model, trainer, normalizer=None, pre_tokenizer=None, decoder=None, post=None,
-          vocab_size=600):
+          added=()):
     tok = Tokenizer(model)
     if normalizer is not None:
         tok.normalizer = normalizer
@@ -112,6 +116,8 @@ def train(name, model, trainer, normalizer=None, pre_tokenizer=None, decoder=Non
     if decoder is not None:
         tok.decoder = decoder
     tok.train_from_iterator(corpus(len(name), 3000), trainer)  # seeded per configuration
+    for token in added:
+        (tok.add_special_tokens if token.special else tok.add_tokens)([token])
     data = json.loads(tok.to_str())
     if post is not None:
         data = post(data)
@@ -176,6 +182,30 @@ def configs():
         pre_tokenizer=pre_tokenizers.Sequence([
             pre_tokenizers.Digits(individual_digits=True),
             pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="always", split=True)]))
+
+
+    # Every Split behaviour, string and regex patterns, and added tokens that strip white space:
+    # one normalized (matched after NFD), one special (matched on the raw text).
+    yield "split_behaviours", dict(
+        model=models.BPE(),
+        trainer=bpe_trainer(600, [], True),
+        normalizer=normalizers.NFD(),
+        pre_tokenizer=pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(r"[,.!?]"), behavior="merged_with_previous"),
+            pre_tokenizers.Split(" ", behavior="removed"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]),
+        added=[AddedToken("<mask>", lstrip=True, rstrip=True, normalized=True, special=False),
+               AddedToken("[SEP]", lstrip=False, rstrip=True, normalized=False, special=True)])
+    yield "split_next_contiguous", dict(
+        model=models.BPE(),
+        trainer=bpe_trainer(600, [], True),
+        normalizer=normalizers.NFKD(),
+        pre_tokenizer=pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(r"\s"), behavior="merged_with_next"),
+            pre_tokenizers.Split(Regex(r"\p{P}"), behavior="contiguous"),
+            pre_tokenizers.Digits(individual_digits=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]),
+        added=[AddedToken("<mask>", lstrip=True, rstrip=False, normalized=False, special=True)])
 
 
 def merges_as_strings(data: dict) -> dict:
