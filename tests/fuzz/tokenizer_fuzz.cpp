@@ -54,9 +54,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
   }
+  trainmem::tok::Tokenizer& loaded = t.value();
   for (const char* s : {"", "Hello  world 123", "<s> caf\xC3\xA9 \xE6\xA8\xA1\xE5\x9E\x8B",
                         "\xF0\x9F\x98\x80\n\n\t x"}) {
-    check(*t, s);
+    check(loaded, s);
   }
+  check(loaded, rest);
   return 0;
 }
