@@ -4,7 +4,7 @@
 #include <benchmark/benchmark.h>
 
 #include "trainmem/device.h"
-#include "trainmem/layout_search.h"
+#include "trainmem/distributed.h"
 #include "trainmem/model.h"
 
 namespace {

@@ -20,7 +20,7 @@
 
 #include "flags.h"        // tools/cli: the command line's flag structs and their parsers
 #include "render/json.h"  // ledger_json(), the trainmem.ledger/1 document, as the CLI uses it
-#include "trainmem/model_files.h"
+#include "trainmem/model.h"
 #include "trainmem/trainmem.h"
 
 namespace trainmem::web {

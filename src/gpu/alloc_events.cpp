@@ -30,7 +30,7 @@
 #include "plan/precision.h"
 #include "plan/quantisation.h"
 #include "trainmem/estimate.h"
-#include "trainmem/inventory.h"
+#include "trainmem/model.h"
 
 namespace trainmem::gpu {
 namespace {

@@ -7,8 +7,9 @@
 #include "gpu/alloc_events.h"
 #include "gpu/caching_allocator.h"
 #include "gpu/cuda_context.h"
-#include "trainmem/gpu.h"
-#include "trainmem/units.h"
+#include "trainmem/device.h"
+#include "trainmem/estimate.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 

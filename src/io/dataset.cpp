@@ -1,6 +1,4 @@
 // Records of a dataset file and their bytes of text (include/trainmem/dataset.h).
-#include "trainmem/dataset.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 
 #include "io/json_parse.h"
 #include "io/read_file.h"
+#include "trainmem/import.h"
 
 namespace trainmem {
 namespace {

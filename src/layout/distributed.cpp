@@ -12,7 +12,7 @@
 #include "layout/rank.h"
 #include "ledger/format.h"
 #include "plan/precision.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace layout {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <array>
 
-#include "trainmem/layout_search.h"
 #include "plan/precision.h"
+#include "trainmem/distributed.h"
 
 namespace trainmem {
 namespace {

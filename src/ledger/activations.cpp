@@ -8,7 +8,7 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 #include "util/checked.h"
 
 namespace trainmem::ledger {

@@ -6,9 +6,8 @@
 #include "ledger/context.h"
 #include "ledger/phases.h"
 #include "plan/method.h"
-#include "trainmem/framework.h"
-#include "trainmem/limits.h"
-#include "trainmem/units.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
 #include "util/checked.h"
 
 namespace trainmem {

@@ -9,7 +9,7 @@
 #include "ledger/format.h"
 #include "plan/optimizer.h"
 #include "plan/precision.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem::ledger {
 namespace {

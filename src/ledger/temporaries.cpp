@@ -10,7 +10,7 @@
 #include "ledger/phases.h"
 #include "plan/optimizer.h"
 #include "plan/precision.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem::ledger {
 namespace {

@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "trainmem/ledger.h"
+#include "trainmem/estimate.h"
 #include "util/checked.h"
 
 namespace trainmem {

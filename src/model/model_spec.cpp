@@ -1,4 +1,4 @@
-#include "trainmem/model_spec.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
 

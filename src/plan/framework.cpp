@@ -1,13 +1,12 @@
 // The framework profile table: every difference from the Hugging Face behaviour, with its source.
 // docs/frameworks.md explains each row; tests/unit/framework_test.cpp checks each one's effect.
-#include "trainmem/framework.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 
+#include "trainmem/plan.h"
 #include "util/edit_distance.h"
 
 namespace trainmem {

@@ -14,7 +14,7 @@
 
 #include "plan/precision.h"
 #include "trainmem/estimate.h"
-#include "trainmem/vocabulary.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 namespace {

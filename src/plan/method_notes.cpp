@@ -10,7 +10,7 @@
 #include "plan/method.h"
 #include "plan/optimizer.h"
 #include "plan/quantisation.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

@@ -8,8 +8,6 @@
 #include <utility>
 
 #include "plan/method.h"
-#include "trainmem/limits.h"
-#include "trainmem/vocabulary.h"
 
 namespace trainmem {
 namespace {

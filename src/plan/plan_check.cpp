@@ -1,5 +1,3 @@
-#include "trainmem/plan_check.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +5,8 @@
 #include <cstdlib>
 
 #include "plan/method.h"
+#include "trainmem/device.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 namespace {

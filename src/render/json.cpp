@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainmem/device.h"
-#include "trainmem/gpu.h"
+#include "trainmem/estimate.h"
 #include "trainmem/render.h"
 
 namespace trainmem {
@@ -122,7 +122,9 @@ json ledger_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu) {
 }
 
 std::string render_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu) {
-  return ledger_json(ledger, fit, gpu).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  return ledger_json(ledger, fit, gpu)
+             .dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+         "\n";
 }
 
 }  // namespace trainmem

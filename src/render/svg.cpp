@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "trainmem/render.h"
-#include "trainmem/units.h"
 
 namespace trainmem {
 namespace {

@@ -1,5 +1,3 @@
-#include "trainmem/units.h"
-
 #include <fmt/format.h>
 
 #include <cctype>
@@ -9,6 +7,8 @@
 #include <locale>
 #include <sstream>
 #include <string>
+
+#include "trainmem/render.h"
 
 namespace trainmem {
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "trainmem/dataset.h"
-#include "trainmem/units.h"
+#include "trainmem/import.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

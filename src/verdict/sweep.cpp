@@ -1,8 +1,9 @@
 #include <algorithm>
 
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
-#include "trainmem/limits.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {

@@ -1,13 +1,12 @@
 // The seed-001 per-tier table, from estimate() and fit() over the device database's tiers.
-#include "trainmem/table.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "trainmem/estimate.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
+#include "trainmem/solve.h"
 
 namespace trainmem {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <filesystem>
 
-#include "trainmem/layout.h"
+#include "trainmem/plan.h"
 
 namespace trainmem::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "flags.h"
-#include "trainmem/dataset.h"
+#include "trainmem/import.h"
 
 namespace trainmem::cli {
 
