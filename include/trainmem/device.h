@@ -96,7 +96,6 @@ Fit fit_gpu(const GpuEstimate& gpu, const Device& device);
 // replayed through PyTorch's caching allocator plus the CUDA context: what runs out first on a
 // real card); Apple unified memory (no CUDA allocator) and the seeds' memory tiers (budgets of
 // live bytes) on the ledger's peak. The textbook convention has no event stream: its peak.
-bool judged_on_device_total(const Device& device);
 Fit judge(const GpuEstimate& gpu, const Totals& totals, const Device& device);
 // Replays the ledger when the device is judged on its total. Errors: a malformed alloc_conf.
 Result<Fit> judge(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger,

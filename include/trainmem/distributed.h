@@ -48,18 +48,6 @@ struct DistributedEstimate {
   std::vector<std::string> notes;
 };
 
-// The precision an engine runs. DeepSpeed (bf16/fp16.enabled: 16-bit weights, fp32 master in
-// its optimizer; runtime/bf16_optimizer.py, zero/stage_1_and_2.py), Megatron (fp32 main params)
-// and sharding FSDP (fp32 sharded parameters, 16-bit unsharded copies by MixedPrecision) turn a
-// 16-bit mixed-precision request (HF bf16=True, priced alone as torch.autocast over fp32 weights)
-// into 16-bit weights with an fp32 master copy. DDP and one GPU keep autocast. Returns the plan
-// unchanged when nothing applies.
-TrainingPlan with_engine_precision(TrainingPlan plan);
-// The two halves of it: whether a layout's engine keeps an fp32 master (DeepSpeed, Megatron,
-// sharding FSDP), and the master-copy recipe of an autocast precision (others unchanged).
-bool engine_keeps_master(const Layout& layout);
-Precision with_master_copy(Precision precision);
-
 // The plan must have passed validate() and validate_layout(plan.layout, model.spec).
 DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& plan);
 
@@ -146,10 +134,6 @@ struct SearchResult {
   std::int64_t invalid = 0;              // combinations the model rules out (heads, layers...)
 };
 
-// Hand-written link speeds (bytes/s), stated in docs/distributed.md: NVLink 4 (H100 SXM)
-// 450e9 per direction, 400 Gb/s InfiniBand per GPU 50e9, PCIe 5 x16 64e9.
-LayoutCost layout_cost(const LoadedModel& model, const TrainingPlan& plan, const Layout& l);
-
 // Every valid layout in the space, priced with `pricer` (built for `plan` and `model`).
 SearchResult search_layouts(const LoadedModel& model, const TrainingPlan& plan,
                             const LayoutPricer& pricer, const Device& device,
@@ -161,9 +145,6 @@ SearchResult search_layouts(const LoadedModel& model, const TrainingPlan& plan,
 std::optional<LayoutCandidate> min_gpus(const LoadedModel& model, const LayoutPricer& pricer,
                                         const Device& device, const Layout& shape,
                                         std::int64_t max_gpus, std::int64_t gpus_per_node);
-
-// All candidate layouts of the space (valid for the model), without pricing; for benchmarks.
-std::vector<Layout> enumerate_layouts(const ModelSpec& spec, const SearchSpace& space);
 
 // Configs that run the priced plan, and reading them back. emit_config writes concrete numbers
 // (never "auto") for every field the estimate depends on; import_config reads the same file into

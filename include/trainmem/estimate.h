@@ -47,7 +47,6 @@ enum class Phase {
 inline constexpr int kPhaseCount = 7;
 // Each phase is seen twice: in the first step (state created lazily) and in the steady state.
 inline constexpr int kPhaseSlots = 2 * kPhaseCount;
-std::string_view phase_name(Phase p);  // "end_of_forward"
 
 // A bit set over phase slots: bit (step_index * kPhaseCount + phase), step_index 0 = first step.
 using PhaseMask = std::uint32_t;

@@ -47,8 +47,6 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
 enum class DatasetFormat { jsonl, json_array, text_lines };
 std::string_view name_of(DatasetFormat f);  // "JSON lines", "JSON array", "text lines"
 
-// Dataset files are read whole, up to 1 GiB; a larger one can be sampled (`shuf -n 100000`).
-inline constexpr std::int64_t kMaxDatasetBytes = std::int64_t{1} << 30;
 // The file's text, when it is a regular file of at most kMaxDatasetBytes.
 Result<std::string> read_dataset_file(const std::string& path);
 
@@ -118,10 +116,6 @@ struct DatasetRow {
   std::int64_t batch = 0;   // the micro-batch priced (the plan's; 1 for padding-free)
   LengthPrice price;
 };
-
-// A long tail worth truncating: the longest record is at least this many times the p95 (after
-// max_length). A judgement, not a measured figure: below it truncating at p95 saves little.
-inline constexpr std::int64_t kLongTailPercent = 150;
 
 struct DatasetFit {
   std::string file;

@@ -33,14 +33,6 @@ enum class Dtype {
   fp4
 };
 
-struct DtypeInfo {
-  Dtype dtype;
-  std::string_view name;              // our name, as printed and accepted: "bf16"
-  std::string_view safetensors_name;  // the safetensors header spelling: "BF16"
-  int bits;                           // bits per element as stored, before any block constants
-};
-
-const DtypeInfo& dtype_info(Dtype dtype);
 std::string_view dtype_name(Dtype dtype);
 
 // Parses our names ("bf16"), torch names ("bfloat16", "float32") and safetensors names ("BF16").
@@ -175,20 +167,6 @@ struct ModelSpec {
   std::vector<std::string> unpriced_parts;
 };
 
-// True when layer `layer` (0-based) has a mixture-of-experts MLP.
-bool is_moe_layer(const ModelSpec& spec, std::int64_t layer);
-
-// True when layer `layer` attends through a sliding window.
-bool is_sliding_layer(const ModelSpec& spec, std::int64_t layer);
-
-// Number of MoE layers among spec.layers.
-std::int64_t moe_layer_count(const ModelSpec& spec);
-
-// Query/key width per head in attention scores (MLA: nope + rope).
-std::int64_t qk_head_dim(const ModelSpec& spec);
-// Value width per head (MLA: v_head_dim).
-std::int64_t v_head_dim(const ModelSpec& spec);
-
 // ParameterInventory: the exact list of parameter tensor groups of a model. A group is one tensor
 // shape repeated `multiplicity` times (e.g. q_proj in every layer, or one expert's up projection in
 // every expert of every MoE layer). Generated from a ModelSpec, or read from safetensors headers.
@@ -247,13 +225,10 @@ struct ParameterInventory {
   std::vector<TensorGroup> groups;
 };
 
-// Elements in one tensor of the group.
-std::int64_t tensor_elements(const TensorGroup& group);
 // Elements in all tensors of the group.
 std::int64_t group_params(const TensorGroup& group);
 // True for the weight of a linear layer (a LoRA candidate): 2-D and a projection role.
 bool is_linear_weight(const TensorGroup& group);
-std::string_view role_name(Role role);
 
 // The exact tensor list that Hugging Face transformers instantiates for `spec`.
 // MTP layers (DeepSeek-V3) are included with mtp = true.
@@ -335,8 +310,6 @@ struct ModelListing {
 };
 std::vector<ModelListing> list_models();
 Result<LoadedModel> load_preset(std::string_view name);
-// Up to `n` preset names nearest to `name` (edit distance), for "did you mean".
-std::vector<std::string> nearest_presets(std::string_view name, std::size_t n = 3);
 
 // A model given as file contents instead of paths: what the web page reads from a dropped folder
 // with File.slice (config.json, the shard index, and each safetensors file's 8-byte length and

@@ -259,10 +259,6 @@ struct TrainingPlan {
 // autocast: autocast_bf16) and optim adamw_torch_fused (fused AdamW). plan_from() starts here.
 TrainingPlan hf_trainer_defaults();
 
-// The plan as its convention reads it: under textbook, bf16-mixed and fp16-mixed keep the seeds'
-// meaning (16-bit weights with an fp32 master copy: bf16_mixed / fp16_mixed). estimate() prices
-// this reading, so every caller gets it.
-TrainingPlan under_convention(TrainingPlan plan);
 // The plan as a JSON object with every field (docs/formats.md, "plan"), and back. Keys missing
 // from the JSON keep their defaults; unknown keys, wrong types and unknown names are errors naming
 // the key; the result has passed validate(). `file` names the source in errors.
@@ -283,15 +279,7 @@ std::string_view name_of(Loss v);
 std::string_view name_of(Convention v);
 std::string_view name_of(QuantKind v);
 
-std::optional<Method> parse_method(std::string_view s);
-std::optional<Precision> parse_precision(std::string_view s);
-std::optional<OptimizerKind> parse_optimizer(std::string_view s);
-std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view s);
-std::optional<Checkpointing> parse_checkpointing(std::string_view s);
-std::optional<Attention> parse_attention(std::string_view s);
-std::optional<Loss> parse_loss(std::string_view s);
 std::optional<Convention> parse_convention(std::string_view s);
-std::optional<QuantKind> parse_quant(std::string_view s);
 
 // The vocabulary of a plan: for each enumerated setting, its canonical names and the spellings the
 // ecosystem uses for the same thing (PEFT module names, the HF Trainer's `optim` strings,
@@ -315,8 +303,6 @@ const Term* find_term(const Vocabulary& vocabulary, std::string_view text);
 // The term `text` names, or a usage error naming the flag, the nearest names ("did you mean")
 // and everything accepted.
 Result<const Term*> resolve_term(const Vocabulary& vocabulary, std::string_view text);
-// "full, lora, qlora, freeze": canonical names only.
-std::string canonical_names(const Vocabulary& vocabulary);
 // "full | lora | qlora (aliases: ...)": canonical names, then every alias, for --help.
 std::string help_names(const Vocabulary& vocabulary);
 
@@ -377,107 +363,11 @@ struct PlanResult {
 // bf16-mixed and fp16-mixed keep the seeds' meaning: 16-bit weights with an fp32 master copy.
 Result<PlanResult> plan_from(const PlanPatch& patch);
 
-// Framework profiles (public: the CLI parses --framework with it; the table is in
-// src/plan/framework.cpp): which training framework runs the step, as a table of differences from
-// the Hugging Face behaviour (FrameworkBehaviour's defaults). A difference names the profile it
-// belongs to (or every profile), optionally a library version range, the knob it sets and the
-// source it comes from. make_plan applies the table once; the ledger only reads the knobs.
-// docs/frameworks.md documents every row.
-
-// One knob of FrameworkBehaviour (trainmem/plan.h).
-enum class Knob {
-  outputs_kept,
-  fp32_logits_in_model,
-  loss_shift_copy,
-  loss_upcast,
-  loss_chunks,
-  loss_chunk_positions,
-  logits_freed_after_loss,
-  adapters_fp32,
-  optimizer_in_backward,
-  offload_checkpoints,
-  bnb_saves_4bit_input,
-  padding_mask,
-  metrics_logits_copy,
-  fused_qkv_attention,
-  cublas_workspaces,
-  unified_memory,
-  lora_last_layers,
-};
-std::string_view knob_name(Knob k);  // "outputs_kept", as in JSON and docs
-
-struct FrameworkProfile {
-  std::string_view name;     // "torchtune"
-  std::string_view library;  // the library `name@VERSION` names: "transformers", "torchtune", ...
-  std::string_view base;     // the profile whose rows it inherits ("hf" for trl), or ""
-  std::string_view summary;  // one line for help and notes
-};
-
-// A change from the hf behaviour. `framework` "*" applies to every profile (library behaviour
-// such as bitsandbytes'); `library` with `below` / `from` restricts it to a version range
-// (half-open: from <= v < below). Without a version given for the library, the current release
-// is assumed, so a `below` row does not apply and a `from` row does.
-struct Difference {
-  std::string_view framework;
-  std::string_view method;   // "" = every method, else "full", "lora", "qlora", "freeze"
-  std::string_view library;  // "" = any version
-  std::string_view from;     // "" = no lower bound
-  std::string_view below;    // "" = no upper bound
-  Knob knob;
-  std::int64_t value;
-  std::string_view what;    // the behaviour, in words
-  std::string_view source;  // the framework source file or document
-};
-
-// Flag defaults a profile changes (used when the flag is not given).
-struct ProfileDefault {
-  std::string_view framework;
-  std::string_view method;  // "" = every method
-  std::string_view flag;    // "precision", "optimizer", "optimizer_impl", "checkpointing"
-  std::string_view value;   // in flag vocabulary
-  std::string_view source;
-};
-
-std::span<const FrameworkProfile> framework_profiles();
-std::span<const Difference> framework_differences();
-std::span<const ProfileDefault> framework_defaults();
-
-// Libraries a version can be given for (`--versions transformers=4.43,bitsandbytes=0.41`).
-std::span<const std::string_view> versioned_libraries();
-
-// "litgpt" or "hf@4.43": the profile name (checked, with a did-you-mean) and the version of its
-// library, appended to `versions`. Errors name --framework.
-std::optional<Error> parse_framework(std::string_view text, std::string& name,
-                                     std::vector<std::pair<std::string, std::string>>& versions);
-// "transformers=4.43,bitsandbytes=0.41.1": checked library names and dotted numeric versions.
-std::optional<Error> parse_library_versions(
-    std::string_view text, std::vector<std::pair<std::string, std::string>>& versions);
-
-// -1, 0, 1 comparing dotted numeric versions ("4.43" < "4.46.1"); missing parts are 0.
-int compare_versions(std::string_view a, std::string_view b);
-
-// The profile's default for a flag under a method ("" for none), or "" when it keeps the global
-// default.
-std::string_view profile_default(std::string_view framework, std::string_view method,
-                                 std::string_view flag);
-
-// The differences that apply to this plan (its framework and library versions), in table order.
-std::vector<const Difference*> applied_differences(const TrainingPlan& plan);
-
-// Resets plan.behaviour to the hf defaults and applies every matching difference. Pure.
-void apply_framework(TrainingPlan& plan);
-
 // Checks and notes that need the plan together with the model (and the device): a LoRA target
 // that reaches no module of this model is an error; a sequence beyond the model's context, flash
 // attention on a device without it, and QLoRA on Apple are notes.
 
 struct Device;  // device.h
-
-// The linear modules of `model` as PEFT names them ("q_proj", "gate_proj", "lm_head"), in order.
-std::vector<std::string> linear_module_names(const LoadedModel& model);
-
-// The --lora-targets names (lora/qlora) or --train-modules names (freeze) that reach no tensor.
-std::vector<std::string> unmatched_targets(const LoadedModel& model, const TrainingPlan& plan);
 
 // As PEFT: when none of the names reaches a tensor of the model, an error naming the modules that
 // exist (--lora-targets router on a dense model); some unmatched names are a note (plan_notes).
@@ -509,8 +399,5 @@ std::optional<Error> check_plan_size(const LoadedModel& model, const TrainingPla
 
 // nullopt when the plan's choices exist in the model: --train-layers names layers it has.
 std::optional<Error> check_plan_matches_model(const LoadedModel& model, const TrainingPlan& plan);
-
-// True when the plan's figures are inside the rule (solve and sweep skip candidates that are not).
-bool plan_size_ok(const LoadedModel& model, const TrainingPlan& plan);
 
 }  // namespace trainmem

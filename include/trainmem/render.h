@@ -28,7 +28,6 @@ inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 inline constexpr std::int64_t kGB = 1'000'000'000;
 
 std::optional<Unit> parse_unit(std::string_view s);
-std::string_view unit_name(Unit u);  // "GiB", "GB", "MiB", "bytes"
 
 // "24.64 GB", "22.95 GiB", "1,234 bytes".
 std::string format_bytes(std::int64_t bytes, Unit unit, int decimals = 2);
@@ -126,7 +125,6 @@ struct DatasetFit;
 // The report: a table and the advice (render_dataset_text), or the "dataset" JSON object
 // (docs/formats.md) as text.
 std::string render_dataset_text(const DatasetFit& d, const RenderOptions& options);
-std::string render_dataset_json(const DatasetFit& d);
 // `document` (a JSON object's text) with the "dataset" object added.
 std::string with_dataset_json(const std::string& document, const DatasetFit& d);
 

@@ -117,10 +117,6 @@ Advice advise(const LoadedModel& model, const TrainingPlan& plan, const Device& 
 // The models seed 001 tabulates, as preset ids, in its order.
 std::vector<std::string_view> seed_table_presets();
 
-// The plan of one column: batch 1 x 1024 tokens, full checkpointing, AdamW, bf16 mixed precision;
-// LoRA/QLoRA at rank 16 on q, k, v, o, gate, up, down (seed 001).
-TrainingPlan table_plan(Method method, Convention convention);
-
 struct TableRow {
   std::string model;                  // "Qwen3-8B"
   std::int64_t full_bytes = 0;        // static state of a full fine-tune

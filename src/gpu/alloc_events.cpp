@@ -25,6 +25,8 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
+#include "model/dtype.h"
+#include "model/inventory.h"
 #include "plan/method.h"
 #include "plan/optimizer.h"
 #include "plan/precision.h"

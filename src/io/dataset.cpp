@@ -1,4 +1,6 @@
 // Records of a dataset file and their bytes of text (include/trainmem/dataset.h).
+#include "io/dataset.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

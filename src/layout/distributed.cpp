@@ -9,8 +9,10 @@
 #include <cctype>
 #include <cmath>
 
+#include "layout/layout.h"
 #include "layout/rank.h"
 #include "ledger/format.h"
+#include "model/dtype.h"
 #include "plan/precision.h"
 #include "trainmem/render.h"
 

@@ -1,5 +1,7 @@
 // Layout vocabulary, sizes and validation. A layout that cannot exist is a one-line error naming
 // the flag, never a silently wrong per-rank figure.
+#include "layout/layout.h"
+
 #include <fmt/format.h>
 
 #include <array>

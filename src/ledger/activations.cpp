@@ -8,6 +8,7 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
+#include "model/model_spec.h"
 #include "trainmem/render.h"
 #include "util/checked.h"
 

@@ -5,7 +5,10 @@
 
 #include "ledger/context.h"
 #include "ledger/phases.h"
+#include "plan/framework.h"
+#include "plan/limits.h"
 #include "plan/method.h"
+#include "plan/plan.h"
 #include "trainmem/plan.h"
 #include "trainmem/render.h"
 #include "util/checked.h"

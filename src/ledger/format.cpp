@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "model/dtype.h"
 #include "trainmem/render.h"
 
 namespace trainmem::ledger {

@@ -7,6 +7,7 @@
 
 #include "ledger/context.h"
 #include "ledger/format.h"
+#include "model/dtype.h"
 #include "plan/optimizer.h"
 #include "plan/precision.h"
 #include "trainmem/render.h"

@@ -1,3 +1,5 @@
+#include "ledger/totals.h"
+
 #include <fmt/format.h>
 
 #include "trainmem/estimate.h"

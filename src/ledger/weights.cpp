@@ -7,6 +7,7 @@
 
 #include "ledger/context.h"
 #include "ledger/format.h"
+#include "model/dtype.h"
 #include "plan/method.h"
 #include "plan/precision.h"
 #include "plan/quantisation.h"

@@ -1,5 +1,7 @@
 // The one table of element sizes. Sources: torch dtype sizes; safetensors' Dtype enum
 // (safetensors/src/tensor.rs); bitsandbytes 4-bit types store two weights per byte.
+#include "model/dtype.h"
+
 #include <array>
 #include <string>
 

@@ -1,3 +1,5 @@
+#include "model/model_spec.h"
+
 #include "trainmem/model.h"
 
 namespace trainmem {

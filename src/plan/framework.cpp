@@ -1,5 +1,7 @@
 // The framework profile table: every difference from the Hugging Face behaviour, with its source.
 // docs/frameworks.md explains each row; tests/unit/framework_test.cpp checks each one's effect.
+#include "plan/framework.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

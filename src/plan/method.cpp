@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <array>
 
+#include "model/dtype.h"
+#include "model/inventory.h"
 #include "plan/precision.h"
 #include "trainmem/estimate.h"
 #include "trainmem/plan.h"

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <set>
 
+#include "model/inventory.h"
+#include "model/model_spec.h"
 #include "plan/method.h"
 #include "plan/optimizer.h"
 #include "plan/quantisation.h"

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "plan/method.h"
+#include "plan/plan.h"
 
 namespace trainmem {
 namespace {

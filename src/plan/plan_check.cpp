@@ -1,3 +1,5 @@
+#include "plan/plan_check.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

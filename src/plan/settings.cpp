@@ -6,6 +6,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "plan/framework.h"
+#include "plan/plan.h"
 #include "trainmem/plan.h"
 #include "trainmem/render.h"
 #include "util/edit_distance.h"

@@ -4,6 +4,8 @@
 //   attention: transformers modeling_utils `attn_implementation` values;
 //   precision: Lightning's `precision=` strings (bf16-mixed, bf16-true, 16-mixed, 32-true);
 //   LoRA targets: PEFT target_modules as written for Llama/Qwen/Mistral (q_proj ... down_proj).
+#include "plan/vocabulary.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

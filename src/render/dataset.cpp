@@ -1,5 +1,7 @@
 // The dataset report: a table of the plan at the records' lengths, the advice, and its JSON
 // object (docs/formats.md, "dataset").
+#include "render/dataset.h"
+
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>

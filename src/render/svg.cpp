@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "trainmem/render.h"
+#include "util/units.h"
 
 namespace trainmem {
 namespace {

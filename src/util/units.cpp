@@ -1,3 +1,5 @@
+#include "util/units.h"
+
 #include <fmt/format.h>
 
 #include <cctype>

@@ -3,6 +3,9 @@
 // (c10/cuda/CUDACachingAllocator.cpp; docs/gpu.md), not on the bytes of live tensors, so a
 // "fits" on live bytes can OOM. solve and advise search with the same verdict, so the answer they
 // print is one `trainmem estimate` agrees with.
+#include "verdict/judge.h"
+
+#include "layout/layout.h"
 #include "trainmem/device.h"
 #include "trainmem/distributed.h"
 #include "trainmem/estimate.h"

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "plan/limits.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
 #include "trainmem/plan.h"

@@ -1,4 +1,6 @@
 // The seed-001 per-tier table, from estimate() and fit() over the device database's tiers.
+#include "verdict/table.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,5 +1,7 @@
 // Framework profiles: the name/version parsers, the table's knobs per profile and version, and
 // each knob's effect on the ledger, by hand on qwen3-tiny (V 8,192; hidden 128; 4 layers).
+#include "plan/framework.h"
+
 #include <gtest/gtest.h>
 
 #include "support/models.h"
