@@ -265,7 +265,7 @@ json run(const json& req) {
   if (op == "estimate" || op == "explain") {
     const Ledger ledger = estimate(m, *plan);
     const Totals t = totals(ledger);
-    // The verdict every command gives (judge(), trainmem/gpu.h). A page has no
+    // The verdict every command gives (judge(), trainmem/device.h). A page has no
     // PYTORCH_CUDA_ALLOC_CONF: PyTorch's defaults.
     const GpuOptions gopt = *device ? gpu_options_for(**device, "") : GpuOptions{};
     auto gpu = gpu_estimate(m, *plan, ledger, gopt);

@@ -74,7 +74,7 @@ struct Fit {
   bool tight = false;               // fits, but with less than kHeadroomAdviceBytes to spare
   double used_fraction = 0;         // peak / usable
   // Which figure peak_bytes is: "peak" (live bytes, the ledger) or "device total" (nvidia-smi:
-  // allocator reserve + CUDA context, trainmem/gpu.h).
+  // allocator reserve + CUDA context, estimate.h: gpu_estimate).
   std::string figure = "peak";
 };
 

@@ -1,5 +1,5 @@
 // gpu_estimate(): the ledger's step as an event stream, replayed through the caching allocator
-// model, plus the CUDA context and memory outside the allocator (trainmem/gpu.h).
+// model, plus the CUDA context and memory outside the allocator (trainmem/estimate.h).
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Records of a dataset file and their bytes of text (include/trainmem/dataset.h).
+// Records of a dataset file and their bytes of text (include/trainmem/import.h).
 #include "io/dataset.h"
 
 #include <fmt/format.h>

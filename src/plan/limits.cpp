@@ -1,5 +1,5 @@
 // check_plan_size(): the plan's largest element figures, in checked arithmetic, against
-// kMaxFigureElements (trainmem/limits.h explains the rule).
+// kMaxFigureElements (trainmem/plan.h explains the rule).
 #include "plan/limits.h"
 
 #include <fmt/format.h>

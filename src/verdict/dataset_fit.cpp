@@ -1,5 +1,5 @@
 // A plan priced at a dataset's token lengths, and the advice that follows from them
-// (include/trainmem/dataset.h, docs/dataset.md).
+// (include/trainmem/import.h, docs/dataset.md).
 #include "verdict/dataset_fit.h"
 
 #include <fmt/format.h>

@@ -1,5 +1,5 @@
 // --dataset FILE for estimate and advise: the plan priced at the records' token lengths
-// (include/trainmem/dataset.h, docs/dataset.md).
+// (include/trainmem/import.h, docs/dataset.md).
 #pragma once
 
 #include <CLI/CLI.hpp>
