@@ -107,6 +107,13 @@ struct Totals {
 
 Totals totals(const Ledger& ledger);
 
+// The phase of the run beyond the training step whose lines are live in `slot`, in words ("the
+// validation pass between steps", "loading: quantising the base weights"), or "" when only the
+// step's lines are (src/ledger/run_phases.cpp).
+std::string_view run_phase_at(const Ledger& ledger, int slot);
+// A line of the QLoRA load transient (allocated after the weights in the event stream).
+bool is_load_transient(const LedgerItem& item);
+
 // Each tenant's live bytes in one phase slot (the peak's, for the stacked bar).
 std::array<std::int64_t, kTenantCount> live_at_slot(const Ledger& ledger, int slot);
 
@@ -156,7 +163,11 @@ struct GpuEstimate {
   std::int64_t peak_reserved_bytes = 0;   // torch.cuda.max_memory_reserved
   std::int64_t device_total_bytes = 0;    // nvidia-smi, at the peak of reserved
   int peak_slot = 0;                      // slot of the device total's peak
-  std::int64_t context_bytes = 0;         // CUDA context (outside the allocator)
+  std::string peak_run_phase;             // run_phase_at(ledger, peak_slot): "" when a step phase
+  // Where max_memory_allocated is first reached, and its run phase when beyond the step.
+  int peak_allocated_slot = 0;
+  std::string peak_allocated_run_phase;
+  std::int64_t context_bytes = 0;  // CUDA context (outside the allocator)
   bool context_estimated = true;
   std::string context_source;
   std::int64_t outside_pool_bytes = 0;  // paged optimizer state (CUDA unified memory)

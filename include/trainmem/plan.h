@@ -144,6 +144,14 @@ enum class Loss { full, chunked, fused };
 // exact: what the framework allocates. textbook: the seeds' uniform arithmetic.
 enum class Convention { exact, textbook };
 enum class QuantKind { nf4, fp4, int8 };
+// How the framework quantises the base weights while loading them (FrameworkBehaviour, the load
+// phase of src/ledger/run_phases.cpp): which transient tensors one weight needs on the GPU.
+enum class LoadQuantiser {
+  none,               // not modelled (the HF from_pretrained path; no quantisation)
+  lightning_bnb,      // lightning BitsandbytesPrecision _Linear4bit.quantize: bf16 + fp16 copy
+  torchao_unchunked,  // torchao 0.1 to_nf4: (numel x 16) distances to the NF4 table, at once
+  torchao_chunked,    // torchao >= 0.2 to_nf4: the distances per chunk of 1,048,576 elements
+};
 
 struct LoraPlan {
   std::int64_t rank = 16;  // r: adapter params per linear are r x (in + out)
@@ -219,6 +227,15 @@ struct FrameworkBehaviour {
   bool unified_memory = false;
   // mlx-lm adapts only the last N layers (lora_layers / num_layers, default 16); 0: all layers.
   std::int64_t lora_last_layers = 0;
+  // Phases of the run beyond the training step (src/ledger/run_phases.cpp), for the frameworks
+  // whose scripts run them in the process whose peak is reported:
+  // a validation pass between optimizer steps under no_grad, with full (unchunked) logits
+  // (litgpt finetune/*.py validate());
+  bool eval_between_steps = false;
+  // a sample generated with a KV cache after the validation pass (litgpt generate_example());
+  bool generates_sample = false;
+  // QLoRA: how the base weights are quantised on the GPU at load.
+  LoadQuantiser load_quantiser = LoadQuantiser::none;
 };
 
 struct TrainingPlan {

@@ -1,6 +1,8 @@
 // The allocation event stream (alloc_events.h). Order within a step, from PyTorch:
 //  loaded         weights per tensor as from_pretrained materialises them, then the fp32 master
-//                 copies (mixed-precision wrappers copy at initialisation);
+//                 copies (mixed-precision wrappers copy at initialisation); in the first step,
+//                 the QLoRA load transient after them (ledger/run_phases.h); in the steady state,
+//                 the validation pass or generation between steps;
 //  forward        lines that start here (batch, workspaces, autocast copies), then each decoder
 //                 layer's saved tensors in forward order (autograd saves as ops run), then the
 //                 final norm / lm_head input and the logits chain (lm_head runs last);
@@ -25,6 +27,7 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
+#include "ledger/run_phases.h"
 #include "model/dtype.h"
 #include "model/inventory.h"
 #include "plan/method.h"
@@ -69,13 +72,23 @@ void add_group(std::vector<Piece>& out, const TensorGroup& g, std::int64_t bytes
                  g.layer_first < 0 && after_layers(g.role)});
 }
 
-// model.parameters() order: the embedding, then layer by layer, then the final norm and head.
+// model.parameters() order: the embedding, then layer by layer, then the final norm and head;
+// within each, the order the pieces came in. A stable counting sort on that position (layer is
+// -1 outside the layers, inventory.h): linear in the few hundred pieces, where a comparison sort
+// cost as much as building the rest of the stream.
 void parameter_order(std::vector<Piece>& pieces) {
-  auto rank = [](const Piece& q) { return q.layer >= 0 ? 1 : (q.after_layers ? 2 : 0); };
-  std::stable_sort(pieces.begin(), pieces.end(), [&](const Piece& x, const Piece& y) {
-    if (rank(x) != rank(y)) return rank(x) < rank(y);
-    return x.layer < y.layer;
-  });
+  std::int64_t layers = 0;
+  for (const Piece& q : pieces) layers = std::max(layers, q.layer + 1);
+  auto position = [&](const Piece& q) {
+    const std::int64_t at = q.layer >= 0 ? 1 + q.layer : (q.after_layers ? 1 + layers : 0);
+    return static_cast<std::size_t>(at);
+  };
+  std::vector<std::size_t> start(static_cast<std::size_t>(layers) + 3, 0);
+  for (const Piece& q : pieces) ++start[position(q) + 1];
+  for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+  std::vector<Piece> sorted(pieces.size());
+  for (const Piece& q : pieces) sorted[start[position(q)]++] = q;
+  pieces = std::move(sorted);
 }
 
 bool live(PhaseMask m, int slot) {
@@ -86,6 +99,12 @@ bool run_starts(PhaseMask m, int slot) {
 }
 bool run_ends(PhaseMask m, int slot) {
   return live(m, slot) && !live(m, slot + 1);
+}
+// How many times a line with this mask is allocated: once per run of slots.
+std::size_t run_count(PhaseMask m) {
+  std::size_t n = 0;
+  for (int slot = 0; slot < kPhaseSlots; ++slot) n += run_starts(m, slot) ? 1 : 0;
+  return n;
 }
 Phase phase_of(int slot) {
   return static_cast<Phase>(slot % kPhaseCount);
@@ -218,9 +237,9 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
     split.label = b.label(lab, tenant);
     ++b.out.items_split;
   };
-  take(p.weights, w, Tenant::weights, "weights (one per parameter tensor)");
-  take(p.master, m, Tenant::master_weights, "master weights, fp32 (per tensor)");
-  take(p.grads, g, Tenant::gradients, "gradients (AccumulateGrad, per tensor)");
+  take(p.weights, std::move(w), Tenant::weights, "weights (one per parameter tensor)");
+  take(p.master, std::move(m), Tenant::master_weights, "master weights, fp32 (per tensor)");
+  take(p.grads, std::move(g), Tenant::gradients, "gradients (AccumulateGrad, per tensor)");
   if (row.paged) {
     // bitsandbytes paged optimizers keep state in cudaMallocManaged memory, outside the pool.
     for (std::size_t k = 0; k < l.items.size(); ++k) {
@@ -236,7 +255,8 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
       }
     }
   } else {
-    take(p.states, s, Tenant::optimizer_states, "optimizer state (zeros_like, per tensor)");
+    take(p.states, std::move(s), Tenant::optimizer_states,
+         "optimizer state (zeros_like, per tensor)");
   }
   // The foreach step's intermediate list: one state-sized tensor per parameter.
   if (row.kind == OptimizerKind::adamw && ctx.plan.optimizer_impl == OptimizerImpl::foreach) {
@@ -247,7 +267,7 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
           i.live == ledger::in_phase(Phase::optimizer_step)) {
         claimed[k] = true;
         parameter_order(sc);
-        p.scratch.pieces = sc;
+        p.scratch.pieces = std::move(sc);
         p.scratch.live = i.live;
         p.scratch.label = b.label("optimizer step: _foreach_sqrt(exp_avg_sq) list", i.tenant);
         ++b.out.items_split;
@@ -257,9 +277,23 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
   }
 }
 
-std::int64_t term_bytes(const ActivationTerm& t, const ModelSpec& spec, const TrainingPlan& plan) {
-  return terms_bytes({t}, spec, plan.batch, plan.seq);
-}
+// One saved tensor's bytes. terms_bytes() (activation_model.h) is the formula's one home and
+// prices a list; the term is copied into a one-element list kept across calls, so pricing a term
+// copies its name's characters instead of allocating a list and a string for each of the
+// hundreds of terms.
+class TermBytes {
+ public:
+  TermBytes(const ModelSpec& spec, const TrainingPlan& plan) : spec_(spec), plan_(plan) {}
+  std::int64_t operator()(const ActivationTerm& t) {
+    one_[0] = t;
+    return terms_bytes(one_, spec_, plan_.batch, plan_.seq);
+  }
+
+ private:
+  const ModelSpec& spec_;
+  const TrainingPlan& plan_;
+  std::vector<ActivationTerm> one_ = std::vector<ActivationTerm>(1);
+};
 
 // Saved activations per layer and per term (activations.cpp's lines, split).
 void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<bool>& claimed,
@@ -274,6 +308,7 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
   p.layer_input.assign(n, 0);
   std::int64_t sum = 0;
   std::int64_t largest = 0;
+  TermBytes term_bytes(spec, plan);
   if (plan.checkpointing == Checkpointing::full) {
     const std::int64_t each = plan.batch * plan.seq * spec.hidden * la.settings.stream_bytes;
     for (std::size_t i = 0; i < n; ++i) {
@@ -281,8 +316,7 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
         p.layer_input[i] = each;
         sum += each;
       }
-      for (const ActivationTerm& t : la.terms[i])
-        p.layer_terms[i].push_back(term_bytes(t, spec, plan));
+      for (const ActivationTerm& t : la.terms[i]) p.layer_terms[i].push_back(term_bytes(t));
     }
     largest = la.max_layer_bytes;
   } else {
@@ -290,7 +324,7 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
       std::int64_t layer = 0;
       for (const ActivationTerm& t : la.terms[i]) {
         if (plan.checkpointing == Checkpointing::selective && t.bytes_per_score > 0) continue;
-        const std::int64_t bytes = term_bytes(t, spec, plan);
+        const std::int64_t bytes = term_bytes(t);
         p.layer_terms[i].push_back(bytes);
         layer += bytes;
       }
@@ -348,6 +382,7 @@ void alloc_pieces(Builder& b, Split& s, int slot, std::int64_t layer, bool after
                      std::max<std::int64_t>(q.layer, 0)};
   };
   const std::pair want{layer >= 0 ? 1 : (after ? 2 : 0), std::max<std::int64_t>(layer, 0)};
+  s.ids.reserve(s.pieces.size());
   auto it = std::lower_bound(s.pieces.begin(), s.pieces.end(), want,
                              [&](const Piece& q, const auto& w) { return key(q) < w; });
   for (; it != s.pieces.end() && key(*it) == want; ++it) {
@@ -356,12 +391,40 @@ void alloc_pieces(Builder& b, Split& s, int slot, std::int64_t layer, bool after
 }
 
 void alloc_all(Builder& b, Split& s, int slot) {
+  s.ids.reserve(s.pieces.size());
   for (const Piece& pc : s.pieces) s.ids.push_back(b.alloc(pc.bytes, pc.count, slot, s.label));
 }
 
 void free_all(Builder& b, Split& s, int slot) {
   for (std::int32_t id : s.ids) b.free(id, slot);
   s.ids.clear();
+}
+
+// The QLoRA load transient (ledger/run_phases.h): each quantised base weight in parameter order,
+// its transients allocated and then freed before the next (lightning's _Linear4bit.quantize and
+// torchao's to_nf4 run per tensor), so the allocator sees every size; the largest tensor's set is
+// the ledger's line.
+void load_sequence(const ledger::Context& ctx, Builder& b, int slot) {
+  std::vector<Piece> tensors;  // bytes = elements here
+  for (const TensorGroup& g : ctx.inventory.groups) {
+    if (g.quantised && !g.mtp) add_group(tensors, g, tensor_elements(g));
+  }
+  parameter_order(tensors);
+  const std::int32_t lab =
+      b.label("load: one base weight quantised (bf16 copies, NF4 distances)", Tenant::temporaries);
+  for (const Piece& pc : tensors) {
+    const ledger::LoadTransient t =
+        ledger::load_transient(ctx.plan.behaviour.load_quantiser, pc.bytes);
+    for (std::int32_t k = 0; k < pc.count; ++k) {
+      const std::array<std::int32_t, 4> ids = {
+          b.alloc(t.weight_bytes, 1, slot, lab), b.alloc(t.copy_bytes, 1, slot, lab),
+          b.alloc(t.indices_bytes, 1, slot, lab),
+          // (value - nf4) and its abs(), or the two nibble tensors: two equal tensors.
+          t.distance_bytes % 2 == 0 ? b.alloc(t.distance_bytes / 2, 2, slot, lab)
+                                    : b.alloc(t.distance_bytes, 1, slot, lab)};
+      for (std::int32_t id : ids) b.free(id, slot);
+    }
+  }
 }
 
 }  // namespace
@@ -372,9 +435,6 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   const ledger::Context ctx = ledger::make_context(model, plan);
   std::vector<bool> claimed(ledger.items.size(), false);
   Plan p;
-  b.out.events.reserve(4 * ctx.inventory.groups.size() *
-                           static_cast<std::size_t>(std::max<std::int64_t>(1, model.spec.layers)) +
-                       1024);
   parameter_splits(ctx, ledger, claimed, p, b);
   activation_splits(ctx, ledger, claimed, p, b);
 
@@ -386,9 +446,14 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     std::int32_t id = -1;
   };
   std::vector<Whole> whole;
+  PhaseMask load_live = 0;
   for (std::size_t k = 0; k < ledger.items.size(); ++k) {
     if (claimed[k]) continue;
     const LedgerItem& i = ledger.items[k];
+    if (is_load_transient(i)) {
+      load_live |= i.live;  // replayed tensor by tensor (load_sequence)
+      continue;
+    }
     whole.push_back({&i, b.label(i.label, i.tenant), loss_grad_tensors(i, model, plan)});
   }
   // Lines made by the lm_head and loss come after the layers in forward.
@@ -398,8 +463,21 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   };
   const std::size_t layers = p.layer_terms.size();
   std::vector<std::vector<std::int32_t>> act_ids(layers);
+  for (std::size_t i = 0; i < layers; ++i) act_ids[i].reserve(p.layer_terms[i].size());
   std::vector<std::int32_t> input_ids(layers, -1);
   std::vector<Split*> splits = {&p.weights, &p.master, &p.grads, &p.states, &p.scratch};
+  // Room for the whole stream at once: an allocation and a free per run of each line, piece and
+  // saved tensor (at most one forward and one backward batch of a layer's per step). Growing it by
+  // doubling copied it, and the abandoned buffers left the C library's heap trimmed and refaulted
+  // between the replays solve and advise make.
+  const std::size_t steps = kPhaseSlots / kPhaseCount;
+  std::size_t allocations = 0;
+  for (const Whole& w : whole) allocations += run_count(w.item->live);
+  for (const Split* s : splits) allocations += s->pieces.size() * run_count(s->live);
+  for (const std::vector<std::int64_t>& terms : p.layer_terms) {
+    allocations += steps * (terms.size() + 2);  // saved tensors or input, recompute, transient
+  }
+  b.out.events.reserve(2 * allocations);
 
   for (int slot = 0; slot < kPhaseSlots; ++slot) {
     const Phase ph = phase_of(slot);
@@ -414,6 +492,8 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
       if (s == &p.grads && ph == Phase::backward) continue;
       if (run_starts(s->live, slot)) alloc_all(b, *s, slot);
     }
+    // The QLoRA load transient after the weights it is quantised among.
+    if (live(load_live, slot)) load_sequence(ctx, b, slot);
     if (ph == Phase::forward && p.layered && live(p.saved_live, slot)) {
       for (std::size_t i = 0; i < layers; ++i) {
         if (p.checkpointed) {
@@ -473,7 +553,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
         free_all(b, *s, slot);
     }
   }
-  return b.out;
+  return std::move(b.out);
 }
 
 std::vector<std::int64_t> requested_high_water(const EventStream& stream) {

@@ -2,13 +2,13 @@
 // c10/cuda/CUDACachingAllocator.cpp (DeviceCachingAllocator) it follows; the code is written from
 // reading that file, not copied. Blocks live in one vector and link to their neighbours in a
 // segment by index; free blocks sit in per-pool sets ordered by (stream, size, address), as the
-// allocator's BlockComparatorSize orders them, so best fit is a lower_bound.
+// allocator's BlockComparatorSize orders them, so best fit is a lower_bound (free_block_set.h).
 #include "gpu/caching_allocator.h"
 
 #include <algorithm>
-#include <memory_resource>
-#include <set>
-#include <tuple>
+#include <optional>
+
+#include "gpu/free_block_set.h"
 
 namespace trainmem::gpu {
 
@@ -64,21 +64,16 @@ struct Block {
   bool expandable = false;
 };
 
-using SizeKey = std::tuple<int, std::int64_t, std::int64_t, int>;  // stream, size, addr, index
-using AddrKey = std::tuple<int, std::int64_t, int>;                // stream, addr, index
-
 struct Pool {
-  explicit Pool(std::pmr::memory_resource* mem) : blocks(mem), unmapped(mem) {}
   bool small = false;
-  std::pmr::set<SizeKey> blocks;    // cached free (mapped) blocks
-  std::pmr::set<AddrKey> unmapped;  // expandable segments' unmapped ranges
-  std::int64_t gc_calls = 0;        // get_free_blocks_call_count
+  FreeBlockSet blocks;        // cached free (mapped) blocks, by (stream, size, address)
+  FreeBlockSet unmapped;      // expandable segments' unmapped ranges, by (stream, address): size 0
+  std::int64_t gc_calls = 0;  // get_free_blocks_call_count
 };
 
 class Model {
  public:
-  Model(const AllocatorConfig& c, const ReplayLimits& l)
-      : cfg_(c), lim_(l), small_(&mem_), large_(&mem_) {
+  Model(const AllocatorConfig& c, const ReplayLimits& l) : cfg_(c), lim_(l) {
     small_.small = true;
     allowed_ = l.allowed_bytes;
     if (allowed_ == 0 && c.per_process_memory_fraction > 0 && l.device_bytes != kUnlimited) {
@@ -93,20 +88,22 @@ class Model {
     const std::int64_t size = round_size(orig, cfg_);
     Pool& pool = size <= kSmallSize ? small_ : large_;
     const std::int64_t alloc = allocation_size(size);
-    int found = get_free_block(pool, size, stream);
-    if (found < 0) {
-      if (gc_enabled()) garbage_collect(r);
-      found = alloc_block(pool, size, alloc, stream, r);
-      if (found < 0 && release_available_cached_blocks(pool, size, stream, r)) {
-        found = alloc_block(pool, size, alloc, stream, r);
-      }
-      if (found < 0) {
-        release_cached_blocks(r);
-        ++r.alloc_retries;
-        found = alloc_block(pool, size, alloc, stream, r);
-      }
-      if (found < 0) return -1;
+    const FreeBlockSet::Iter cached = get_free_block(pool, size, stream);
+    if (cached != pool.blocks.end()) {
+      const int found = cached->block;
+      return alloc_found_block(pool, found, size, orig, should_split(pool, found, size), cached);
     }
+    if (gc_enabled()) garbage_collect(r);
+    int found = alloc_block(pool, size, alloc, stream, r);
+    if (found < 0 && release_available_cached_blocks(pool, size, stream, r)) {
+      found = alloc_block(pool, size, alloc, stream, r);
+    }
+    if (found < 0) {
+      release_cached_blocks(r);
+      ++r.alloc_retries;
+      found = alloc_block(pool, size, alloc, stream, r);
+    }
+    if (found < 0) return -1;
     return alloc_found_block(pool, found, size, orig, should_split(pool, found, size));
   }
 
@@ -122,8 +119,8 @@ class Model {
     const std::int64_t size = round_size(orig, cfg_);
     Pool& pool = size <= kSmallSize ? small_ : large_;
     const std::int64_t alloc = allocation_size(size);
-    auto it = pool.blocks.lower_bound({stream, size, std::int64_t{-1}, -1});
-    if (it != pool.blocks.end() && std::get<0>(*it) == stream) return false;
+    auto it = pool.blocks.lower_bound(stream, size);
+    if (it != pool.blocks.end() && it->stream == stream) return false;
     // One segment: blocks of `size` split off the front while should_split holds and the rest
     // still fits a request; the last block takes the rest when it may not be split.
     auto split_ok = [&](std::int64_t rest) {
@@ -131,7 +128,8 @@ class Model {
       if (pool.small) return remaining >= kMinBlockSize;
       return size < cfg_.max_split_size_bytes && remaining > kSmallSize;
     };
-    std::vector<std::int64_t> per_segment;
+    std::vector<std::int64_t>& per_segment = per_segment_;
+    per_segment.clear();
     std::int64_t rest = alloc;
     while (rest >= size) {
       if (split_ok(rest)) {
@@ -209,10 +207,9 @@ class Model {
     // The set is ordered by (stream, size): each stream's largest is its last entry.
     for (const Pool* p : {&small_, &large_}) {
       for (auto it = p->blocks.begin(); it != p->blocks.end();) {
-        const int stream = std::get<0>(*it);
-        const auto end =
-            p->blocks.lower_bound({stream + 1, std::int64_t{-1}, std::int64_t{-1}, -1});
-        best = std::max(best, std::get<1>(*std::prev(end)));
+        const auto end = p->blocks.lower_bound(it->stream + 1, -1);
+        auto last = end;
+        best = std::max(best, (--last)->size);
         it = end;
       }
     }
@@ -222,8 +219,8 @@ class Model {
  private:
   bool gc_enabled() const { return allowed_ > 0 && cfg_.garbage_collection_threshold > 0.0; }
   Pool& pool_of(int i) { return b_[i].small ? small_ : large_; }
-  SizeKey size_key(int i) const { return {b_[i].stream, b_[i].size, b_[i].addr, i}; }
-  AddrKey addr_key(int i) const { return {b_[i].stream, b_[i].addr, i}; }
+  FreeKey size_key(int i) const { return {b_[i].size, b_[i].addr, b_[i].stream, i}; }
+  FreeKey addr_key(int i) const { return {0, b_[i].addr, b_[i].stream, i}; }
   bool is_split(int i) const { return b_[i].prev >= 0 || b_[i].next >= 0; }
 
   int new_block(const Block& blk) {
@@ -247,29 +244,31 @@ class Model {
 
   // get_free_block(): the smallest cached block of the stream that fits. Expandable blocks count
   // the unmapped space after them; oversize blocks (>= max_split_size) serve only requests that
-  // are themselves oversize and within kLargeBuffer of them.
-  int get_free_block(Pool& pool, std::int64_t size, int stream) {
+  // are themselves oversize and within kLargeBuffer of them. Returns its entry in the pool's set
+  // (end() when none), left there for alloc_found_block to update.
+  FreeBlockSet::Iter get_free_block(Pool& pool, std::int64_t size, int stream) {
     if (gc_enabled()) ++pool.gc_calls;
-    auto it = pool.blocks.lower_bound({stream, size, std::int64_t{-1}, -1});
-    if (it == pool.blocks.end() || std::get<0>(*it) != stream) return -1;
-    int i = std::get<3>(*it);
+    auto it = pool.blocks.lower_bound(stream, size);
+    if (it == pool.blocks.end() || it->stream != stream) return pool.blocks.end();
+    int i = it->block;
     if (b_[i].expandable) {
       auto expandable_size = [&](int k) {
         const int n = b_[k].next;
         return b_[k].size + (n >= 0 && !b_[n].mapped ? b_[n].size : 0);
       };
-      auto next = std::next(it);
-      while (b_[i].expandable && next != pool.blocks.end() && std::get<0>(*next) == stream &&
-             expandable_size(std::get<3>(*next)) < expandable_size(i)) {
-        it = next++;
-        i = std::get<3>(*it);
+      auto next = it;
+      ++next;
+      while (b_[i].expandable && next != pool.blocks.end() && next->stream == stream &&
+             expandable_size(next->block) < expandable_size(i)) {
+        it = next;
+        ++next;
+        i = it->block;
       }
     }
     const std::int64_t max_split = cfg_.max_split_size_bytes;
-    if (size < max_split && b_[i].size >= max_split) return -1;
-    if (size >= max_split && b_[i].size >= size + kLargeBuffer) return -1;
-    pool.blocks.erase(it);
-    return i;
+    if (size < max_split && b_[i].size >= max_split) return pool.blocks.end();
+    if (size >= max_split && b_[i].size >= size + kLargeBuffer) return pool.blocks.end();
+    return it;
   }
 
   // should_split(): small pool and expandable segments split any remainder of >= 512 B; the
@@ -281,7 +280,10 @@ class Model {
   }
 
   // alloc_found_block(): the front `size` bytes become the allocation, the rest stays cached.
-  int alloc_found_block(Pool& pool, int i, std::int64_t size, std::int64_t orig, bool split) {
+  // `cached`: the block's entry when it came from the cache (a new segment has none); the
+  // remainder takes its place.
+  int alloc_found_block(Pool& pool, int i, std::int64_t size, std::int64_t orig, bool split,
+                        std::optional<FreeBlockSet::Iter> cached = std::nullopt) {
     if (split) {
       Block front = b_[i];
       front.size = size;
@@ -291,8 +293,15 @@ class Model {
       b_[i].prev = j;
       b_[i].addr += size;
       b_[i].size -= size;
-      insert_free(pool, i);
+      if (cached) {
+        b_[i].gc_base = pool.gc_calls;
+        pool.blocks.replace(*cached, size_key(i));
+      } else {
+        insert_free(pool, i);
+      }
       i = j;
+    } else if (cached) {
+      pool.blocks.erase(*cached);
     }
     b_[i].allocated = true;
     b_[i].requested = orig;
@@ -346,9 +355,9 @@ class Model {
   // together hold `size`; else a new segment reserving address space for 9/8 of the device.
   int find_expandable_block(Pool& pool, std::int64_t size, int stream) {
     auto allocatable = [&](int k) { return k >= 0 && !b_[k].allocated; };
-    for (auto it = pool.unmapped.lower_bound({stream, std::int64_t{-1}, -1});
-         it != pool.unmapped.end() && std::get<0>(*it) == stream; ++it) {
-      int c = std::get<2>(*it);
+    for (auto it = pool.unmapped.lower_bound(stream, 0);
+         it != pool.unmapped.end() && it->stream == stream; ++it) {
+      int c = it->block;
       if (allocatable(b_[c].prev)) c = b_[c].prev;
       std::int64_t bytes = 0;
       for (int k = c; bytes < size && allocatable(k); k = b_[k].next) bytes += b_[k].size;
@@ -464,9 +473,9 @@ class Model {
     const std::int64_t max_split = cfg_.max_split_size_bytes;
     if (max_split == kUnlimited) return false;
     const std::int64_t key = std::max(size, max_split);
-    auto it = pool.blocks.lower_bound({stream, key, std::int64_t{-1}, -1});
-    if (it != pool.blocks.end() && std::get<0>(*it) == stream) {
-      const int i = std::get<3>(*it);
+    auto it = pool.blocks.lower_bound(stream, key);
+    if (it != pool.blocks.end() && it->stream == stream) {
+      const int i = it->block;
       if (is_split(i) || b_[i].expandable) return false;
       release_block(pool, i, r);
       return true;
@@ -475,8 +484,8 @@ class Model {
     std::int64_t total = 0;
     while (it != pool.blocks.begin() && total < key) {
       --it;
-      const int i = std::get<3>(*it);
-      if (std::get<0>(*it) != stream || b_[i].size < max_split) break;
+      const int i = it->block;
+      if (it->stream != stream || b_[i].size < max_split) break;
       if (is_split(i) || b_[i].expandable) continue;
       victims.push_back(i);
       total += b_[i].size;
@@ -491,8 +500,8 @@ class Model {
     for (Pool* pool : {&large_, &small_}) {
       std::vector<int> whole;
       std::vector<int> expandable;
-      for (const SizeKey& k : pool->blocks) {
-        const int i = std::get<3>(k);
+      for (const FreeKey& k : pool->blocks) {
+        const int i = k.block;
         if (b_[i].expandable) {
           expandable.push_back(i);
         } else if (!is_split(i)) {
@@ -519,8 +528,8 @@ class Model {
     const std::int64_t target = reserved_ - threshold;
     std::int64_t total_age = 0;
     std::int64_t count = 0;
-    for (const SizeKey& k : large_.blocks) {
-      const int i = std::get<3>(k);
+    for (const FreeKey& k : large_.blocks) {
+      const int i = k.block;
       if (is_split(i)) continue;
       total_age += large_.gc_calls - b_[i].gc_base;
       ++count;
@@ -531,8 +540,8 @@ class Model {
       const double threshold_age = static_cast<double>(total_age) / static_cast<double>(count);
       freed = false;
       std::vector<int> victims;
-      for (const SizeKey& k : large_.blocks) {
-        const int i = std::get<3>(k);
+      for (const FreeKey& k : large_.blocks) {
+        const int i = k.block;
         const std::int64_t age = large_.gc_calls - b_[i].gc_base;
         if (!is_split(i) && static_cast<double>(age) >= threshold_age) {
           victims.push_back(i);
@@ -550,10 +559,10 @@ class Model {
 
   AllocatorConfig cfg_;
   ReplayLimits lim_;
-  std::pmr::unsynchronized_pool_resource mem_;  // set nodes: allocated and freed constantly
   std::int64_t allowed_ = 0;
   std::vector<Block> b_;
   std::vector<int> dead_;
+  std::vector<std::int64_t> per_segment_;  // bulk_malloc's scratch, kept between calls
   Pool small_;
   Pool large_;
   std::int64_t next_addr_ = 0;

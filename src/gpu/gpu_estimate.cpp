@@ -63,6 +63,14 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
       g.peak_slot = s;
     }
   }
+  g.peak_run_phase = std::string(run_phase_at(ledger, g.peak_slot));
+  for (int s = 0; s < kPhaseSlots; ++s) {
+    if (g.phases[static_cast<std::size_t>(s)].allocated_bytes >
+        g.phases[static_cast<std::size_t>(g.peak_allocated_slot)].allocated_bytes) {
+      g.peak_allocated_slot = s;
+    }
+  }
+  g.peak_allocated_run_phase = std::string(run_phase_at(ledger, g.peak_allocated_slot));
   g.peak_allocated_bytes = r.peak_allocated_bytes;
   g.peak_reserved_bytes = r.peak_reserved_bytes;
   if (conf->async_backend) {

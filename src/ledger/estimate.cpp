@@ -5,6 +5,7 @@
 
 #include "ledger/context.h"
 #include "ledger/phases.h"
+#include "ledger/run_phases.h"
 #include "plan/framework.h"
 #include "plan/limits.h"
 #include "plan/method.h"
@@ -162,6 +163,7 @@ Ledger estimate(const LoadedModel& model, const TrainingPlan& given) {
   ledger::add_logits(ctx, out.items);
   ledger::add_temporaries(ctx, out.items);
   ledger::add_overhead(ctx, out.items);
+  ledger::add_run_phases(ctx, out.items);  // load / validation / generation, where they run
   out.model = summarise(ctx);
   out.notes = notes(ctx);
   for (std::string& n : method_notes(model, plan, ctx.inventory)) out.notes.push_back(std::move(n));

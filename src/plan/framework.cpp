@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 20> kDifferences{{
+constexpr std::array<Difference, 25> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -60,6 +60,20 @@ constexpr std::array<Difference, 20> kDifferences{{
     {"litgpt", "", "", "", "", Knob::adapters_fp32, 0,
      "LoRA weights are created in the model dtype (bf16-true)",
      "litgpt lora.py LoRALinear (nn.Parameter under fabric.init_module)"},
+    {"litgpt", "", "", "", "", Knob::eval_between_steps, 1,
+     "validate() runs between optimizer steps (a 2-batch sanity check before training, then every "
+     "eval.interval steps) under no_grad with full, unchunked logits and a bf16 cross_entropy",
+     "litgpt@00af8b0d finetune/lora.py:282,347-349 fit(), :369-384 validate() "
+     "(model(input_ids), chunked_cross_entropy(logits[..., :-1, :], ..., chunk_size=0))"},
+    {"litgpt", "", "", "", "", Knob::generates_sample, 1,
+     "generate_example() samples with a KV cache of batch 1 after each validation",
+     "litgpt@00af8b0d finetune/lora.py:350,388-407 generate_example(): "
+     "model.set_kv_cache(batch_size=1); model.py:323-344 build_kv_cache, :545 build_mask_cache"},
+    {"litgpt", "qlora", "", "", "", Knob::load_quantiser,
+     static_cast<std::int64_t>(LoadQuantiser::lightning_bnb),
+     "each 4-bit layer is built in bf16 on the GPU and quantised through an fp16 copy",
+     "lightning@2.4.0.dev20240728 fabric/plugins/precision/bitsandbytes.py:305-340 "
+     "_Linear4bit.__init__/quantize (weight.to(device, torch.half), quantize_4bit)"},
     // torchtune.
     {"torchtune", "", "", "", "", Knob::adapters_fp32, 0,
      "LoRA weights are built in the model dtype",
@@ -77,6 +91,17 @@ constexpr std::array<Difference, 20> kDifferences{{
      "nn.CrossEntropyLoss on the bf16 logits",
      "torchtune v0.1 recipes/configs/llama2/7B_lora_single_device.yaml loss: "
      "torch.nn.CrossEntropyLoss"},
+    {"torchtune", "qlora", "torchtune", "", "0.2", Knob::load_quantiser,
+     static_cast<std::int64_t>(LoadQuantiser::torchao_unchunked),
+     "torchao 0.1 to_nf4 compares every element with the 16 NF4 values at once",
+     "torchtune@ff594c23 recipes/lora_finetune_single_device.py:254-269 (build on the device, "
+     "then load_state_dict), utils/_register_nf4_dispatch_ops.py:22-35 (copy_: to_nf4 of the "
+     "incoming weight on the GPU), pyproject.toml:24 torchao==0.1; torchao v0.1 "
+     "dtypes/nf4tensor.py:438-446 quantize_tensor_nearest"},
+    {"torchtune", "qlora", "torchtune", "0.2", "", Knob::load_quantiser,
+     static_cast<std::int64_t>(LoadQuantiser::torchao_chunked),
+     "torchao >= 0.2 to_nf4 quantises in chunks of 1,048,576 elements",
+     "torchao v0.2.0 dtypes/nf4tensor.py CHUNK_SIZE = 1024**2 (Note: Quantize in Chunks)"},
     // unsloth.
     {"unsloth", "", "", "", "", Knob::offload_checkpoints, 1,
      "use_gradient_checkpointing=\"unsloth\" copies each layer's input to host memory",
@@ -220,6 +245,15 @@ void set_knob(FrameworkBehaviour& b, Knob k, std::int64_t v) {
     case Knob::lora_last_layers:
       b.lora_last_layers = v;
       return;
+    case Knob::eval_between_steps:
+      b.eval_between_steps = v != 0;
+      return;
+    case Knob::generates_sample:
+      b.generates_sample = v != 0;
+      return;
+    case Knob::load_quantiser:
+      b.load_quantiser = static_cast<LoadQuantiser>(v);
+      return;
   }
 }
 
@@ -272,6 +306,12 @@ std::string_view knob_name(Knob k) {
       return "unified_memory";
     case Knob::lora_last_layers:
       return "lora_last_layers";
+    case Knob::eval_between_steps:
+      return "eval_between_steps";
+    case Knob::generates_sample:
+      return "generates_sample";
+    case Knob::load_quantiser:
+      return "load_quantiser";
   }
   return "";
 }

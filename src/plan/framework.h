@@ -38,6 +38,9 @@ enum class Knob {
   cublas_workspaces,
   unified_memory,
   lora_last_layers,
+  eval_between_steps,
+  generates_sample,
+  load_quantiser,  // the LoadQuantiser's value (plan.h)
 };
 std::string_view knob_name(Knob k);  // "outputs_kept", as in JSON and docs
 

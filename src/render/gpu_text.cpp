@@ -19,6 +19,10 @@ std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
       "  {:<16} {:>10}  torch.cuda.max_memory_allocated: live tensors, each rounded up to its "
       "block (512 B; unsplit remainders stay with the block)\n",
       "Peak allocated", format_bytes(g.peak_allocated_bytes, u));
+  if (!g.peak_allocated_run_phase.empty()) {
+    out += fmt::format("  {:<16} {:>10}  reached in {}, {} (beyond the training step)\n", "", "",
+                       slot_name(g.peak_allocated_slot), g.peak_allocated_run_phase);
+  }
   out += fmt::format(
       "  {:<16} {:>10}  torch.cuda.max_memory_reserved: allocated plus cached free blocks in the "
       "allocator's segments (2 MiB, 20 MiB, or the request rounded to 2 MiB)\n",
@@ -29,7 +33,10 @@ std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
     extra += fmt::format(" + paged optimizer state {}", format_bytes(g.outside_pool_bytes, u));
   }
   out += fmt::format("  {:<16} {:>10}  nvidia-smi: {}; reached by {}\n", "Device total",
-                     format_bytes(g.device_total_bytes, u), extra, slot_name(g.peak_slot));
+                     format_bytes(g.device_total_bytes, u), extra,
+                     g.peak_run_phase.empty()
+                         ? slot_name(g.peak_slot)
+                         : fmt::format("{}, {}", slot_name(g.peak_slot), g.peak_run_phase));
   for (const std::string& n : g.notes) out += "  Note: " + n + "\n";
   return out;
 }

@@ -62,6 +62,11 @@ json gpu_json(const GpuEstimate& g) {
               {"oom", g.oom},
               {"by_phase", by_phase},
               {"notes", g.notes}};
+  if (!g.peak_run_phase.empty()) out["peak_run_phase"] = g.peak_run_phase;
+  if (!g.peak_allocated_run_phase.empty()) {
+    out["peak_allocated_phase"] = slot_name(g.peak_allocated_slot);
+    out["peak_allocated_run_phase"] = g.peak_allocated_run_phase;
+  }
   if (g.oom) {
     out["oom_phase"] = slot_name(g.oom_slot);
     out["oom_request_bytes"] = g.oom_request_bytes;
@@ -116,6 +121,9 @@ json ledger_json(const Ledger& ledger, const Fit* fit, const GpuEstimate* gpu) {
         {"by_phase", by_phase}}},
       {"notes", ledger.notes},
   };
+  if (const std::string_view run = run_phase_at(ledger, t.peak_slot); !run.empty()) {
+    doc["totals"]["peak_run_phase"] = std::string(run);
+  }
   if (fit != nullptr) doc["fit"] = fit_json(*fit);
   if (gpu != nullptr && gpu->available) doc["gpu"] = gpu_json(*gpu);
   return doc;

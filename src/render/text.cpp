@@ -21,6 +21,12 @@ std::string proportional_bar(std::int64_t bytes, std::int64_t scale, int width) 
 
 namespace {
 
+// "steady state loaded, the validation pass between steps", or the slot's name alone.
+std::string peak_phase_words(const Ledger& ledger, int slot) {
+  const std::string_view run = run_phase_at(ledger, slot);
+  return run.empty() ? slot_name(slot) : fmt::format("{}, {}", slot_name(slot), run);
+}
+
 std::string plan_line(const TrainingPlan& p) {
   std::string method = std::string(name_of(p.method));
   if (p.method == Method::lora || p.method == Method::qlora) {
@@ -78,7 +84,7 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
   const auto live = at_slot(ledger, t.peak_slot);
   const auto largest = largest_in_any_slot(ledger);
   out += fmt::format("Memory budget per GPU, in {} (at the peak: {})\n", unit_name(o.unit),
-                     slot_name(t.peak_slot));
+                     peak_phase_words(ledger, t.peak_slot));
   for (int k = 0; k < kTenantCount; ++k) {
     const std::int64_t most = largest[static_cast<std::size_t>(k)];
     if (most == 0) continue;
@@ -163,7 +169,7 @@ std::string render_explain(const Ledger& ledger, const RenderOptions& o) {
       " = {}\n",
       format_bytes(t.static_bytes, o.unit));
   out += fmt::format("Peak = the largest sum of lines live in one phase = {} ({})\n",
-                     format_bytes(t.peak_bytes, o.unit), slot_name(t.peak_slot));
+                     format_bytes(t.peak_bytes, o.unit), peak_phase_words(ledger, t.peak_slot));
   return out;
 }
 

@@ -3,7 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "support/cli_run.h"
 
@@ -181,3 +183,23 @@ TEST(CliEcosystemNames, HelpListsTheAliases) {
 }
 
 }  // namespace
+
+// Flags are registered in --help sections, and CLI11 checks a new name only against its own
+// section (tools/cli/flags.cpp section()): no name may appear twice across a subcommand's help.
+TEST(CliEcosystemNames, EachFlagNameOnceAcrossHelpSections) {
+  for (const char* sub : {"estimate", "solve", "advise", "sweep", "plan", "emit"}) {
+    const CliRun r = run_cli(std::string(sub) + " --help");
+    ASSERT_EQ(r.code, 0) << sub;
+    std::map<std::string, int> seen;
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t first = line.find_first_not_of(' ');
+      if (first == std::string::npos || line.compare(first, 2, "--") != 0) continue;
+      // "--a,--b,-c TEXT  help": the names run to the first space.
+      std::istringstream names(line.substr(first, line.find(' ', first) - first));
+      for (std::string name; std::getline(names, name, ',');) ++seen[name];
+    }
+    EXPECT_GT(seen.size(), 20u) << sub;
+    for (const auto& [name, count] : seen) EXPECT_EQ(count, 1) << sub << " " << name;
+  }
+}

@@ -55,6 +55,18 @@ void switch_flag(CLI::App& cmd, PlanFlags& f, const std::string& names, const st
       help);
 }
 
+// Options in a titled section of --help. A section is also a cost boundary: CLI11 checks each new
+// option's names against every option already in its own App (CLI/App.hpp add_option), so ~80
+// options in one App cost a quarter of a whole `trainmem estimate` run; in sections of at most
+// ~20 the check is a tenth of that. Sections keep registration order, and CLI11 runs an App's
+// own options' callbacks and then its sections' in order (App::_process_callbacks), so settings
+// still apply in the order they are registered here.
+CLI::App& section(CLI::App& cmd, const std::string& title) {
+  CLI::App& group = *cmd.add_option_group(title);
+  group.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  return group;
+}
+
 std::string with_default(const Vocabulary& v, std::string_view current) {
   return fmt::format("{} [default: {}]", help_names(v), current);
 }
@@ -81,90 +93,94 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   // The order of these calls is the order settings apply: --optimizer before --optimizer-impl,
   // so an explicit implementation beats the one an HF optim name implies.
-  setting(cmd, f, "--method", "method", with_default(method_vocabulary(), name_of(d.method)))
+  CLI::App* g = &section(cmd, "Training step");
+  setting(*g, f, "--method", "method", with_default(method_vocabulary(), name_of(d.method)))
       ->check(vocabulary_check(method_vocabulary()));
-  switch_flag(cmd, f, "--load-in-4bit,--load_in_4bit", "method", "qlora",
+  switch_flag(*g, f, "--load-in-4bit,--load_in_4bit", "method", "qlora",
               "QLoRA: the base in 4-bit (same as --method qlora)");
-  setting(cmd, f, "--precision", "precision",
+  setting(*g, f, "--precision", "precision",
           with_default(precision_vocabulary(), name_of(d.precision)))
       ->check(vocabulary_check(precision_vocabulary()));
-  switch_flag(cmd, f, "--bf16", "precision", "bf16-mixed",
+  switch_flag(*g, f, "--bf16", "precision", "bf16-mixed",
               "HF TrainingArguments bf16=True (same as --precision bf16-mixed)");
-  switch_flag(cmd, f, "--fp16", "precision", "fp16-mixed",
+  switch_flag(*g, f, "--fp16", "precision", "fp16-mixed",
               "HF TrainingArguments fp16=True (same as --precision fp16-mixed)");
-  setting(cmd, f, "--optimizer,--optim", "optimizer",
+  setting(*g, f, "--optimizer,--optim", "optimizer",
           with_default(optimizer_vocabulary(), name_of(d.optimizer)))
       ->check(vocabulary_check(optimizer_vocabulary()));
-  setting(cmd, f, "--optimizer-impl", "optimizer_impl",
+  setting(*g, f, "--optimizer-impl", "optimizer_impl",
           with_default(optimizer_impl_vocabulary(), name_of(d.optimizer_impl)))
       ->check(vocabulary_check(optimizer_impl_vocabulary()));
-  setting(cmd, f,
+  setting(*g, f,
           "--batch,--per-device-train-batch-size,--per_device_train_batch_size,"
           "--micro-batch-size,--micro_batch_size,--batch-size",
           "batch", fmt::format("micro-batch per GPU (sequences) [default: {}]", d.batch));
-  setting(cmd, f,
+  setting(*g, f,
           "--seq,--max-length,--max_length,--max-seq-length,--max_seq_length,--sequence-len,"
           "--cutoff-len,--cutoff_len",
           "seq",
           fmt::format("longest sequence in a batch, tokens: 2048, 4k, 32k [default: {}]", d.seq));
-  setting(cmd, f, "--grad-accum,--gradient-accumulation-steps,--gradient_accumulation_steps",
+  setting(*g, f, "--grad-accum,--gradient-accumulation-steps,--gradient_accumulation_steps",
           "grad_accum",
           fmt::format("micro-batches per optimizer step [default: {}]", d.grad_accum));
-  setting(cmd, f, "--checkpointing", "checkpointing",
+  setting(*g, f, "--checkpointing", "checkpointing",
           with_default(checkpointing_vocabulary(), name_of(d.checkpointing)))
       ->check(vocabulary_check(checkpointing_vocabulary()));
-  switch_flag(cmd, f, "--gradient-checkpointing,--gradient_checkpointing", "checkpointing", "full",
+  switch_flag(*g, f, "--gradient-checkpointing,--gradient_checkpointing", "checkpointing", "full",
               "same as --checkpointing full");
-  setting(cmd, f, "--attention,--attn-implementation,--attn_implementation", "attention",
+  setting(*g, f, "--attention,--attn-implementation,--attn_implementation", "attention",
           with_default(attention_vocabulary(), name_of(d.attention)))
       ->check(vocabulary_check(attention_vocabulary()));
-  setting(cmd, f, "--loss", "loss", with_default(loss_vocabulary(), name_of(d.loss)))
+  setting(*g, f, "--loss", "loss", with_default(loss_vocabulary(), name_of(d.loss)))
       ->check(vocabulary_check(loss_vocabulary()));
-  switch_flag(cmd, f, "--use-liger-kernel,--use_liger_kernel", "loss", "fused",
+  switch_flag(*g, f, "--use-liger-kernel,--use_liger_kernel", "loss", "fused",
               "HF use_liger_kernel=True (same as --loss fused)");
-  setting(cmd, f, "--framework", "framework",
+  g = &section(cmd, "Framework");
+  setting(*g, f, "--framework", "framework",
           with_default(framework_vocabulary(), d.framework) +
               ", optionally NAME@VERSION; whose allocations are modelled; its profile's defaults "
               "apply to settings not given (docs/frameworks.md)");
-  setting(cmd, f, "--versions", "versions",
+  setting(*g, f, "--versions", "versions",
           "library versions whose behaviour differs, e.g. transformers=4.43,"
           "bitsandbytes=0.41 (default: current releases)");
-  switch_flag(cmd, f, "--padding-mask", "padding_mask", "true",
+  switch_flag(*g, f, "--padding-mask", "padding_mask", "true",
               "batches carry a padding mask (SDPA repeats K/V and takes the masked path)");
-  switch_flag(cmd, f, "--offload-activations", "offload_activations", "true",
+  switch_flag(*g, f, "--offload-activations", "offload_activations", "true",
               "checkpointed layer inputs go to host memory (torchtune, unsloth, axolotl offload)");
-  switch_flag(cmd, f, "--optimizer-in-backward", "optimizer_in_backward", "true",
+  switch_flag(*g, f, "--optimizer-in-backward", "optimizer_in_backward", "true",
               "step each parameter in backward and free its gradient (torchtune optimizer_in_bwd)");
-  switch_flag(cmd, f, "--keep-outputs", "keep_outputs", "true",
+  switch_flag(*g, f, "--keep-outputs", "keep_outputs", "true",
               "the training loop keeps the model output (logits) alive through backward");
-  setting(cmd, f, "--convention", "convention",
+  setting(*g, f, "--convention", "convention",
           with_default(convention_vocabulary(), name_of(d.convention)))
       ->check(vocabulary_check(convention_vocabulary()));
-  setting(cmd, f, "--params", "params", "price this published parameter count, e.g. 1.54e9");
-  setting(cmd, f, "--lora-rank,--lora-r,--lora_r", "lora_rank",
+  setting(*g, f, "--params", "params", "price this published parameter count, e.g. 1.54e9");
+  g = &section(cmd, "Adapters, quantisation and freezing");
+  setting(*g, f, "--lora-rank,--lora-r,--lora_r", "lora_rank",
           fmt::format("LoRA rank r [default: {}]", d.lora.rank));
-  setting(cmd, f, "--lora-alpha,--lora_alpha", "lora_alpha", "LoRA alpha (no memory effect)");
-  setting(cmd, f, "--lora-dropout,--lora_dropout", "lora_dropout",
+  setting(*g, f, "--lora-alpha,--lora_alpha", "lora_alpha", "LoRA alpha (no memory effect)");
+  setting(*g, f, "--lora-dropout,--lora_dropout", "lora_dropout",
           "LoRA dropout (saves masks when > 0)");
-  setting(cmd, f, "--lora-targets,--target-modules,--target_modules,--lora-target-modules",
+  setting(*g, f, "--lora-targets,--target-modules,--target_modules,--lora-target-modules",
           "lora_targets",
           "comma-separated: " + help_names(lora_target_vocabulary()) +
               " [default: q,k,v,o,gate,up,down]");
-  switch_flag(cmd, f, "--dora,--use-dora,--use_dora", "dora", "true",
+  switch_flag(*g, f, "--dora,--use-dora,--use_dora", "dora", "true",
               "DoRA: add a magnitude vector per adapted linear");
-  setting(cmd, f, "--quant", "quant", with_default(quant_vocabulary(), name_of(d.quant.kind)))
+  setting(*g, f, "--quant", "quant", with_default(quant_vocabulary(), name_of(d.quant.kind)))
       ->check(vocabulary_check(quant_vocabulary()));
-  switch_flag(cmd, f, "--no-double-quant", "double_quant", "false", "keep fp32 absmax per block");
-  switch_flag(cmd, f, "--no-prepare-kbit", "prepare_kbit", "false",
+  switch_flag(*g, f, "--no-double-quant", "double_quant", "false", "keep fp32 absmax per block");
+  switch_flag(*g, f, "--no-prepare-kbit", "prepare_kbit", "false",
               "skip prepare_model_for_kbit_training's fp32 upcast");
-  setting(cmd, f, "--train-modules", "train_modules", "freeze: modules that train, e.g. q,v,norm");
-  setting(cmd, f, "--train-layers", "train_layers",
+  setting(*g, f, "--train-modules", "train_modules", "freeze: modules that train, e.g. q,v,norm");
+  setting(*g, f, "--train-layers", "train_layers",
           "freeze: layers that train; lora/qlora: layers adapted, e.g. 20-27");
-  setting(cmd, f, "--learning-rate,--learning_rate,--lr", "learning_rate",
+  g = &section(cmd, "Accepted from pasted commands");
+  setting(*g, f, "--learning-rate,--learning_rate,--lr", "learning_rate",
           "accepted so an HF command can be pasted; no memory effect");
-  setting(cmd, f, "--num-train-epochs,--num_train_epochs", "epochs",
+  setting(*g, f, "--num-train-epochs,--num_train_epochs", "epochs",
           "accepted so an HF command can be pasted; no memory effect");
-  add_layout_flags(cmd, f.layout);
+  add_layout_flags(section(cmd, "Layout across GPUs"), f.layout);
 }
 
 void add_layout_flags(CLI::App& cmd, LayoutFlags& f) {
@@ -264,7 +280,8 @@ Result<Layout> make_layout(const LayoutFlags& f) {
   return l;
 }
 
-void add_device_flags(CLI::App& cmd, DeviceFlags& f) {
+void add_device_flags(CLI::App& parent, DeviceFlags& f) {
+  CLI::App& cmd = section(parent, "Device");
   cmd.add_option("--memory", f.memory, "device memory, e.g. 32GB or 24GiB");
   cmd.add_option("--gpu", f.gpu,
                  "a device from `trainmem gpus`: its id (rtx-4090) or the name nvidia-smi prints");

@@ -127,7 +127,9 @@ Result<std::pair<std::int64_t, int>> gpu_figure(const MeasurementRecord& r,
   auto gpu = gpu_estimate(model, plan, ledger, row_gpu_options(r));
   if (!gpu) return gpu.error();
   const GpuEstimate& g = gpu.value();
-  if (r.metric == "max_memory_allocated") return std::pair{g.peak_allocated_bytes, g.peak_slot};
+  if (r.metric == "max_memory_allocated") {
+    return std::pair{g.peak_allocated_bytes, g.peak_allocated_slot};
+  }
   if (r.metric == "max_memory_reserved") return std::pair{g.peak_reserved_bytes, g.peak_slot};
   return std::pair{g.device_total_bytes, g.peak_slot};
 }

@@ -1,0 +1,204 @@
+// The run phases beyond the training step (src/ledger/run_phases.h): the formulas by hand, and
+// where the profiles put their lines, on qwen3-tiny (V 8,192; hidden 128; 4 layers; 4 heads of
+// 32, 2 KV heads; MLP 384).
+#include "ledger/run_phases.h"
+
+#include <gtest/gtest.h>
+
+#include "gpu/alloc_events.h"
+#include "plan/framework.h"
+#include "support/models.h"
+#include "trainmem/device.h"
+#include "trainmem/estimate.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
+
+namespace trainmem {
+namespace {
+
+TrainingPlan plan_for(const std::string& framework, Method method = Method::lora,
+                      std::int64_t batch = 2, std::int64_t seq = 256) {
+  TrainingPlan p;
+  p.method = method;
+  p.precision = Precision::bf16;
+  p.batch = batch;
+  p.seq = seq;
+  EXPECT_FALSE(parse_framework(framework, p.framework, p.library_versions).has_value());
+  apply_framework(p);
+  return p;
+}
+
+std::int64_t bytes_with_prefix(const Ledger& l, const std::string& prefix, PhaseMask* live) {
+  std::int64_t n = 0;
+  for (const LedgerItem& i : l.items) {
+    if (i.id.rfind(prefix, 0) == 0) {
+      n += i.bytes;
+      if (live != nullptr) *live |= i.live;
+    }
+  }
+  return n;
+}
+
+TEST(RunPhases, EvalLossChainByHand) {
+  // batch 2, seq 5, vocab 10, bf16 logits, bf16 loss: output 2x5x10x2 = 200; the [..., :-1, :]
+  // slice is 2x4x10 = 80 elements: its reshape copy 160 and log_softmax 160.
+  const ledger::EvalLossChain c = ledger::eval_loss_chain(2, 5, 10, 2, false);
+  EXPECT_EQ(c.output_bytes, 200);
+  EXPECT_EQ(c.shift_copy_bytes, 160);
+  EXPECT_EQ(c.upcast_bytes, 0);
+  EXPECT_EQ(c.log_softmax_bytes, 160);
+  EXPECT_EQ(c.total(), 520);
+  // Batch 1: the slice of a (1, T, V) tensor is contiguous, reshape is a view.
+  const ledger::EvalLossChain one = ledger::eval_loss_chain(1, 5, 10, 2, false);
+  EXPECT_EQ(one.shift_copy_bytes, 0);
+  EXPECT_EQ(one.total(), 100 + 80);
+  // An upcasting loss: 80 x 4 for the fp32 copy and 80 x 4 for log_softmax.
+  const ledger::EvalLossChain up = ledger::eval_loss_chain(2, 5, 10, 2, true);
+  EXPECT_EQ(up.upcast_bytes, 320);
+  EXPECT_EQ(up.log_softmax_bytes, 320);
+}
+
+TEST(RunPhases, GenerationCacheByHand) {
+  // litgpt caches n_head heads (not the KV groups): 2 x 2 layers x 4 heads x 16 x 8 x 2 B.
+  const ledger::GenerationCache g = ledger::generation_cache(2, 4, 2, 8, 16, 2);
+  EXPECT_EQ(g.kv_bytes, 4096);
+  EXPECT_EQ(g.mask_bytes, 256);
+  // Multi-query attention: one head.
+  EXPECT_EQ(ledger::generation_cache(2, 4, 1, 8, 16, 2).kv_bytes, 1024);
+}
+
+TEST(RunPhases, LoadTransientByHand) {
+  using ledger::load_transient;
+  EXPECT_EQ(load_transient(LoadQuantiser::none, 1000).total(), 0);
+  // bf16 weight + fp16 copy.
+  EXPECT_EQ(load_transient(LoadQuantiser::lightning_bnb, 1000).total(), 4000);
+  // bf16 weight + scaled blocks + 2 x (1,000 x 16) bf16 distances = 2,000 + 2,000 + 64,000.
+  EXPECT_EQ(load_transient(LoadQuantiser::torchao_unchunked, 1000).total(), 68000);
+  // 3 chunks of 1,048,576: 2n + 2n + n indices + 2 x 1,048,576 x 16 x 2 distances.
+  const std::int64_t n = 3 * 1048576;
+  const ledger::LoadTransient c = load_transient(LoadQuantiser::torchao_chunked, n);
+  EXPECT_EQ(c.distance_bytes, 67108864);
+  EXPECT_EQ(c.total(), 5 * n + 67108864);
+  // Past 64 chunks the two nibble tensors (n / 2 each) outweigh one chunk's distances.
+  EXPECT_EQ(load_transient(LoadQuantiser::torchao_chunked, 128 * 1048576).distance_bytes,
+            128 * 1048576);
+}
+
+TEST(RunPhases, LitgptValidatesBetweenStepsHfDoesNot) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  const Ledger lit = estimate(m, plan_for("litgpt"));
+  PhaseMask live = 0;
+  // 2 x 256 x 8,192 x 2 B output + 2 x 255 x 8,192 x 2 B shift copy and log_softmax (bf16).
+  EXPECT_EQ(bytes_with_prefix(lit, "logits.eval_", &live),
+            2 * 256 * 8192 * 2 + 2 * (2 * 255 * 8192 * 2));
+  EXPECT_EQ(live, phase_bit(1, Phase::loaded)) << "between steps, after zero_grad";
+  // The generation after it (2 x 4 layers x 4 heads x 256 x 32 x 2 B + 256 x 256) is smaller.
+  EXPECT_EQ(bytes_with_prefix(lit, "temporaries.generation_", nullptr), 0);
+  EXPECT_EQ(run_phase_at(lit, 7), "the validation pass between steps");
+  EXPECT_EQ(run_phase_at(lit, 8), "");
+
+  const Ledger hf = estimate(m, plan_for("hf"));
+  EXPECT_EQ(bytes_with_prefix(hf, "logits.eval_", nullptr), 0);
+  EXPECT_EQ(bytes_with_prefix(hf, "temporaries.load_", nullptr), 0);
+  for (int s = 0; s < kPhaseSlots; ++s) EXPECT_EQ(run_phase_at(hf, s), "");
+}
+
+TEST(RunPhases, GenerationLineWhenItHoldsMore) {
+  // A plan that generates without validating: the KV cache of batch 1 at the training length,
+  // 2 x 4 layers x 4 heads x 256 x 32 x 2 B = 524,288, and the 256 x 256 bool mask.
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan p = plan_for("hf");
+  p.behaviour.generates_sample = true;
+  const Ledger l = estimate(m, p);
+  PhaseMask live = 0;
+  EXPECT_EQ(bytes_with_prefix(l, "temporaries.generation_", &live), 524288 + 65536);
+  EXPECT_EQ(live, phase_bit(1, Phase::loaded));
+  EXPECT_EQ(bytes_with_prefix(l, "logits.eval_", nullptr), 0);
+  EXPECT_EQ(run_phase_at(l, 7), "the sample generation between steps");
+}
+
+TEST(RunPhases, QloraLoadTransientPerProfile) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  // The largest quantised base weight: the MLP's 384 x 128 = 49,152 elements.
+  const std::int64_t n = 384 * 128;
+  PhaseMask live = 0;
+  TrainingPlan old = plan_for("torchtune@0.1", Method::qlora);
+  EXPECT_EQ(bytes_with_prefix(estimate(m, old), "temporaries.load_", &live), 68 * n);
+  EXPECT_EQ(live, phase_bit(0, Phase::loaded)) << "before the first forward";
+  // torchao >= 0.2 (current torchtune): 5n + one chunk's distances (the whole tensor here).
+  EXPECT_EQ(bytes_with_prefix(estimate(m, plan_for("torchtune", Method::qlora)),
+                              "temporaries.load_", nullptr),
+            5 * n + 64 * n);
+  EXPECT_EQ(bytes_with_prefix(estimate(m, plan_for("litgpt", Method::qlora)), "temporaries.load_",
+                              nullptr),
+            4 * n);
+  EXPECT_EQ(
+      bytes_with_prefix(estimate(m, plan_for("hf", Method::qlora)), "temporaries.load_", nullptr),
+      0);
+  EXPECT_EQ(bytes_with_prefix(estimate(m, plan_for("torchtune@0.1", Method::lora)),
+                              "temporaries.load_", nullptr),
+            0)
+      << "nothing is quantised";
+  EXPECT_EQ(run_phase_at(estimate(m, old), 0), "loading: quantising the base weights");
+  // Llama-2-7B as in torchtune's QLoRA tutorial (batch 2 x 512, checkpointing): the MLP weight's
+  // transient, 68 x 11,008 x 4,096 = 3,066,036,224 B on top of the weights, is the largest moment
+  // of the run, for the ledger and for the replay.
+  const LoadedModel big = testing_support::validation_model("published/llama-2-7b");
+  TrainingPlan tut = plan_for("torchtune@0.1", Method::qlora, 2, 512);
+  tut.checkpointing = Checkpointing::full;
+  const Ledger l = estimate(big, tut);
+  EXPECT_EQ(bytes_with_prefix(l, "temporaries.load_", nullptr), 3066036224);
+  EXPECT_EQ(totals(l).peak_slot, 0);
+  const auto g = gpu_estimate(big, tut, l, GpuOptions{});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->peak_allocated_slot, 0);
+  EXPECT_EQ(g->peak_allocated_run_phase, "loading: quantising the base weights");
+}
+
+TEST(RunPhases, LoadReplayedOneWeightAtATime) {
+  // torchtune 0.1 QLoRA: every quantised weight's transients (68 B per element) are allocated
+  // and freed in turn after the weights; the high water of requested bytes in the load slot is
+  // the ledger's (weights + the largest weight's set), and each weight's set appears once.
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  const TrainingPlan p = plan_for("torchtune@0.1", Method::qlora);
+  const Ledger l = estimate(m, p);
+  const gpu::EventStream s = gpu::alloc_events(m, p, l);
+  EXPECT_EQ(gpu::requested_high_water(s)[0], totals(l).by_slot[0]);
+  // qwen3-tiny quantises q, k, v, o, gate, up, down in 4 layers: 28 weights, 4 or 5 allocations
+  // each (the distances as one run of two tensors); the MLP's 49,152 elements: 32 x 49,152 B.
+  int distance_runs = 0;
+  for (const gpu::AllocEvent& e : s.events) {
+    if (e.op == gpu::Op::alloc && e.phase == 0 && e.count == 2 && e.bytes == 32 * 49152) {
+      ++distance_runs;
+    }
+  }
+  EXPECT_EQ(distance_runs, 3 * 4) << "gate, up and down in each of the 4 layers";
+}
+
+TEST(RunPhases, ReplayedAndNamedAtThePeak) {
+  // LoRA with full checkpointing on a long sequence: the step holds one checkpointed input per
+  // layer, while the validation pass holds three b x s x V tensors next to the loop's kept
+  // logits; the replay and the ledger both put the peak between steps.
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan p = plan_for("litgpt", Method::lora, 8, 2048);
+  p.checkpointing = Checkpointing::full;
+  const Ledger l = estimate(m, p);
+  const Totals t = totals(l);
+  EXPECT_EQ(t.peak_slot, kPhaseCount + static_cast<int>(Phase::loaded));
+  EXPECT_EQ(run_phase_at(l, t.peak_slot), "the validation pass between steps");
+  GpuOptions o;
+  const auto g = gpu_estimate(m, p, l, o);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->peak_run_phase, "the validation pass between steps");
+  const GpuPhase& between = g->phases[static_cast<std::size_t>(t.peak_slot)];
+  EXPECT_EQ(between.allocated_bytes, g->peak_allocated_bytes);
+  // Without the validation lines the steady `loaded` slot holds less by at least their bytes.
+  std::int64_t eval = 0;
+  for (const LedgerItem& i : l.items) {
+    if (i.id.rfind("logits.eval_", 0) == 0) eval += i.bytes;
+  }
+  EXPECT_GE(between.allocated_bytes, eval);
+}
+
+}  // namespace
+}  // namespace trainmem
