@@ -8,7 +8,9 @@
 
 #include "ledger/format.h"
 #include "ledger/phases.h"
-#include "trainmem/units.h"
+#include "model/inventory.h"
+#include "model/model_spec.h"
+#include "trainmem/render.h"
 
 namespace trainmem::ledger {
 namespace {

@@ -8,8 +8,7 @@
 #include <utility>
 
 #include "plan/method.h"
-#include "trainmem/limits.h"
-#include "trainmem/vocabulary.h"
+#include "plan/plan.h"
 
 namespace trainmem {
 namespace {
