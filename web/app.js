@@ -217,8 +217,9 @@ function renderVerdict(ledger, verdictText, s) {
   }
 }
 
+// `timeline` is the trainmem.timeline/1 document: one row per phase slot, live bytes by tenant.
 function renderBudget(ledger, timeline, s) {
-  const peakRow = timeline.find((r) => r.peak);
+  const peakRow = timeline.slots.find((r) => r.peak);
   const f = ledger.fit;
   const scale = Math.max(peakRow.bytes, f ? f.usable_bytes : 0) * 1.02;
   const bar = stackedBar(peakRow.by_tenant, scale, f ? f.usable_bytes : 0,
@@ -259,31 +260,33 @@ function renderExplain(item, s) {
 }
 
 function renderTimeline(timeline, ledger, s) {
-  const max = Math.max(...timeline.map((r) => r.bytes), ledger.fit ? ledger.fit.usable_bytes : 0) * 1.02;
+  const max = Math.max(...timeline.slots.map((r) => r.bytes), ledger.fit ? ledger.fit.usable_bytes : 0) * 1.02;
   const box = el('div', { class: 'timeline' });
-  for (const r of timeline) {
-    const name = r.slot.replace(/_/g, ' ');
+  for (const r of timeline.slots) {
+    const name = r.phase.replace(/_/g, ' ');
     box.append(el('div', { class: `trow${r.peak ? ' peak' : ''}` },
       el('span', {}, r.peak ? `${name} (peak)` : name),
       stackedBar(r.by_tenant, max, ledger.fit ? ledger.fit.usable_bytes : 0, `${name}: ${fmtBytes(r.bytes, s.units)}`),
       el('span', { class: 'num' }, fmtBytes(r.bytes, s.units))));
   }
-  const peak = timeline.find((r) => r.peak);
   $('timeline').replaceChildren(
-    el('p', { class: 'help', id: 'peak-phase' }, `The peak falls at ${peak.slot.replace(/_/g, ' ')}.`), box);
+    el('p', { class: 'help', id: 'peak-phase' }, `The peak falls at ${timeline.peak_phase.replace(/_/g, ' ')}.`), box);
 }
 
+// `sw` is the trainmem.sweep/1 document of one sweep: each point is keyed by the swept setting
+// ("batch" or "seq"), and the device, if any, gives the usable limit.
 function chart(sw, current, s, title) {
   const W = 420, H = 240, L = 52, R = 12, T = 24, B = 36;
-  const pts = sw.points;
+  const pts = sw.points.map((p) => ({ ...p, x: p[sw.over] }));
+  const usable = sw.device ? sw.device.usable_bytes : 0;
   const xs = pts.map((p) => p.x);
-  const ymax = Math.max(...pts.map((p) => p.peak_bytes), sw.usable_bytes || 0) * 1.08;
+  const ymax = Math.max(...pts.map((p) => p.peak_bytes), usable) * 1.08;
   const xmin = Math.min(...xs), xmax = Math.max(...xs);
   const X = (x) => L + ((x - xmin) / Math.max(1, xmax - xmin)) * (W - L - R);
   const Y = (y) => H - B - (y / ymax) * (H - T - B);
   const unitDiv = s.units === 'gb' ? 1e9 : 2 ** 30;
   const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, role: 'img',
-    'aria-label': `${title}; ${sw.usable_bytes ? `the dashed line is the usable ${fmtBytes(sw.usable_bytes, s.units)}` : 'no device'}` });
+    'aria-label': `${title}; ${usable ? `the dashed line is the usable ${fmtBytes(usable, s.units)}` : 'no device'}` });
   root.append(svg('text', { x: L, y: 15, 'font-weight': 600 }, title));
   for (let i = 0; i <= 4; i++) {
     const y = (ymax * i) / 4;
@@ -297,9 +300,9 @@ function chart(sw, current, s, title) {
   const path = (key) => pts.map((p, i) => `${i ? 'L' : 'M'}${X(p.x).toFixed(1)},${Y(p[key]).toFixed(1)}`).join(' ');
   root.append(svg('path', { d: path('static_bytes'), class: 'static' }));
   root.append(svg('path', { d: path('peak_bytes'), class: 'peak' }));
-  if (sw.usable_bytes) {
-    root.append(svg('line', { x1: L, x2: W - R, y1: Y(sw.usable_bytes), y2: Y(sw.usable_bytes), class: 'limit' }));
-    root.append(svg('text', { x: W - R - 2, y: Y(sw.usable_bytes) - 4, 'text-anchor': 'end' }, 'usable'));
+  if (usable) {
+    root.append(svg('line', { x1: L, x2: W - R, y1: Y(usable), y2: Y(usable), class: 'limit' }));
+    root.append(svg('text', { x: W - R - 2, y: Y(usable) - 4, 'text-anchor': 'end' }, 'usable'));
   }
   const here = pts.find((p) => p.x === Number(current));
   if (here) root.append(svg('circle', { cx: X(here.x), cy: Y(here.peak_bytes), r: 4, class: 'now' }));
@@ -365,6 +368,7 @@ function update() {
   showError('');
   markField('');
   const ledger = r.ledger;
+  tenants = r.timeline.tenants;
   if (lastLedger && lastLedger.items.length !== ledger.items.length) selectedLine = -1;
   lastLedger = ledger;
   renderVerdict(ledger, r.verdict, s);
@@ -499,28 +503,28 @@ async function entriesOf(item) {
 // ---- start ------------------------------------------------------------------------------------
 
 function fillSelects() {
-  const models = call({ op: 'models' });
-  tenants = models.tenants;
+  const models = call({ op: 'models' });  // trainmem.models/1
   $('preset').replaceChildren(...models.models.map((m) => el('option', { value: m.id }, `${m.hf_id} (${m.published})`)));
-  const devices = call({ op: 'devices' }).devices;
+  const devices = call({ op: 'devices' }).devices;  // trainmem.devices/1
   const groups = [['gpu', 'GPUs'], ['unified', 'Apple (unified memory)'], ['tier', 'Memory tiers']];
   const sel = $('device');
   sel.replaceChildren(el('option', { value: 'none' }, 'no device (peak only)'),
     el('option', { value: 'custom' }, 'custom size…'));
   for (const [kind, title] of groups) {
     sel.append(el('optgroup', { label: title }, devices.filter((d) => d.kind === kind)
-      .map((d) => el('option', { value: d.id }, `${d.name} — ${d.capacity}`))));
+      .map((d) => el('option', { value: d.id },
+        `${d.name} — ${fmtBytes(d.capacity_bytes, 'gb')} = ${fmtBytes(d.capacity_bytes, 'gib')}`))));
   }
 }
 
 // The selects of enumerated settings list the engine's vocabulary (canonical names; the meaning as
 // a tooltip), and the form starts at the command line's defaults.
 function fillSettings() {
-  const form = call({ op: 'form' });
+  const form = call({ op: 'form' });  // trainmem.form/1
   ENGINE_DEFAULTS = form.defaults;
   for (const [key, terms] of Object.entries(form.choices)) {
     const select = $(key);
-    if (!select) continue;
+    if (!select || select.tagName !== 'SELECT') continue;  // lora_targets is typed, not chosen
     select.replaceChildren(...terms.map((t) => el('option', { value: t.name, title: t.meaning }, t.name)));
   }
   for (const k of Object.keys(DEFAULTS)) {

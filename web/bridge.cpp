@@ -1,25 +1,27 @@
-// The web page's one entry point: a JSON request in, a JSON response out. Every number comes from
-// the same library calls as the command line (load, estimate, fit, advise, sweep, the renderers);
-// this file only turns request fields into the library's values, and values into JSON.
+// The web page's one entry point: a JSON request in, a JSON response out. A front end over the
+// library's public API (include/trainmem/), as the command line is: every number comes from the
+// same library calls, and every document in a response is one the library renders (render.h), the
+// same text `trainmem ... --json` prints for the same request. This file only turns request fields
+// into the library's values and wraps the library's documents in the response.
 //
 // Request:  {"op": "estimate"|"explain"|"advise"|"sweep"|"devices"|"models"|"form",
 //            "model": {"preset": ID} | {"config_text": T, "name": N}
 //                     | {"folder": N, "config_text": T, "index_text": T?,
 //                        "safetensors": [{"name", "size", "prefix_b64"}]},
-//            "plan": {"method": "lora", "batch": 4, ... the CLI's flags in snake_case},
+//            "plan": {"method": "lora", "batch": 4, ... the plan setting keys (plan.h)},
 //            "device": {"gpu": ID} | {"memory": "24GiB"} (optional), "reserve": "2GB",
 //            "units": "gib", "over": "batch"|"seq", "values": [..]}
 // Response: {"ok": true, ...} or {"ok": false, "error": "FILE: FIELD: REASON", "field": F}.
-// docs/web.md describes each op's fields.
+// devices, models and form answer the library's document with "ok" added; estimate, explain,
+// advise and sweep embed theirs by name. docs/web.md describes each op.
 #include <emscripten/emscripten.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "flags.h"        // tools/cli: the command line's flag structs and their parsers
-#include "render/json.h"  // ledger_json(), the trainmem.ledger/1 document, as the CLI uses it
 #include "trainmem/model.h"
 #include "trainmem/trainmem.h"
 
@@ -41,20 +43,20 @@ std::string flag_name(std::string key) {
 }
 
 // --- request fields -> library values -------------------------------------------------------
-// The plan and the device are read by the command line's own functions (tools/cli/flags.h):
-// the request's fields fill the same structs as the flags do, so defaults, accepted names,
-// validation and error messages are the command line's.
+// The plan is the library's plan_from() over the request's settings, as the command line's flags
+// are (each setting named by its flag in errors); the device and the units use the library's
+// find_device(), custom_device() and parse_size() / parse_unit(), as the command line does.
 
 std::string text_field(const json& obj, const char* key, const std::string& fallback) {
   const auto it = obj.find(key);
   return (it != obj.end() && it->is_string()) ? it->get<std::string>() : fallback;
 }
 
-Result<TrainingPlan> plan_from(const json& p) {
+Result<TrainingPlan> plan_of(const json& p) {
   if (!p.is_object()) return usage("plan", "must be an object");
   // The request's fields are the plan setting keys; each applies as the flag of that name would,
   // over the command line's defaults (hf_trainer_defaults() and the framework's profile).
-  cli::PlanFlags f;
+  PlanPatch patch;
   for (const std::string& key : plan_setting_keys()) {
     const auto it = p.find(key);
     if (it == p.end() || it->is_null()) continue;
@@ -73,20 +75,69 @@ Result<TrainingPlan> plan_from(const json& p) {
     }
     // The form sends every field, so a setting the chosen method ignores (lora_dropout with
     // method full) is a note, as in an imported file, not an error.
-    f.given.push_back({key, value, flag, true});
+    patch.push_back({key, value, flag, true});
   }
-  auto plan = cli::make_plan(f);
-  if (!plan) return plan.error();
+  auto plan = plan_from(patch);
+  if (!plan) {
+    // validate() names a plan field ("batch", "lora.rank"); one that is a setting key is named
+    // by that setting's flag, as the request's settings are.
+    Error e = plan.error();
+    std::string key = e.field;
+    std::replace(key.begin(), key.end(), '.', '_');
+    const std::vector<std::string>& keys = plan_setting_keys();
+    if (e.file.empty() && std::find(keys.begin(), keys.end(), key) != keys.end()) {
+      e.field = flag_name(key);
+    }
+    return e;
+  }
   return plan->plan;
 }
 
-Result<std::optional<Device>> device_from(const json& req) {
+// {"gpu": ID} or {"memory": SIZE}, and "reserve": the command line's --gpu, --memory, --reserve.
+Result<std::optional<Device>> device_of(const json& req) {
   const json dev = req.value("device", json::object());
-  cli::DeviceFlags f;
-  f.gpu = text_field(dev, "gpu", "");
-  f.memory = text_field(dev, "memory", "");
-  f.reserve = text_field(req, "reserve", "");
-  return cli::make_device(f);
+  const std::string gpu = text_field(dev, "gpu", "");
+  const std::string memory = text_field(dev, "memory", "");
+  const std::string reserve = text_field(req, "reserve", "");
+  if (!gpu.empty() && !memory.empty())
+    return usage("--gpu", "give either --gpu or --memory, not both");
+  std::optional<Device> device;
+  if (!memory.empty()) {
+    auto bytes = parse_size(memory, "--memory");
+    if (!bytes) return bytes.error();
+    if (bytes.value() < kMiB) {
+      return usage("--memory", "'" + memory + "' is " + std::to_string(bytes.value()) +
+                                   " bytes; give a device size with a unit, e.g. 24GB");
+    }
+    device = custom_device(bytes.value());
+  }
+  if (!gpu.empty()) {
+    auto found = find_device(gpu);
+    if (!found) return found.error();
+    device = found.value();
+  }
+  if (!reserve.empty()) {
+    auto bytes = parse_size(reserve, "--reserve");
+    if (!bytes) return bytes.error();
+    if (!device) return usage("--reserve", "needs --memory or --gpu");
+    device->reserve_bytes = bytes.value();
+    if (device->usable_bytes() <= 0) {
+      return usage("--reserve", format_bytes(bytes.value(), Unit::gb) +
+                                    " leaves nothing of the device's " +
+                                    format_bytes(device->capacity_bytes, Unit::gb) +
+                                    ": the usable budget must be positive");
+    }
+  }
+  return device;
+}
+
+Result<RenderOptions> options_of(const json& req) {
+  const std::string units = text_field(req, "units", "gib");
+  const auto unit = parse_unit(units);
+  if (!unit) return usage("--units", "'" + units + "' is not one of: gib, gb, mib, bytes");
+  RenderOptions o;
+  o.unit = *unit;
+  return o;
 }
 
 Result<std::string> base64_decode(const std::string& in, const std::string& field) {
@@ -150,121 +201,36 @@ Result<std::shared_ptr<const LoadedModel>> model_from(const json& m) {
   return shared;
 }
 
-// --- library values -> response JSON ----------------------------------------------------------
+// --- library documents -> response ------------------------------------------------------------
 
-json timeline_json(const Ledger& ledger, const Totals& t) {
-  json rows = json::array();
-  for (int slot = 0; slot < kPhaseSlots; ++slot) {
-    const auto live = live_at_slot(ledger, slot);
-    json by_tenant = json::object();
-    for (int k = 0; k < kTenantCount; ++k) {
-      by_tenant[std::string(tenant_name(static_cast<Tenant>(k)))] =
-          live[static_cast<std::size_t>(k)];
-    }
-    rows.push_back({{"slot", slot_name(slot)},
-                    {"bytes", t.by_slot[static_cast<std::size_t>(slot)]},
-                    {"peak", slot == t.peak_slot},
-                    {"by_tenant", by_tenant}});
-  }
-  return rows;
+// A document the library rendered (render.h), as a JSON value to embed.
+json doc(const std::string& text) {
+  return json::parse(text);
 }
 
-json tenants_json() {
-  json out = json::array();
-  for (int k = 0; k < kTenantCount; ++k) {
-    const auto t = static_cast<Tenant>(k);
-    out.push_back({{"id", tenant_name(t)}, {"title", tenant_title(t)}});
-  }
-  return out;
-}
-
-json advice_json(const Advice& adv) {
-  json opts = json::array();
-  for (const AdviceOption& o : adv.options) {
-    opts.push_back({{"change", o.change},
-                    {"flags", o.flags},
-                    {"peak_bytes", o.peak_bytes},
-                    {"fits", o.fits},
-                    {"margin_bytes", o.margin_bytes},
-                    {"cost", o.cost},
-                    {"changes", o.parts}});
-  }
-  return {{"fits_now", adv.fits_now}, {"now", fit_json(adv.now)}, {"options", opts}};
-}
-
-json sweep_json(const Sweep& s) {
-  json pts = json::array();
-  for (const SweepPoint& p : s.points) {
-    pts.push_back({{"x", p.x}, {"peak_bytes", p.peak_bytes}, {"static_bytes", p.static_bytes}});
-  }
-  json out = {{"over", name_of(s.axis)}, {"points", pts}};
-  if (s.device) out["usable_bytes"] = s.device->usable_bytes();
-  return out;
-}
-
-Result<RenderOptions> options_from(const json& req) {
-  cli::OutputFlags f;
-  f.units = text_field(req, "units", f.units);
-  return cli::make_render_options(f);
-}
-
-// What the form offers and where it starts: the command line's defaults (default_settings()) and,
-// for each enumerated setting, its vocabulary's canonical names. The page builds its selects from
-// these, so the form and `trainmem estimate` with no flags price the same plan.
-json form_json() {
-  json defaults = json::object();
-  for (const PlanSetting& s : default_settings()) defaults[s.key] = s.value;
-  const std::pair<const char*, const Vocabulary*> enumerated[] = {
-      {"method", &method_vocabulary()},
-      {"precision", &precision_vocabulary()},
-      {"optimizer", &optimizer_vocabulary()},
-      {"optimizer_impl", &optimizer_impl_vocabulary()},
-      {"checkpointing", &checkpointing_vocabulary()},
-      {"attention", &attention_vocabulary()},
-      {"loss", &loss_vocabulary()},
-      {"quant", &quant_vocabulary()}};
-  json choices = json::object();
-  for (const auto& [key, vocabulary] : enumerated) {
-    json terms = json::array();
-    for (const Term& t : vocabulary->terms)
-      terms.push_back({{"name", t.name}, {"meaning", t.meaning}});
-    choices[key] = terms;
-  }
-  return {{"ok", true}, {"defaults", defaults}, {"choices", choices}};
+// A listing document with "ok" added: the page reads its fields where the document has them.
+json ok_with(json document) {
+  document["ok"] = true;
+  return document;
 }
 
 json run(const json& req) {
   const std::string op = text_field(req, "op", "");
-  if (op == "devices") {
-    json rows = json::array();
-    for (const Device& d : list_devices()) {
-      json row = device_json(d);
-      row["capacity"] = gb_and_gib(d.capacity_bytes);
-      rows.push_back(row);
-    }
-    return {{"ok", true}, {"devices", rows}};
-  }
-  if (op == "models") {
-    json rows = json::array();
-    for (const PresetInfo& p : list_presets()) {
-      rows.push_back({{"id", p.id}, {"hf_id", p.hf_id}, {"published", p.published}});
-    }
-    return {{"ok", true}, {"models", rows}, {"tenants", tenants_json()}};
-  }
-  if (op == "form") return form_json();
+  if (op == "devices") return ok_with(doc(render_devices_json(list_devices())));
+  if (op == "models") return ok_with(doc(render_models_json(list_models())));
+  if (op == "form") return ok_with(doc(render_form_json()));
   auto model = model_from(req.value("model", json()));
   if (!model) throw model.error();
-  auto plan = plan_from(req.value("plan", json::object()));
+  auto plan = plan_of(req.value("plan", json::object()));
   if (!plan) throw plan.error();
-  auto device = device_from(req);
+  auto device = device_of(req);
   if (!device) throw device.error();
-  auto options = options_from(req);
+  auto options = options_of(req);
   if (!options) throw options.error();
   const LoadedModel& m = **model;
 
   if (op == "estimate" || op == "explain") {
     const Ledger ledger = estimate(m, *plan);
-    const Totals t = totals(ledger);
     // The verdict every command gives (judge(), trainmem/device.h). A page has no
     // PYTORCH_CUDA_ALLOC_CONF: PyTorch's defaults.
     const GpuOptions gopt = *device ? gpu_options_for(**device, "") : GpuOptions{};
@@ -272,10 +238,10 @@ json run(const json& req) {
     if (!gpu) throw gpu.error();
     const bool cuda = !*device || (*device)->kind != DeviceKind::unified;
     std::optional<Fit> f;
-    if (*device) f = judge(*gpu, t, **device);
+    if (*device) f = judge(*gpu, totals(ledger), **device);
     json out = {{"ok", true},
-                {"ledger", ledger_json(ledger, f ? &*f : nullptr, cuda ? &*gpu : nullptr)},
-                {"timeline", timeline_json(ledger, t)},
+                {"ledger", doc(render_json(ledger, f ? &*f : nullptr, cuda ? &*gpu : nullptr))},
+                {"timeline", doc(render_timeline_json(ledger))},
                 {"model_notes", m.notes}};
     if (f) out["verdict"] = gb_and_gib(f->peak_bytes);
     if (op == "explain") out["explain"] = render_explain(ledger, *options);
@@ -283,14 +249,16 @@ json run(const json& req) {
   }
   if (op == "advise") {
     if (!*device) throw usage("--gpu", "advise needs a device");
-    return {{"ok", true}, {"advice", advice_json(advise(m, *plan, **device))}};
+    return {{"ok", true},
+            {"advice", doc(render_advice_json(advise(m, *plan, **device), m.spec.name))}};
   }
   if (op == "sweep") {
     const auto axis = parse_sweep_axis(text_field(req, "over", "batch"));
     if (!axis) throw usage("--over", "must be batch or seq");
     std::vector<std::int64_t> values = default_sweep_values(*axis, *plan);
     if (req.contains("values")) values = req["values"].get<std::vector<std::int64_t>>();
-    return {{"ok", true}, {"sweep", sweep_json(sweep(m, *plan, *axis, values, *device))}};
+    const Sweep s = sweep(m, *plan, *axis, values, *device);
+    return {{"ok", true}, {"sweep", doc(render_sweep_json({s}, m.spec.name, name_of(*axis)))}};
   }
   throw usage(
       "op", "'" + op + "' is not one of: estimate, explain, advise, sweep, devices, models, form");
@@ -306,10 +274,8 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* trainmem_call(const char* request) {
   try {
     response = trainmem::web::run(json::parse(request)).dump();
   } catch (const trainmem::Error& error) {
-    // Named as the command line names it (report() in tools/cli/flags.cpp): a plan field by its
-    // flag.
-    trainmem::Error e = error;
-    if (e.file.empty()) e.field = trainmem::cli::flag_for_field(e.field);
+    // A request's setting is named by its flag (plan_of()); the library names the rest.
+    const trainmem::Error& e = error;
     response =
         json{{"ok", false}, {"error", e.message()}, {"field", e.field}, {"file", e.file}}.dump();
   } catch (const std::exception& e) {

@@ -72,6 +72,12 @@ std::string render_solve_json(const SolveResult& result, std::string_view model,
 std::string render_advice_json(const Advice& advice, std::string_view model);
 std::string render_sweep_json(const std::vector<Sweep>& sweeps, std::string_view model,
                               std::string_view over);
+// trainmem.timeline/1: memory through one step, one row per phase slot with its live bytes by
+// tenant and the peak marked, and the tenants' ids and titles (the JSON of render_timeline()).
+std::string render_timeline_json(const Ledger& ledger);
+// trainmem.form/1: where a plan form starts (default_settings()) and, for each enumerated plan
+// setting, its vocabulary's canonical names and meanings. The web page builds its form from it.
+std::string render_form_json();
 
 // SVG pictures: the memory budget as a stacked bar, and sweeps as curves with the device's limit.
 // Plain functions from values to strings, like the other renderers; self-contained SVG 1.1 with
