@@ -44,6 +44,7 @@ const Vocabulary& attention_vocabulary();
 const Vocabulary& loss_vocabulary();
 const Vocabulary& convention_vocabulary();
 const Vocabulary& quant_vocabulary();
+const Vocabulary& eval_strategy_vocabulary();
 const Vocabulary& framework_vocabulary();
 // LoRA target names (--lora-targets) with PEFT's module names (q_proj, gate_proj, ...) as aliases;
 // --train-modules accepts these and "norm".
