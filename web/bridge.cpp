@@ -222,7 +222,8 @@ json form_json() {
       {"checkpointing", &checkpointing_vocabulary()},
       {"attention", &attention_vocabulary()},
       {"loss", &loss_vocabulary()},
-      {"quant", &quant_vocabulary()}};
+      {"quant", &quant_vocabulary()},
+      {"eval_strategy", &eval_strategy_vocabulary()}};
   json choices = json::object();
   for (const auto& [key, vocabulary] : enumerated) {
     json terms = json::array();
