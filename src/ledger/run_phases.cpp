@@ -196,10 +196,24 @@ void add_trainer_eval(const Context& ctx, Items& items) {
                              b.loss_shift_copy);
   }
   const std::int64_t width = eval_mlp_width(s);
-  const bool eager = attention_kernel(s, a) == AttentionKernel::eager;
-  const bool gated = s.mlp == MlpKind::gated;
-  const EvalLayerTransient layer =
-      eval_layer_transient(n, p.seq, s.hidden, width, gated, s.heads, a.stream_bytes, e, eager);
+  RoleSet adapted = 0;
+  for (const LayerPlan& l : layer_plans(s, ctx.inventory, p)) adapted |= l.adapted;
+  const EvalLayerShape shape{
+      .batch = n,
+      .seq = p.seq,
+      .hidden = s.hidden,
+      .mlp_width = width,
+      .heads = s.heads,
+      .layers = s.layers,
+      .gated_mlp = s.mlp == MlpKind::gated,
+      .stream_bytes = a.stream_bytes,
+      .compute_bytes = e,
+      .adapter_bytes = a.adapter_bytes,
+      .up_adapted = (adapted & (role_bit(Role::up) | role_bit(Role::gate_up))) != 0,
+      .gate_adapted = (adapted & role_bit(Role::gate)) != 0,
+      .eager_scores = attention_kernel(s, a) == AttentionKernel::eager};
+  const bool gated = shape.gated_mlp;
+  const EvalLayerTransient layer = eval_layer_transient(shape);
   const PhaseMask when = phase_bit(1, Phase::loaded);
   const std::string what =
       fmt::format("Evaluation between steps (eval batch {} x {} tokens): ", n, p.seq);
@@ -251,22 +265,41 @@ void add_trainer_eval(const Context& ctx, Items& items) {
     return;
   }
   const char* layer_src =
-      "transformers v5.24.0 models/llama/modeling_llama.py:164 LlamaMLP.forward, :193-197 "
-      "eager_attention_forward (no_grad: nothing saved)";
+      "transformers v5.24.0 models/llama/modeling_llama.py:390-401 LlamaModel.forward, "
+      ":311-313 LlamaDecoderLayer, :164 LlamaMLP.forward, :193-197 eager_attention_forward "
+      "(no_grad: nothing saved)";
   const std::string loss_note = loss.total() > 0
                                     ? fmt::format(" (the lm_head and loss after it hold {})",
                                                   format_bytes(loss.total(), Unit::gib))
                                     : "";
   add(kTrainerEvalLayerId, "stream", Tenant::temporaries,
-      "a layer's residual and normed input" + loss_note, layer.stream_bytes,
-      fmt::format("2 x {} x {} hidden x {} B", tokens, with_commas(s.hidden), a.stream_bytes),
+      "the embedding output, a layer's input, residual and normed input" + loss_note,
+      layer.stream_bytes,
+      fmt::format("{} x {} x {} hidden x {} B", eval_stream_tensors(shape), tokens,
+                  with_commas(s.hidden), a.stream_bytes),
       layer_src);
-  if (layer.mlp_bytes >= layer.scores_bytes) {
+  if (layer.adapter_input_bytes + layer.mlp_bytes >= layer.scores_bytes) {
+    const char* peft_src =
+        "peft 0.21.2 tuners/lora/layer.py:1088-1113 Linear.forward (result + "
+        "lora_B(lora_A(dropout(x))) * scaling; :1100 _cast_input_dtype)";
+    add(kTrainerEvalLayerId, "adapter_input", Tenant::temporaries,
+        "LoRA: the MLP input cast to the adapters' dtype", layer.adapter_input_bytes,
+        fmt::format("{} x {} hidden x {} B", tokens, with_commas(s.hidden), a.adapter_bytes),
+        peft_src);
+    const int per = eval_mlp_bytes_per_element(shape);
+    const int plain = gated ? 3 * e : 2 * e;
+    const bool lora_moment = per > plain;
     add(kTrainerEvalLayerId, "mlp", Tenant::temporaries,
-        gated ? "MLP: act_fn(gate), up and their product" : "MLP: fc_in output and its activation",
-        layer.mlp_bytes,
-        fmt::format("{} x {} x {} width x {} B", gated ? 3 : 2, tokens, with_commas(width), e),
-        layer_src);
+        lora_moment ? fmt::format("MLP: {} with its LoRA branch (lora_B output and its scaled "
+                                  "copy, {})",
+                                  shape.up_adapted ? (gated ? "act_fn(gate) and up_proj's output"
+                                                            : "fc_in's output")
+                                                   : "gate_proj's output",
+                                  a.adapter_bytes == 4 ? "fp32" : "bf16")
+        : gated     ? "MLP: act_fn(gate), up and their product"
+                    : "MLP: fc_in output and its activation",
+        layer.mlp_bytes, fmt::format("{} x {} width x {} B", tokens, with_commas(width), per),
+        lora_moment ? peft_src : layer_src);
   } else {
     add(kTrainerEvalLayerId, "scores", Tenant::temporaries,
         "eager attention: scores, fp32 softmax and its cast", layer.scores_bytes,
@@ -290,14 +323,29 @@ TrainerEvalLoss trainer_eval_loss(std::int64_t batch, std::int64_t seq, std::int
   return l;
 }
 
-EvalLayerTransient eval_layer_transient(std::int64_t batch, std::int64_t seq, std::int64_t hidden,
-                                        std::int64_t mlp_width, bool gated_mlp, std::int64_t heads,
-                                        int stream_bytes, int compute_bytes, bool eager_scores) {
+int eval_stream_tensors(const EvalLayerShape& shape) {
+  return shape.layers > 1 ? 4 : 3;
+}
+
+int eval_mlp_bytes_per_element(const EvalLayerShape& shape) {
+  const int e = shape.compute_bytes;
+  const int a = shape.adapter_bytes;
+  int most = shape.gated_mlp ? 3 * e : 2 * e;
+  if (shape.up_adapted) most = std::max(most, (shape.gated_mlp ? 2 * e : e) + 2 * a);
+  if (shape.gated_mlp && shape.gate_adapted) most = std::max(most, e + 2 * a);
+  return most;
+}
+
+EvalLayerTransient eval_layer_transient(const EvalLayerShape& shape) {
   EvalLayerTransient t;
-  const std::int64_t tokens = batch * seq;
-  t.stream_bytes = 2 * tokens * hidden * stream_bytes;
-  t.mlp_bytes = (gated_mlp ? 3 : 2) * tokens * mlp_width * compute_bytes;
-  t.scores_bytes = eager_scores ? 8 * batch * heads * seq * seq : 0;
+  const std::int64_t tokens = shape.batch * shape.seq;
+  const bool adapted = shape.up_adapted || shape.gate_adapted;
+  t.stream_bytes = eval_stream_tensors(shape) * tokens * shape.hidden * shape.stream_bytes;
+  t.adapter_input_bytes = adapted && shape.adapter_bytes != shape.stream_bytes
+                              ? tokens * shape.hidden * shape.adapter_bytes
+                              : 0;
+  t.mlp_bytes = tokens * shape.mlp_width * eval_mlp_bytes_per_element(shape);
+  t.scores_bytes = shape.eager_scores ? 8 * shape.batch * shape.heads * shape.seq * shape.seq : 0;
   return t;
 }
 

@@ -66,22 +66,50 @@ TrainerEvalLoss trainer_eval_loss(std::int64_t batch, std::int64_t seq, std::int
 
 // The largest working set of one decoder layer in the no_grad evaluation forward (nothing is
 // saved for backward, so each temporary dies when its last reference does):
-//   both blocks: the residual and the block's normed input (stream dtype);
-//   MLP (modeling_llama.py:164 `down_proj(act_fn(gate_proj(x)) * up_proj(x))`): at the product,
-//   act_fn's output, up_proj's output and the product (compute dtype; gate_proj's output dies
-//   when act_fn returns); a plain MLP (fc_in, act, fc_out) holds fc_in's output and act's;
+//   both blocks, hidden wide in the stream dtype: the embedding output (`inputs_embeds`, held by
+//   LlamaModel.forward, modeling_llama.py:390), the layer's input (the caller's loop variable,
+//   :394; the same tensor in layer 0), the residual (:311) and the block's normed input (:312):
+//   4 tensors from the second layer on;
+//   MLP (modeling_llama.py:164 `down_proj(act_fn(gate_proj(x)) * up_proj(x))`), per element of
+//   the MLP width: at the product, act_fn's output, up_proj's output and the product, 3 x compute
+//   bytes (gate_proj's output dies when act_fn returns; a plain MLP holds fc_in's output and its
+//   activation, 2). A LoRA adapter on the projection (PEFT 0.21.2 tuners/lora/layer.py:1088-1113
+//   `result = result + lora_B(lora_A(dropout(x))) * scaling`) holds, next to the base output,
+//   lora_B's output and its scaled copy in the adapter dtype: at up_proj, act_fn(gate) + base +
+//   2 adapter tensors (2e + 2a); at gate_proj, base + 2a; and the input cast to the adapter dtype
+//   (`_cast_input_dtype`, :1100; hidden wide) when that differs from the stream's;
 //   eager attention (modeling_llama.py:193-197): at `softmax(w, dtype=float32).to(q.dtype)`, the
 //   16-bit scores, their fp32 softmax and its 16-bit cast: 8 B per score of batch x heads x seq
-//   x seq. q, k, v and SDPA's output (a few hidden widths) are below the MLP's three widths.
-struct EvalLayerTransient {
-  std::int64_t stream_bytes = 0;  // residual + normed input: 2 x batch x seq x hidden x stream B
-  std::int64_t mlp_bytes = 0;     // 3 (gated) or 2 x batch x seq x width x compute bytes
-  std::int64_t scores_bytes = 0;  // eager attention: 8 x batch x heads x seq x seq (else 0)
-  std::int64_t total() const { return stream_bytes + std::max(mlp_bytes, scores_bytes); }
+//   x seq. q, k, v and SDPA's output (a few hidden widths) are below the MLP's widths.
+struct EvalLayerShape {
+  std::int64_t batch = 1;
+  std::int64_t seq = 1;
+  std::int64_t hidden = 0;
+  std::int64_t mlp_width = 0;
+  std::int64_t heads = 0;
+  std::int64_t layers = 2;  // 1: the layer's input is the embedding output (3 stream tensors)
+  bool gated_mlp = true;
+  int stream_bytes = 2;
+  int compute_bytes = 2;
+  int adapter_bytes = 4;      // dtype of the LoRA branch (PEFT: fp32 adapters)
+  bool up_adapted = false;    // LoRA on up_proj (a plain MLP's fc_in)
+  bool gate_adapted = false;  // LoRA on gate_proj
+  bool eager_scores = false;
 };
-EvalLayerTransient eval_layer_transient(std::int64_t batch, std::int64_t seq, std::int64_t hidden,
-                                        std::int64_t mlp_width, bool gated_mlp, std::int64_t heads,
-                                        int stream_bytes, int compute_bytes, bool eager_scores);
+struct EvalLayerTransient {
+  std::int64_t stream_bytes = 0;         // 4 (or 3) x tokens x hidden x stream bytes
+  std::int64_t adapter_input_bytes = 0;  // the normed input cast to the adapter dtype
+  std::int64_t mlp_bytes = 0;            // tokens x width x the largest per-element sum above
+  std::int64_t scores_bytes = 0;         // eager attention: 8 x batch x heads x seq x seq
+  std::int64_t total() const {
+    return stream_bytes + std::max(adapter_input_bytes + mlp_bytes, scores_bytes);
+  }
+};
+// Hidden-wide stream tensors alive in a layer (see above): 4, or 3 in a one-layer model.
+int eval_stream_tensors(const EvalLayerShape& shape);
+// Bytes per element of the MLP width at the MLP's largest moment (see above).
+int eval_mlp_bytes_per_element(const EvalLayerShape& shape);
+EvalLayerTransient eval_layer_transient(const EvalLayerShape& shape);
 
 // litgpt generate_example(): model.set_kv_cache(batch_size=1) with the training
 // max_seq_length: per layer k and v of (1, heads, max_seq, head_size) in the model dtype, where

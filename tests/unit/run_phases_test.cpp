@@ -220,20 +220,54 @@ TEST(RunPhases, TrainerEvalLossByHand) {
 }
 
 TEST(RunPhases, EvalLayerTransientByHand) {
-  // batch 2, seq 5, hidden 4, width 12, 8 heads, bf16 stream and compute: residual + normed
-  // 2x10x4x2 = 160; gated MLP 3x10x12x2 = 720; plain 2x10x12x2 = 480.
-  const ledger::EvalLayerTransient t =
-      ledger::eval_layer_transient(2, 5, 4, 12, true, 8, 2, 2, false);
-  EXPECT_EQ(t.stream_bytes, 160);
+  // batch 2, seq 5 (10 tokens), hidden 4, width 12, 8 heads, bf16 stream and compute, no
+  // adapters: embedding output, layer input, residual, normed input 4x10x4x2 = 320; gated MLP
+  // 3x10x12x2 = 720; plain 2x10x12x2 = 480.
+  ledger::EvalLayerShape shape{.batch = 2,
+                               .seq = 5,
+                               .hidden = 4,
+                               .mlp_width = 12,
+                               .heads = 8,
+                               .gated_mlp = true,
+                               .stream_bytes = 2,
+                               .compute_bytes = 2,
+                               .adapter_bytes = 4};
+  const ledger::EvalLayerTransient t = ledger::eval_layer_transient(shape);
+  EXPECT_EQ(t.stream_bytes, 320);
+  EXPECT_EQ(t.adapter_input_bytes, 0);
   EXPECT_EQ(t.mlp_bytes, 720);
   EXPECT_EQ(t.scores_bytes, 0);
-  EXPECT_EQ(t.total(), 880);
-  EXPECT_EQ(ledger::eval_layer_transient(2, 5, 4, 12, false, 8, 2, 2, false).total(), 640);
-  // Eager attention: 8 B x 2 x 8 heads x 5 x 5 = 3,200 outweighs the MLP.
-  const ledger::EvalLayerTransient e =
-      ledger::eval_layer_transient(2, 5, 4, 12, true, 8, 2, 2, true);
+  EXPECT_EQ(t.total(), 1040);
+  ledger::EvalLayerShape plain = shape;
+  plain.gated_mlp = false;
+  EXPECT_EQ(ledger::eval_layer_transient(plain).total(), 800);
+  // One layer: its input is the embedding output, 3 stream tensors.
+  ledger::EvalLayerShape one = shape;
+  one.layers = 1;
+  EXPECT_EQ(ledger::eval_layer_transient(one).stream_bytes, 240);
+  // fp32 LoRA on up_proj: act_fn(gate) 2 + base up 2 + lora_B output 4 + scaled 4 = 12 B per
+  // element: 10 x 12 x 12 = 1,440, and the normed input cast to fp32, 10 x 4 x 4 = 160.
+  ledger::EvalLayerShape up = shape;
+  up.up_adapted = true;
+  EXPECT_EQ(ledger::eval_mlp_bytes_per_element(up), 12);
+  const ledger::EvalLayerTransient u = ledger::eval_layer_transient(up);
+  EXPECT_EQ(u.adapter_input_bytes, 160);
+  EXPECT_EQ(u.mlp_bytes, 1440);
+  EXPECT_EQ(u.total(), 320 + 160 + 1440);
+  // Only gate_proj adapted: base 2 + 2 x 4 = 10 B per element.
+  ledger::EvalLayerShape gate = shape;
+  gate.gate_adapted = true;
+  EXPECT_EQ(ledger::eval_mlp_bytes_per_element(gate), 10);
+  // Adapters in the model dtype: 2 + 2 + 2 + 2 = 8 > 6, and no input cast.
+  up.adapter_bytes = 2;
+  EXPECT_EQ(ledger::eval_mlp_bytes_per_element(up), 8);
+  EXPECT_EQ(ledger::eval_layer_transient(up).adapter_input_bytes, 0);
+  // Eager attention: 8 B x 2 x 8 heads x 5 x 5 = 3,200 outweighs the plain MLP.
+  ledger::EvalLayerShape eager = shape;
+  eager.eager_scores = true;
+  const ledger::EvalLayerTransient e = ledger::eval_layer_transient(eager);
   EXPECT_EQ(e.scores_bytes, 3200);
-  EXPECT_EQ(e.total(), 3360);
+  EXPECT_EQ(e.total(), 3520);
 }
 
 TEST(RunPhases, TrainerEvaluationOnlyWhenAsked) {
@@ -260,12 +294,14 @@ TEST(RunPhases, TrainerEvaluationOnlyWhenAsked) {
   p.eval_strategy = EvalStrategy::epoch;
   EXPECT_EQ(bytes_with_prefix(estimate(m, p), "logits.trainer_eval_", nullptr),
             256 * 128 * 2 + 256 * 8192 * 10);
-  // Liger's fused loss returns no logits in evaluation: the layer's working set is the pass.
+  // Liger's fused loss returns no logits in evaluation: the layer's working set is the pass,
+  // here at up_proj's fp32 LoRA branch (LoRA on every projection): 4 hidden-wide stream
+  // tensors, the input cast to fp32, and 2 + 2 + 4 + 4 B per element of the 384-wide MLP.
   p.loss = Loss::fused;
   const Ledger fused = estimate(m, p);
   EXPECT_EQ(bytes_with_prefix(fused, "logits.trainer_eval_", nullptr), 0);
   EXPECT_EQ(bytes_with_prefix(fused, "temporaries.trainer_eval_", nullptr),
-            2 * 256 * 128 * 2 + 3 * 256 * 384 * 2);
+            4 * 256 * 128 * 2 + 256 * 128 * 4 + 12 * 256 * 384);
 }
 
 TEST(RunPhases, TrainerEvaluationSetsThePeakOfASmallBatchRun) {
