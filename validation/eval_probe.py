@@ -26,10 +26,18 @@ from transformers import Trainer, TrainingArguments  # noqa: E402
 from harness import build, configs, methods  # noqa: E402
 from harness.tracker import PhaseMemTracker  # noqa: E402
 
+# A small vocabulary and a wide MLP, so the layer's working set, not the logits, is the
+# evaluation's largest moment.
+WIDE_MLP = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 256,
+            "intermediate_size": 4096, "num_attention_heads": 4, "num_key_value_heads": 2,
+            "num_hidden_layers": 2, "vocab_size": 512, "max_position_embeddings": 4096,
+            "rms_norm_eps": 1e-06, "tie_word_embeddings": False, "hidden_act": "silu",
+            "torch_dtype": "bfloat16"}
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--model", default="qwen3-tiny", help="a harness config name")
+    ap.add_argument("--model", default="qwen3-tiny", help="a harness config name, or wide-mlp")
     ap.add_argument("--config", default=None, help="or a config.json path (overrides --model)")
     ap.add_argument("--attention", default="sdpa", choices=["sdpa", "eager"])
     ap.add_argument("--precision", default="bf16", choices=["bf16", "fp32"])
@@ -41,6 +49,8 @@ def main(argv=None):
     if args.config:
         with open(args.config) as f:
             cfg = json.load(f)
+    elif args.model == "wide-mlp":
+        cfg = dict(WIDE_MLP)
     else:
         cfg = configs.load(args.model)
     model = build.build_model(cfg, args.precision, args.attention)
