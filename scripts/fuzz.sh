@@ -10,7 +10,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(safetensors config index measurements flags estimate import dataset devices)
+((${#targets[@]})) || targets=(safetensors config index measurements flags estimate import dataset devices
+                                    tokenizer)
 
 cxx=$(command -v clang++ || command -v clang++-14 || true)
 [[ -n $cxx ]] || { echo "fuzz: clang++ not found (scripts/install-deps.sh --fuzz)" >&2; exit 1; }

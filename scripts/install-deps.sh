@@ -3,10 +3,11 @@
 # so `make run` and `make test` work on a fresh machine and cost nothing on a warm one.
 set -euo pipefail
 packages=(cmake ninja-build g++ make nlohmann-json3-dev libcli11-dev libfmt-dev googletest
-          libgtest-dev libbenchmark-dev clang-format python3-dev libyaml-cpp-dev)
+          libgtest-dev libbenchmark-dev clang-format python3-dev libyaml-cpp-dev
+          libicu-dev)
 # `make fuzz` also needs clang with libFuzzer: scripts/install-deps.sh --fuzz
 if [[ ${1:-} == --fuzz ]]; then packages=(clang-14 libclang-rt-14-dev cmake ninja-build make
-                                     nlohmann-json3-dev libcli11-dev libfmt-dev); fi
+                                     nlohmann-json3-dev libcli11-dev libfmt-dev libicu-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

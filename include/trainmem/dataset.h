@@ -1,6 +1,7 @@
 // A training dataset's token lengths (`--dataset FILE`): the records of a JSON-lines, JSON or text
-// file, the bytes of the text each one trains on, and its length in tokens, estimated from the
-// vocabulary's published compression. Pure functions on the file's text; docs/dataset.md.
+// file, the bytes of the text each one trains on, and its length in tokens: counted by the
+// model's tokenizer.json when one is beside the config and trainmem runs it, else estimated from
+// the vocabulary's published compression. Pure functions on the file's text; docs/dataset.md.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +34,15 @@ Result<std::string> read_dataset_file(const std::string& path);
 // convert it) and, for .json, from the first non-blank byte of `text`.
 Result<DatasetFormat> dataset_format_of(const std::string& file, std::string_view text);
 
+// Counts the tokens of one piece of text (a tokenizer.json run on it), or says why it cannot.
+using CountTokens = std::function<Result<std::int64_t>(std::string_view)>;
+
 // One record's text: the UTF-8 bytes it trains on and the schema it was read with.
 struct DatasetRecords {
   std::vector<std::int64_t> bytes;  // per record, in file order
+  // Per record, when read with a CountTokens: the sum of its text pieces' tokens (each message's
+  // content, prompt and completion, instruction, input and output counted on its own).
+  std::vector<std::int64_t> tokens;
   // The schemas seen, in order of first use: "text", "messages[].content",
   // "conversations[].value", "prompt+completion", "instruction+input+output", "line".
   std::vector<std::string> schemas;
@@ -47,8 +54,10 @@ struct DatasetRecords {
 // content list's "text" parts included); or "prompt" + "completion" (strings or lists of turns);
 // or "instruction" + "output" with an optional "input". The keys of the chat template and special
 // tokens are not counted. Errors name `file`, the line or index, the key and the reason.
+// With `count`, each record's tokens are counted too; a count that fails is the error.
 Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat format,
-                                            const std::string& file);
+                                            const std::string& file,
+                                            const CountTokens& count = nullptr);
 
 // Bytes of English text per token for a vocabulary size band, with its source.
 struct BytesPerToken {
@@ -71,7 +80,8 @@ struct TokenLengths {
   std::int64_t mean = 0;  // rounded up
   std::int64_t total = 0;
 };
-// Token lengths of `records` (not empty) at `rate`.
+// Token lengths of `records` (not empty): their counted tokens when they have them, else their
+// bytes at `rate`.
 TokenLengths token_lengths(const DatasetRecords& records, const BytesPerToken& rate);
 
 // Records longer than `max_length` tokens: those truncated at that length.
@@ -109,7 +119,11 @@ struct DatasetFit {
   std::int64_t non_ascii_bytes = 0;
   std::int64_t vocab_size = 0;
   BytesPerToken rate;
-  bool tokenizer_found = false;  // a tokenizer.json beside the config (not run: see notes)
+  bool tokenizer_found = false;  // a tokenizer.json beside the config
+  // True when the lengths were counted by that tokenizer.json (exact); false: estimated at
+  // `rate` (no tokenizer.json, or one trainmem does not run: the notes say why).
+  bool tokens_exact = false;
+  std::string tokenizer;  // the tokenizer.json's summary when it counted ("BPE, ...")
   TokenLengths lengths;
   std::optional<std::int64_t> max_length;  // the plan's seq when the user set it: truncation
   std::int64_t truncated_records = 0;      // longer than max_length
@@ -123,18 +137,29 @@ struct DatasetFit {
 
 struct DatasetSource {
   std::string file;
-  std::string_view text;        // the file's contents
-  std::int64_t vocab_size = 0;  // the model's
-  bool tokenizer_found = false;
+  std::string_view text;                   // the file's contents
+  std::int64_t vocab_size = 0;             // the model's
+  std::string tokenizer_file;              // a tokenizer.json beside the config; empty: none
   std::optional<std::int64_t> max_length;  // the plan's seq, when given (flag or --from file)
   std::int64_t context = 0;                // the model's max_position_embeddings; 0: unknown
   Unit unit = Unit::gib;                   // for the sizes in the advice
 };
 
+struct LoadedModel;
+// The tokenizer.json in the folder the model was read from (a config.json's folder, a safetensors
+// folder, a Hugging Face cache snapshot) when one exists there; empty for presets and otherwise.
+std::string tokenizer_file_beside(const LoadedModel& model);
+
 // Reads the records, estimates their lengths and prices `plan` at p50, p95 and the maximum
 // (each capped at max_length), with the advice on max_length, packing and padding-free batching.
 Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& plan,
                                const PricePlan& price);
+
+// `advise --dataset`: with `plan` advised at the longest record, truncating at the p95 becomes an
+// option (placed among the others by fit and cost) when the tail is long, and every option with a
+// shorter sequence says how many records it truncates (src/verdict/dataset_advice.cpp).
+struct Advice;
+void add_dataset_options(const DatasetFit& d, const TrainingPlan& plan, Advice& adv);
 
 // The report: a table and the advice (render_dataset_text), or the "dataset" JSON object
 // (docs/formats.md) as text.

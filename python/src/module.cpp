@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "trainmem/dataset.h"
 #include "trainmem/trainmem.h"
 
 namespace nb = nanobind;
@@ -62,13 +63,35 @@ std::optional<Device> device_of(const std::optional<std::string>& device,
   return d;
 }
 
-std::string estimate_json(const LoadedModel& model, const std::string& plan_json,
-                          const std::optional<std::string>& device,
-                          const std::optional<std::string>& memory,
-                          const std::optional<std::string>& reserve) {
-  const TrainingPlan plan = plan_of(plan_json);
-  const Ledger ledger = estimate(model, plan);
-  const std::optional<Device> d = device_of(device, memory, reserve);
+// `trainmem estimate --dataset FILE`: the plan priced at the records' p50, p95 and longest
+// (tokens counted by a tokenizer.json beside the model's config, else estimated), truncated at the
+// plan's seq when the caller set it (`max_length_given`). Priced as estimate prices one GPU.
+DatasetFit dataset_fit(const LoadedModel& model, const TrainingPlan& plan,
+                       const std::optional<Device>& d, const std::string& file,
+                       bool max_length_given) {
+  const std::string text = unwrap(read_dataset_file(file));
+  DatasetSource source;
+  source.file = file;
+  source.text = text;
+  source.vocab_size = model.spec.vocab;
+  source.tokenizer_file = tokenizer_file_beside(model);
+  if (max_length_given) source.max_length = plan.seq;
+  source.context = model.spec.max_positions;
+  return unwrap(fit_dataset(source, plan, [&](const TrainingPlan& p) -> Result<LengthPrice> {
+    const Ledger ledger = estimate(model, p);
+    LengthPrice out;
+    out.peak_bytes = totals(ledger).peak_bytes;
+    if (!d) return out;
+    auto f = judge(model, p, ledger, *d, gpu_options_for(*d, ""));
+    if (!f) return f.error();
+    out.fit = *f;
+    out.peak_bytes = f->peak_bytes;
+    return out;
+  }));
+}
+
+std::string estimate_document(const LoadedModel& model, const TrainingPlan& plan,
+                              const Ledger& ledger, const std::optional<Device>& d) {
   // As `trainmem estimate --json`: the allocator replay's figures (not on Apple unified memory)
   // and the verdict judge() gives.
   const GpuEstimate gpu =
@@ -77,6 +100,21 @@ std::string estimate_json(const LoadedModel& model, const std::string& plan_json
   if (!d) return render_json(ledger, nullptr, &gpu);
   const Fit f = judge(gpu, totals(ledger), *d);
   return render_json(ledger, &f, cuda ? &gpu : nullptr);
+}
+
+std::string estimate_json(const LoadedModel& model, const std::string& plan_json,
+                          const std::optional<std::string>& device,
+                          const std::optional<std::string>& memory,
+                          const std::optional<std::string>& reserve,
+                          const std::optional<std::string>& dataset, bool max_length_given) {
+  const TrainingPlan plan = plan_of(plan_json);
+  const Ledger ledger = estimate(model, plan);
+  const std::optional<Device> d = device_of(device, memory, reserve);
+  if (dataset) {
+    const DatasetFit fit = dataset_fit(model, plan, d, *dataset, max_length_given);
+    return with_dataset_json(estimate_document(model, plan, ledger, d), fit);
+  }
+  return estimate_document(model, plan, ledger, d);
 }
 
 std::string report_text(const LoadedModel& model, const std::string& plan_json,
@@ -116,12 +154,37 @@ std::string solve_json(const LoadedModel& model, const std::string& plan_json,
   return render_solve_json(r, model.spec.name, step);
 }
 
+// `trainmem advise --dataset FILE`: the plan advised at the longest record (after max_length),
+// truncating at the p95 an option when the tail is long, each shorter-sequence option's truncated
+// records in its cost, and the "dataset" report; priced as advise() judges a plan.
 std::string advise_json(const LoadedModel& model, const std::string& plan_json,
                         const std::optional<std::string>& device,
-                        const std::optional<std::string>& memory) {
+                        const std::optional<std::string>& memory,
+                        const std::optional<std::string>& dataset, bool max_length_given) {
   const std::optional<Device> d = device_of(device, memory, std::nullopt);
   if (!d) throw TrainmemException("advise needs a device or memory");
-  return render_advice_json(advise(model, plan_of(plan_json), *d), model.spec.name);
+  TrainingPlan plan = plan_of(plan_json);
+  if (!dataset) return render_advice_json(advise(model, plan, *d), model.spec.name);
+  const std::string text = unwrap(read_dataset_file(*dataset));
+  DatasetSource source;
+  source.file = *dataset;
+  source.text = text;
+  source.vocab_size = model.spec.vocab;
+  source.tokenizer_file = tokenizer_file_beside(model);
+  if (max_length_given) source.max_length = plan.seq;
+  source.context = model.spec.max_positions;
+  const DatasetFit fit =
+      unwrap(fit_dataset(source, plan, [&](const TrainingPlan& p) -> Result<LengthPrice> {
+        if (auto e = check_plan_size(model, p)) return *e;
+        const Fit f = judge(model, p, *d);
+        return LengthPrice{f.peak_bytes, f};
+      }));
+  for (const DatasetRow& r : fit.rows) {
+    if (r.at == "max") plan.seq = r.seq;
+  }
+  Advice adv = advise(model, plan, *d);
+  add_dataset_options(fit, plan, adv);
+  return with_dataset_json(render_advice_json(adv, model.spec.name), fit);
 }
 
 LoadedModel from_tensors(
@@ -172,13 +235,14 @@ NB_MODULE(_native, m) {
       [](const std::string& plan_json) { return render_plan_json(plan_of(plan_json)); },
       "plan_json"_a);
   m.def("estimate", &estimate_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),
-        "memory"_a = nb::none(), "reserve"_a = nb::none());
+        "memory"_a = nb::none(), "reserve"_a = nb::none(), "dataset"_a = nb::none(),
+        "max_length_given"_a = false);
   m.def("report", &report_text, "model"_a, "plan_json"_a, "device"_a = nb::none(),
         "memory"_a = nb::none(), "unit"_a = "gib", "explain"_a = false);
   m.def("solve", &solve_json, "model"_a, "plan_json"_a, "target"_a, "device"_a = nb::none(),
         "memory"_a = nb::none(), "step"_a = 1);
   m.def("advise", &advise_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),
-        "memory"_a = nb::none());
+        "memory"_a = nb::none(), "dataset"_a = nb::none(), "max_length_given"_a = false);
   m.def("devices", [] { return render_devices_json(list_devices()); });
   m.def("models", [] { return render_models_json(list_models()); });
 }

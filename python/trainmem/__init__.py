@@ -125,14 +125,27 @@ def _plan_json(fields: Mapping[str, Any]) -> str:
     return _native.plan_from_settings(settings)
 
 
+def _seq_given(fields: Mapping[str, Any]) -> bool:
+    """Whether the caller set the sequence length (then a dataset's records truncate at it, as
+    TRL's max_length truncates them); a whole plan always carries one."""
+    return fields.get("plan") is not None or any(
+        fields.get(k) is not None for k in ("seq", "max_length", "max_seq_length"))
+
+
 def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
-             reserve: Optional[str] = None, **plan_fields: Any) -> Estimate:
+             reserve: Optional[str] = None, dataset: Optional[str] = None,
+             **plan_fields: Any) -> Estimate:
     """Prices one training step: ``estimate("qwen3-8b", method="lora", batch=4, seq=2048,
     gpu="rtx-4090")``. Plan fields are those of ``trainmem.plan()``; ``memory`` is a size with
-    a unit ("24GB", "24GiB")."""
+    a unit ("24GB", "24GiB"). ``dataset`` (a .jsonl, .json or .txt file, as
+    ``trainmem estimate --dataset``) also prices the plan at its records' p50, p95 and longest
+    length, truncated at ``seq`` when given: ``Estimate.dataset`` holds that report. Tokens are
+    counted exactly by a tokenizer.json beside the model's config, else estimated."""
     m = load(model)
     plan_json = _plan_json(plan_fields)
-    doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve))
+    doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve,
+                                      None if dataset is None else str(dataset),
+                                      _seq_given(plan_fields)))
     return Estimate(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory)
 
 
@@ -146,10 +159,15 @@ def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,
 
 
 def advise(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
-           **plan_fields: Any) -> Advice:
-    """The changes that make the plan fit the device, cheapest first, each priced."""
+           dataset: Optional[str] = None, **plan_fields: Any) -> Advice:
+    """The changes that make the plan fit the device, cheapest first, each priced. With
+    ``dataset`` (as ``trainmem advise --dataset``) the plan is advised at the longest record
+    (truncated at ``seq`` when given), truncating at the p95 is an option when the tail is long,
+    and ``Advice.dataset`` holds the dataset report."""
     m = load(model)
-    return Advice(json.loads(_native.advise(m, _plan_json(plan_fields), gpu, memory)))
+    return Advice(json.loads(_native.advise(m, _plan_json(plan_fields), gpu, memory,
+                                            None if dataset is None else str(dataset),
+                                            _seq_given(plan_fields))))
 
 
 def devices() -> list:

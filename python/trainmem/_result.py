@@ -107,6 +107,9 @@ class Estimate(_Document):
         self.by_phase: Dict[str, int] = totals["by_phase"]
         self.notes: List[str] = doc["notes"]
         self.fit: Optional[Fit] = _pick(Fit, doc["fit"]) if "fit" in doc else None
+        # estimate(..., dataset=PATH): the "dataset" object of docs/formats.md (tokens, priced
+        # rows, advice, notes); None without a dataset.
+        self.dataset: Optional[Dict[str, Any]] = doc.get("dataset")
 
     @property
     def peak_gib(self) -> float:
@@ -178,6 +181,8 @@ class Advice(_Document):
         self.fits_now: bool = doc["fits_now"]
         self.now: Fit = _pick(Fit, doc["now"])
         self.options: List[AdviceOption] = [_pick(AdviceOption, o) for o in doc["options"]]
+        # advise(..., dataset=PATH): the "dataset" object of docs/formats.md; None without one.
+        self.dataset: Optional[Dict[str, Any]] = doc.get("dataset")
 
 
 class Solution(_Document):

@@ -53,7 +53,9 @@ std::string_view kind_of(const json& v) {
 struct Where {
   const std::string& file;
   std::string at;
-  std::int64_t* non_ascii = nullptr;  // bytes >= 0x80 of the text read, summed here
+  std::int64_t* non_ascii = nullptr;   // bytes >= 0x80 of the text read, summed here
+  const CountTokens* count = nullptr;  // when given: each text piece's tokens, summed in `tokens`
+  std::int64_t* tokens = nullptr;
   Error error(const std::string& key, const std::string& reason) const {
     return bad_input(file, key.empty() ? at : at + ": " + key, reason);
   }
@@ -71,6 +73,11 @@ Result<std::int64_t> string_bytes(const json& v, const std::string& key, const W
   }
   const std::string& text = v.get_ref<const std::string&>();
   if (w.non_ascii != nullptr) *w.non_ascii += count_non_ascii(text);
+  if (w.count != nullptr && *w.count && w.tokens != nullptr) {
+    auto n = (*w.count)(text);
+    if (!n) return w.error(key, "counting its tokens: " + n.error().message());
+    *w.tokens += *n;
+  }
   return static_cast<std::int64_t>(text.size());
 }
 
@@ -277,7 +284,7 @@ Result<DatasetFormat> dataset_format_of(const std::string& file, std::string_vie
 }
 
 Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat format,
-                                            const std::string& file) {
+                                            const std::string& file, const CountTokens& count) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte-order mark
   DatasetRecords out;
   std::optional<Error> failed;
@@ -288,9 +295,17 @@ Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat
                          fmt::format("is not UTF-8 text (byte {} is 0x{:02x})", at,
                                      static_cast<unsigned char>(text[at])));
       }
-      failed = for_each_line(text, [&](std::string_view line, std::int64_t) {
+      failed = for_each_line(text, [&](std::string_view line, std::int64_t number) {
         add(out, RecordText{static_cast<std::int64_t>(line.size()), "line"});
         out.non_ascii_bytes += count_non_ascii(line);
+        if (count) {
+          auto n = count(line);
+          if (!n) {
+            return std::optional<Error>{bad_input(file, fmt::format("line {}", number),
+                                                  "counting its tokens: " + n.error().message())};
+          }
+          out.tokens.push_back(*n);
+        }
         return std::optional<Error>{};
       });
       break;
@@ -298,12 +313,15 @@ Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat
     case DatasetFormat::jsonl: {
       failed = for_each_line(
           text, [&](std::string_view line, std::int64_t number) -> std::optional<Error> {
-            const Where w{file, fmt::format("line {}", number), &out.non_ascii_bytes};
+            std::int64_t tokens = 0;
+            const Where w{file, fmt::format("line {}", number), &out.non_ascii_bytes, &count,
+                          &tokens};
             auto j = io::parse_json(line, file, w.at);
             if (!j) return j.error();
             auto t = record_text(*j, w);
             if (!t) return t.error();
             add(out, *t);
+            if (count) out.tokens.push_back(tokens);
             return std::nullopt;
           });
       break;
@@ -316,11 +334,14 @@ Result<DatasetRecords> read_dataset_records(std::string_view text, DatasetFormat
                          fmt::format("expected a JSON array of records, got {}", kind_of(*j)));
       }
       for (std::size_t i = 0; i < j->size() && !failed; ++i) {
-        auto t = record_text((*j)[i], Where{file, fmt::format("[{}]", i), &out.non_ascii_bytes});
+        std::int64_t tokens = 0;
+        auto t = record_text(
+            (*j)[i], Where{file, fmt::format("[{}]", i), &out.non_ascii_bytes, &count, &tokens});
         if (!t) {
           failed = t.error();
         } else {
           add(out, *t);
+          if (count) out.tokens.push_back(tokens);
         }
       }
       break;
@@ -367,7 +388,11 @@ std::int64_t percentile_nearest_rank(const std::vector<std::int64_t>& sorted, in
 TokenLengths token_lengths(const DatasetRecords& records, const BytesPerToken& rate) {
   TokenLengths out;
   out.sorted.reserve(records.bytes.size());
-  for (std::int64_t b : records.bytes) out.sorted.push_back(estimated_tokens(b, rate));
+  if (records.tokens.size() == records.bytes.size()) {
+    out.sorted = records.tokens;  // counted by a tokenizer: exact
+  } else {
+    for (std::int64_t b : records.bytes) out.sorted.push_back(estimated_tokens(b, rate));
+  }
   std::sort(out.sorted.begin(), out.sorted.end());
   for (std::int64_t t : out.sorted) out.total += t;
   const auto n = static_cast<std::int64_t>(out.sorted.size());

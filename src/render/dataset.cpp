@@ -32,12 +32,14 @@ nlohmann::json dataset_json(const DatasetFit& d) {
   j["records"] = d.records;
   j["text_bytes"] = d.bytes;
   j["non_ascii_bytes"] = d.non_ascii_bytes;
-  j["tokens_estimated"] = true;
+  j["tokens_estimated"] = !d.tokens_exact;
+  j["tokens_counted_by"] = d.tokens_exact ? "exact (tokenizer.json)" : "estimate";
   j["vocab_size"] = d.vocab_size;
   j["bytes_per_token"] = static_cast<double>(d.rate.centibytes) / 100.0;
   j["bytes_per_token_band"] = d.rate.band;
   j["bytes_per_token_source"] = d.rate.source;
   j["tokenizer_found"] = d.tokenizer_found;
+  j["tokenizer"] = d.tokens_exact ? nlohmann::json(d.tokenizer) : nlohmann::json(nullptr);
   const TokenLengths& l = d.lengths;
   j["tokens"] = {
       {"p50", l.p50}, {"p95", l.p95}, {"max", l.max}, {"mean", l.mean}, {"total", l.total}};
@@ -76,10 +78,10 @@ std::string render_dataset_text(const DatasetFit& d, const RenderOptions& option
       fmt::format("Dataset: {} ({}, {} record{}; text from {})\n", d.file, name_of(d.format),
                   with_commas(d.records), d.records == 1 ? "" : "s", joined(d.schemas));
   const TokenLengths& l = d.lengths;
-  out += fmt::format(
-      "  Tokens per record (estimated): p50 {} · p95 {} · max {} · mean {} · total {}\n",
-      with_commas(l.p50), with_commas(l.p95), with_commas(l.max), with_commas(l.mean),
-      with_commas(l.total));
+  out += fmt::format("  Tokens per record{}: p50 {} · p95 {} · max {} · mean {} · total {}\n",
+                     d.tokens_exact ? ", exact (tokenizer.json)" : " (estimated)",
+                     with_commas(l.p50), with_commas(l.p95), with_commas(l.max),
+                     with_commas(l.mean), with_commas(l.total));
   const bool any_fit = !d.rows.empty() && d.rows.front().price.fit.has_value();
   const std::string figure = any_fit ? d.rows.front().price.fit->figure : "peak";
   out += fmt::format("  {:<13}{:>10}  {:>14}  {:>14}{}\n", "At", "tokens", "priced", figure,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "io/tokenizer/tokenizer.h"
 #include "trainmem/dataset.h"
 #include "trainmem/units.h"
 
@@ -104,8 +105,29 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
                                const PricePlan& price) {
   auto format = dataset_format_of(source.file, source.text);
   if (!format) return format.error();
-  auto records = read_dataset_records(source.text, *format, source.file);
+  // Exact counts when the tokenizer.json beside the config loads and counts every record; else the
+  // estimate, with a note that names the file, the field and the reason.
+  std::optional<std::string> fallback;
+  std::optional<tok::Tokenizer> tokenizer;
+  if (!source.tokenizer_file.empty()) {
+    auto t = tok::load_tokenizer_file(source.tokenizer_file);
+    if (t) {
+      tokenizer.emplace(std::move(t).value());
+    } else {
+      fallback = t.error().message();
+    }
+  }
+  std::optional<Result<DatasetRecords>> counted;
+  if (tokenizer) {
+    counted = read_dataset_records(source.text, *format, source.file,
+                                   [&](std::string_view text) { return tokenizer->count(text); });
+  }
+  // Without a count, or when counting failed: read again uncounted. A malformed dataset is an
+  // error either way; a count that failed on good records is the fallback's reason.
+  auto records = counted && *counted ? std::move(*counted).value()
+                                     : read_dataset_records(source.text, *format, source.file);
   if (!records) return records.error();
+  if (counted && !*counted) fallback = counted->error().message();
 
   DatasetFit d;
   d.file = source.file;
@@ -116,7 +138,9 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
   d.non_ascii_bytes = records->non_ascii_bytes;
   d.vocab_size = source.vocab_size;
   d.rate = bytes_per_token_for_vocab(source.vocab_size);
-  d.tokenizer_found = source.tokenizer_found;
+  d.tokenizer_found = !source.tokenizer_file.empty();
+  d.tokens_exact = !records->tokens.empty();
+  if (d.tokens_exact) d.tokenizer = tokenizer->summary();
   d.lengths = token_lengths(*records, d.rate);
   d.max_length = source.max_length;
   if (d.max_length) d.truncated_records = records_longer_than(d.lengths, *d.max_length);
@@ -125,7 +149,7 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
                        std::int64_t seq) -> std::optional<Error> {
     TrainingPlan p = plan;
     p.batch = batch;
-    p.seq = seq;
+    p.seq = std::max<std::int64_t>(seq, 1);  // a record of no tokens still trains on one
     // A record past the engine's sequence range cannot be priced: say which, and how to cut it.
     if (auto e = validate(p)) {
       return bad_input(source.file, at,
@@ -157,13 +181,26 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
   }
   add_advice(d, plan, source.unit);
 
-  d.notes.push_back(fmt::format(
-      "Token counts are estimated: UTF-8 bytes / {}.{:02d} bytes per token, for vocab_size {} "
-      "({}): {}.",
-      d.rate.centibytes / 100, d.rate.centibytes % 100, with_commas(d.vocab_size), d.rate.band,
-      d.rate.source));
+  if (d.tokens_exact) {
+    d.notes.push_back(fmt::format(
+        "Token counts are exact: {} run on every record ({}), as the Hugging Face tokenizers "
+        "library's encode(text, add_special_tokens=False) counts them; each message's content is "
+        "counted on its own.",
+        source.tokenizer_file, d.tokenizer));
+  } else {
+    if (fallback) {
+      d.notes.push_back(fmt::format(
+          "The tokenizer.json beside the config is not used, so the counts are estimates: {}.",
+          *fallback));
+    }
+    d.notes.push_back(fmt::format(
+        "Token counts are estimated: UTF-8 bytes / {}.{:02d} bytes per token, for vocab_size {} "
+        "({}): {}.",
+        d.rate.centibytes / 100, d.rate.centibytes % 100, with_commas(d.vocab_size), d.rate.band,
+        d.rate.source));
+  }
   // More than a tenth of the text outside ASCII: not English, which the figure was measured on.
-  if (d.non_ascii_bytes * 10 > d.bytes) {
+  if (!d.tokens_exact && d.non_ascii_bytes * 10 > d.bytes) {
     d.notes.push_back(fmt::format(
         "{} of the text's bytes are outside ASCII (other scripts than English): the bytes per "
         "token figure is English's, so these counts are rougher.",
@@ -177,11 +214,6 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
         fmt::format("The longest record priced ({} tokens) is longer than the model's context "
                     "(max_position_embeddings {}).",
                     with_commas(capped(l.max, d.max_length)), with_commas(source.context)));
-  }
-  if (d.tokenizer_found) {
-    d.notes.push_back(
-        "A tokenizer.json sits beside the config, but trainmem runs no tokenizer (no C++ "
-        "tokenizer library is packaged for Debian): the counts stay estimates.");
   }
   return d;
 }

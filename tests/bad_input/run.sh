@@ -46,6 +46,19 @@ printf 'PK\003\004\000\000\377\376junk\n\000\001\002' >"$T/junk.txt"
 cp "$T/junk.txt" "$T/junk.jsonl"
 printf 'PAR1\025\004\000\000' >"$T/data.parquet"
 head -c $((80 << 20)) /dev/zero | tr '\0' 'x' >"$T/huge_record.txt"
+# A tokenizer.json beside a config: a pipe, a device, deep JSON, a regex that backtracks forever.
+for d in tok_pipe tok_dev tok_deep tok_backtrack tok_vocab; do
+  mkdir -p "$T/$d" && cp "$F/tiny_llama.json" "$T/$d/config.json"
+done
+mkfifo "$T/tok_pipe/tokenizer.json"
+ln -s /dev/zero "$T/tok_dev/tokenizer.json"
+cp "$T/deep.json" "$T/tok_deep/tokenizer.json"
+printf '%s' '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []},
+  "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(a+)+$"}, "behavior": "Isolated"}}' \
+  >"$T/tok_backtrack/tokenizer.json"
+printf '%s\n' "$(printf 'a%.0s' $(seq 60))b" >"$T/aaab.txt"
+printf '%s' '{"model": {"type": "BPE", "vocab": {"a": 4294967296}, "merges": []}}' \
+  >"$T/tok_vocab/tokenizer.json"
 
 pass=0 fail=0
 while IFS= read -r line; do

@@ -37,9 +37,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   trainmem::TrainingPlan plan;
   plan.batch = 1 + data[0] % 4;
   plan.attention = data[0] % 2 ? trainmem::Attention::flash : trainmem::Attention::sdpa;
-  const trainmem::DatasetSource source{"fuzz/data.jsonl", text, vocab, false,
-                                       data[0] % 5 ? std::optional<std::int64_t>(64)
-                                                   : std::nullopt,
+  const trainmem::DatasetSource source{"fuzz/data.jsonl",
+                                       text,
+                                       vocab,
+                                       "",
+                                       data[0] % 5 ? std::optional<std::int64_t>(64) : std::nullopt,
                                        128};
   // The file name says .jsonl: the JSON array and text formats are read through it only above.
   auto priced = trainmem::fit_dataset(source, plan, [](const trainmem::TrainingPlan& p) {

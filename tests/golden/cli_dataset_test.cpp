@@ -3,9 +3,12 @@
 // 151,936-token vocabulary).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <tuple>
+#include <vector>
 
 #include "support/cli_run.h"
 
@@ -176,18 +179,78 @@ TEST(CliDataset, ALayoutIsPricedAtItsMostLoadedRank) {
   EXPECT_EQ(rows[2]["peak_bytes"], j["fit"]["peak_bytes"]);
 }
 
-TEST(CliDataset, ATokenizerBesideTheConfigIsNoticedAndTheCountStaysAnEstimate) {
-  const auto dir = std::filesystem::temp_directory_path() / "trainmem_dataset_tokenizer";
+// A folder with tiny_llama's config.json and `tokenizer` (a file's text) as tokenizer.json.
+std::filesystem::path model_with_tokenizer(const std::string& name, const std::string& tokenizer) {
+  const auto dir = std::filesystem::temp_directory_path() / ("trainmem_dataset_" + name);
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(
       std::string(TRAINMEM_SOURCE_DIR) + "/tests/bad_input/files/tiny_llama.json",
       dir / "config.json", std::filesystem::copy_options::overwrite_existing);
-  std::ofstream(dir / "tokenizer.json") << "{}";
-  const auto d = dataset_json("estimate " + (dir / "config.json").string() + " --dataset " +
-                              data("chat.jsonl"));
-  EXPECT_EQ(d["tokenizer_found"], true);
-  EXPECT_EQ(d["tokens_estimated"], true);
-  EXPECT_NE(d["notes"].dump().find("tokenizer.json sits beside the config"), std::string::npos);
+  std::ofstream(dir / "tokenizer.json") << tokenizer;
+  return dir;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(CliDataset, ATokenizerTrainmemDoesNotRunKeepsTheEstimateAndSaysWhy) {
+  // Not a tokenizer at all, and a Unigram model: each note names the file, the field, the value.
+  for (const auto& [name, text, says] :
+       {std::tuple{"empty", std::string("{}"), std::string("tokenizer.json: model: missing")},
+        std::tuple{
+            "unigram", std::string(R"({"model": {"type": "Unigram", "vocab": [["a", -1.0]]}})"),
+            std::string("tokenizer.json: model.type: \"Unigram\" is not run by trainmem")}}) {
+    const auto dir = model_with_tokenizer(name, text);
+    const auto d = dataset_json("estimate " + (dir / "config.json").string() + " --dataset " +
+                                data("chat.jsonl"));
+    EXPECT_EQ(d["tokenizer_found"], true);
+    EXPECT_EQ(d["tokens_estimated"], true);
+    EXPECT_EQ(d["tokens_counted_by"], "estimate");
+    EXPECT_NE(d["notes"].dump().find("is not used, so the counts are estimates"), std::string::npos)
+        << d["notes"].dump();
+    std::string notes;
+    for (const auto& note : d["notes"]) notes += note.get<std::string>() + "\n";
+    EXPECT_NE(notes.find(says), std::string::npos) << notes;
+    std::filesystem::remove_all(dir);
+  }
+}
+
+// With a tokenizer.json beside the config the lengths are exact: each record's count is the
+// `tokenizers` library's (tests/data/tokenizers/dataset_expected.json, made by
+// make_tokenizers.py), and p50, p95, max and total follow from them by nearest rank.
+TEST(CliDataset, ATokenizerBesideTheConfigCountsTheRecordsExactly) {
+  const std::string dir_data = std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/tokenizers/";
+  const auto expected = nlohmann::json::parse(slurp(dir_data + "dataset_expected.json"));
+  std::vector<long long> counts = expected["tokens_per_record"].get<std::vector<long long>>();
+  std::sort(counts.begin(), counts.end());
+  long long total = 0;
+  for (long long c : counts) total += c;
+  const std::size_t n = counts.size();  // 40: p50 is rank 20, p95 rank 38
+  ASSERT_EQ(n, 40u);
+
+  const auto dir = model_with_tokenizer("exact", slurp(dir_data + "llama3_split.json"));
+  const std::string args =
+      "estimate " + (dir / "config.json").string() + " --dataset " + dir_data + "dataset.jsonl";
+  const auto d = dataset_json(args);
+  ASSERT_TRUE(d.is_object());
+  EXPECT_EQ(d["tokens_estimated"], false);
+  EXPECT_EQ(d["tokens_counted_by"], "exact (tokenizer.json)");
+  EXPECT_EQ(d["records"], 40);
+  EXPECT_EQ(d["tokens"]["p50"], counts[19]);
+  EXPECT_EQ(d["tokens"]["p95"], counts[37]);
+  EXPECT_EQ(d["tokens"]["max"], counts[39]);
+  EXPECT_EQ(d["tokens"]["total"], total);
+  EXPECT_NE(d["tokenizer"].get<std::string>().find("BPE"), std::string::npos);
+  EXPECT_NE(d["notes"].dump().find("Token counts are exact"), std::string::npos);
+  EXPECT_EQ(d["notes"].dump().find("estimated"), std::string::npos) << d["notes"].dump();
+
+  const CliRun text = run_cli(args);
+  EXPECT_EQ(text.code, 0) << text.out;
+  EXPECT_TRUE(contains(
+      text, "Tokens per record, exact (tokenizer.json): p50 " + std::to_string(counts[19])))
+      << text.out;
   std::filesystem::remove_all(dir);
 }
 

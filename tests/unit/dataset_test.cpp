@@ -158,7 +158,7 @@ TEST(DatasetFit, PricesP50P95AndTheLongestCappedAtMaxLength) {
   text += "{\"text\": \"" + std::string(394 * 80, 'x') + "\"}\n";
   TrainingPlan plan;
   plan.batch = 1;
-  DatasetSource s{"d.jsonl", text, 151'936, false, 4096, 0};
+  DatasetSource s{"d.jsonl", text, 151'936, "", 4096, 0};
   auto d = fit_dataset(s, plan, linear_price);
   ASSERT_TRUE(d.ok()) << d.error().message();
   ASSERT_EQ(d->rows.size(), 4u);  // p50, p95, max, packed
@@ -185,7 +185,7 @@ TEST(DatasetFit, PaddingFreeIsPricedAsOneRowOfTheMeanBatchUnderFlashAttention) {
   TrainingPlan plan;
   plan.batch = 4;
   plan.attention = Attention::flash;
-  DatasetSource s{"d.jsonl", text, 151'936, false, std::nullopt, 0};
+  DatasetSource s{"d.jsonl", text, 151'936, "", std::nullopt, 0};
   auto d = fit_dataset(s, plan, linear_price);
   ASSERT_TRUE(d.ok());
   ASSERT_EQ(d->rows.size(), 4u);  // p50, p95, max, padding-free (no packed: no max_length)

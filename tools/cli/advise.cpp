@@ -48,43 +48,6 @@ Result<std::optional<DatasetFit>> apply_dataset(const AdviseArgs& a, PricingInpu
   return std::optional<DatasetFit>(std::move(d).value());
 }
 
-// Truncating at the p95 as an option, placed among the others by fit and cost.
-void add_truncation(const DatasetFit& d, const PricingInputs& in, Advice& adv) {
-  if (!d.p95_truncated_records) return;
-  for (const DatasetRow& r : d.rows) {
-    if (r.at != "p95" || !r.price.fit || r.price.peak_bytes >= adv.now.peak_bytes) continue;
-    AdviceOption o;
-    o.change = fmt::format("max_length {} (the dataset's p95)", r.seq);
-    o.flags = fmt::format("--seq {}", r.seq);
-    o.plan = in.plan;
-    o.plan.seq = r.seq;
-    o.peak_bytes = r.price.peak_bytes;
-    o.fits = r.price.fit->fits;
-    o.margin_bytes = r.price.fit->margin_bytes;
-    o.cost = fmt::format(
-        "truncates {} of {} records ({:.1f}%): their tails are not trained on",
-        *d.p95_truncated_records, d.records,
-        100.0 * static_cast<double>(*d.p95_truncated_records) / static_cast<double>(d.records));
-    o.cost_rank = 5;
-    auto at = std::find_if(adv.options.begin(), adv.options.end(), [&](const AdviceOption& x) {
-      return o.fits ? (!x.fits || x.cost_rank > o.cost_rank)
-                    : (!x.fits && x.peak_bytes > o.peak_bytes);
-    });
-    adv.options.insert(at, o);
-  }
-}
-
-// The records each shorter-sequence option truncates, in its cost.
-void add_truncated_records(const DatasetFit& d, std::int64_t seq, Advice& adv) {
-  for (AdviceOption& o : adv.options) {
-    if (o.plan.seq >= seq || o.cost.find("records (") != std::string::npos) continue;
-    const std::int64_t cut = records_longer_than(d.lengths, o.plan.seq);
-    o.cost +=
-        fmt::format("; with this dataset it truncates {} of {} records ({:.1f}%)", cut, d.records,
-                    100.0 * static_cast<double>(cut) / static_cast<double>(d.records));
-  }
-}
-
 // When one card is not enough: the fewest GPUs (8 per node, up to 512) with ZeRO-3 and with FSDP2
 // FULL_SHARD, placed before the options that do not fit on their own.
 void add_more_gpus(const PricingInputs& in, Advice& adv) {
@@ -167,10 +130,7 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
   if (!data) return report(data.error());
 
   Advice adv = advise(in->model, in->plan, *in->device);
-  if (*data) {
-    add_truncation(**data, *in, adv);
-    add_truncated_records(**data, in->plan.seq, adv);
-  }
+  if (*data) add_dataset_options(**data, in->plan, adv);
   if (!adv.fits_now && is_single_device(in->plan.layout)) add_more_gpus(*in, adv);
   const Unit u = in->options.unit;
   if (a.output.json) {

@@ -1,37 +1,13 @@
 #include "dataset.h"
 
-#include <filesystem>
-
 #include "trainmem/layout.h"
 
 namespace trainmem::cli {
-namespace {
-
-// A tokenizer.json in the folder the model was read from (a config.json's folder, a safetensors
-// folder, a Hugging Face cache snapshot); presets have none.
-bool tokenizer_beside(const LoadedModel& m) {
-  switch (m.source) {
-    case SourceKind::config_file:
-    case SourceKind::safetensors:
-    case SourceKind::hf_cache: {
-      std::error_code ec;
-      std::filesystem::path p(m.source_detail);
-      if (!std::filesystem::is_directory(p, ec)) p = p.parent_path();
-      return std::filesystem::is_regular_file(p / "tokenizer.json", ec);
-    }
-    case SourceKind::preset:
-    case SourceKind::config_text:
-    case SourceKind::module:
-      return false;
-  }
-  return false;
-}
-
-}  // namespace
 
 void add_dataset_flag(CLI::App& cmd, std::string& file) {
   cmd.add_option("--dataset", file,
-                 "price the plan at a dataset's p50, p95 and longest record (estimated tokens): "
+                 "price the plan at a dataset's p50, p95 and longest record (tokens counted by a "
+                 "tokenizer.json beside the config, else estimated): "
                  "FILE.jsonl / .json (TRL, axolotl, ShareGPT, Alpaca records) or .txt (a record "
                  "per line); --seq is the max_length that truncates them");
 }
@@ -51,7 +27,7 @@ Result<DatasetFit> price_dataset(const std::string& file, const PricingInputs& i
   source.file = file;
   source.text = *text;
   source.vocab_size = in.model.spec.vocab;
-  source.tokenizer_found = tokenizer_beside(in.model);
+  source.tokenizer_file = tokenizer_file_beside(in.model);
   if (!in.seq_origin.empty()) source.max_length = in.plan.seq;
   source.context = in.model.spec.max_positions;
   source.unit = in.options.unit;
