@@ -208,7 +208,9 @@ void add_trainer_eval(const Context& ctx, Items& items) {
       .gated_mlp = s.mlp == MlpKind::gated,
       .stream_bytes = a.stream_bytes,
       .compute_bytes = e,
-      .adapter_bytes = a.adapter_bytes,
+      // Under autocast the fp32 adapters' matmuls return bf16 and the input is already fp32.
+      .adapter_bytes = a.autocast ? e : a.adapter_bytes,
+      .adapter_input_cast = !a.autocast && a.adapter_bytes != a.stream_bytes,
       .up_adapted = (adapted & (role_bit(Role::up) | role_bit(Role::gate_up))) != 0,
       .gate_adapted = (adapted & role_bit(Role::gate)) != 0,
       .eager_scores = attention_kernel(s, a) == AttentionKernel::eager};
@@ -341,9 +343,8 @@ EvalLayerTransient eval_layer_transient(const EvalLayerShape& shape) {
   const std::int64_t tokens = shape.batch * shape.seq;
   const bool adapted = shape.up_adapted || shape.gate_adapted;
   t.stream_bytes = eval_stream_tensors(shape) * tokens * shape.hidden * shape.stream_bytes;
-  t.adapter_input_bytes = adapted && shape.adapter_bytes != shape.stream_bytes
-                              ? tokens * shape.hidden * shape.adapter_bytes
-                              : 0;
+  t.adapter_input_bytes =
+      adapted && shape.adapter_input_cast ? tokens * shape.hidden * shape.adapter_bytes : 0;
   t.mlp_bytes = tokens * shape.mlp_width * eval_mlp_bytes_per_element(shape);
   t.scores_bytes = shape.eager_scores ? 8 * shape.batch * shape.heads * shape.seq * shape.seq : 0;
   return t;

@@ -91,9 +91,11 @@ struct EvalLayerShape {
   bool gated_mlp = true;
   int stream_bytes = 2;
   int compute_bytes = 2;
-  int adapter_bytes = 4;      // dtype of the LoRA branch (PEFT: fp32 adapters)
-  bool up_adapted = false;    // LoRA on up_proj (a plain MLP's fc_in)
-  bool gate_adapted = false;  // LoRA on gate_proj
+  int adapter_bytes = 4;  // dtype of the LoRA branch's outputs (PEFT: fp32 adapters; under
+                          // autocast the branch's matmuls return the compute dtype)
+  bool adapter_input_cast = false;  // the input is cast to the adapters' dtype (:1100)
+  bool up_adapted = false;          // LoRA on up_proj (a plain MLP's fc_in)
+  bool gate_adapted = false;        // LoRA on gate_proj
   bool eager_scores = false;
 };
 struct EvalLayerTransient {

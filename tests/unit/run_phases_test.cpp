@@ -231,7 +231,8 @@ TEST(RunPhases, EvalLayerTransientByHand) {
                                .gated_mlp = true,
                                .stream_bytes = 2,
                                .compute_bytes = 2,
-                               .adapter_bytes = 4};
+                               .adapter_bytes = 4,
+                               .adapter_input_cast = true};
   const ledger::EvalLayerTransient t = ledger::eval_layer_transient(shape);
   EXPECT_EQ(t.stream_bytes, 320);
   EXPECT_EQ(t.adapter_input_bytes, 0);
@@ -260,6 +261,7 @@ TEST(RunPhases, EvalLayerTransientByHand) {
   EXPECT_EQ(ledger::eval_mlp_bytes_per_element(gate), 10);
   // Adapters in the model dtype: 2 + 2 + 2 + 2 = 8 > 6, and no input cast.
   up.adapter_bytes = 2;
+  up.adapter_input_cast = false;
   EXPECT_EQ(ledger::eval_mlp_bytes_per_element(up), 8);
   EXPECT_EQ(ledger::eval_layer_transient(up).adapter_input_bytes, 0);
   // Eager attention: 8 B x 2 x 8 heads x 5 x 5 = 3,200 outweighs the plain MLP.
