@@ -40,7 +40,8 @@ def main(argv=None):
     ap.add_argument("--model", default="qwen3-tiny", help="a harness config name, or wide-mlp")
     ap.add_argument("--config", default=None, help="or a config.json path (overrides --model)")
     ap.add_argument("--attention", default="sdpa", choices=["sdpa", "eager"])
-    ap.add_argument("--precision", default="bf16", choices=["bf16", "fp32"])
+    ap.add_argument("--precision", default="bf16", choices=["bf16", "fp32", "autocast-bf16"],
+                    help="autocast-bf16: fp32 weights and TrainingArguments(bf16=True)")
     ap.add_argument("--eval-batch", type=int, default=4)
     ap.add_argument("--seq", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1)
@@ -62,7 +63,8 @@ def main(argv=None):
     data = [{"input_ids": ids[i], "labels": ids[i].clone()} for i in range(args.eval_batch)]
     with tempfile.TemporaryDirectory() as out:
         targs = TrainingArguments(output_dir=out, per_device_eval_batch_size=args.eval_batch,
-                                  use_cpu=True, report_to=[], eval_strategy="no")
+                                  use_cpu=True, report_to=[], eval_strategy="no",
+                                  bf16=args.precision == "autocast-bf16")
         trainer = Trainer(model=model, args=targs, eval_dataset=data)
         tracker = PhaseMemTracker(model)
         with tracker:
