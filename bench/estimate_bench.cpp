@@ -1,8 +1,8 @@
 // Microbenchmarks of the engine's hot paths: what one `trainmem estimate` does after start-up.
 #include <benchmark/benchmark.h>
 
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
 

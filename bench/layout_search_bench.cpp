@@ -3,8 +3,9 @@
 // most-loaded rank and the host, ranked) — docs/distributed.md quotes the figures.
 #include <benchmark/benchmark.h>
 
+#include "layout/search.h"
 #include "trainmem/device.h"
-#include "trainmem/layout_search.h"
+#include "trainmem/distributed.h"
 #include "trainmem/model.h"
 
 namespace {

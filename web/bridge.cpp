@@ -20,7 +20,7 @@
 
 #include "flags.h"        // tools/cli: the command line's flag structs and their parsers
 #include "render/json.h"  // ledger_json(), the trainmem.ledger/1 document, as the CLI uses it
-#include "trainmem/model_files.h"
+#include "trainmem/model.h"
 #include "trainmem/trainmem.h"
 
 namespace trainmem::web {
@@ -266,7 +266,7 @@ json run(const json& req) {
   if (op == "estimate" || op == "explain") {
     const Ledger ledger = estimate(m, *plan);
     const Totals t = totals(ledger);
-    // The verdict every command gives (judge(), trainmem/gpu.h). A page has no
+    // The verdict every command gives (judge(), trainmem/device.h). A page has no
     // PYTORCH_CUDA_ALLOC_CONF: PyTorch's defaults.
     const GpuOptions gopt = *device ? gpu_options_for(**device, "") : GpuOptions{};
     auto gpu = gpu_estimate(m, *plan, ledger, gopt);

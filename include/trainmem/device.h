@@ -1,5 +1,5 @@
-// Devices as data (data/devices/*.json): GPUs as their driver reports them, Apple unified-memory
-// machines with the GPU working-set cap, and the seeds' memory tiers. docs/devices.md.
+// Devices and the verdict: the device database (and user device files), fit() of a peak against
+// a device, and judge(), the one verdict of a plan on a device that every command uses.
 #pragma once
 
 #include <cstdint>
@@ -8,9 +8,12 @@
 #include <vector>
 
 #include "trainmem/errors.h"
-#include "trainmem/ledger.h"
+#include "trainmem/estimate.h"
 
 namespace trainmem {
+
+// Devices as data (data/devices/*.json): GPUs as their driver reports them, Apple unified-memory
+// machines with the GPU working-set cap, and the seeds' memory tiers. docs/devices.md.
 
 enum class DeviceKind { gpu, unified, tier, custom };
 std::string_view name_of(DeviceKind k);  // "gpu", "unified", "tier", "custom"
@@ -71,7 +74,7 @@ struct Fit {
   bool tight = false;               // fits, but with less than kHeadroomAdviceBytes to spare
   double used_fraction = 0;         // peak / usable
   // Which figure peak_bytes is: "peak" (live bytes, the ledger) or "device total" (nvidia-smi:
-  // allocator reserve + CUDA context, trainmem/gpu.h).
+  // allocator reserve + CUDA context, estimate.h: gpu_estimate).
   std::string figure = "peak";
 };
 
@@ -80,5 +83,24 @@ Fit fit(std::int64_t peak_bytes, const Device& device);
 
 // "32.00 GB = 29.80 GiB": the same bytes in both units, so the GB/GiB clash is visible.
 std::string gb_and_gib(std::int64_t bytes);
+
+// Options for a device: its compute capability, and what a process may hold on it (usable).
+GpuOptions gpu_options_for(const Device& device, std::string alloc_conf);
+
+// The verdict on the device total (nvidia-smi), not on live bytes; an allocator that ran out
+// never fits.
+Fit fit_gpu(const GpuEstimate& gpu, const Device& device);
+
+// The one verdict of a plan on a device: estimate, solve, advise, sweep, the web page and Python
+// all judge with these. CUDA cards and --memory budgets are judged on the device total (the step
+// replayed through PyTorch's caching allocator plus the CUDA context: what runs out first on a
+// real card); Apple unified memory (no CUDA allocator) and the seeds' memory tiers (budgets of
+// live bytes) on the ledger's peak. The textbook convention has no event stream: its peak.
+Fit judge(const GpuEstimate& gpu, const Totals& totals, const Device& device);
+// Replays the ledger when the device is judged on its total. Errors: a malformed alloc_conf.
+Result<Fit> judge(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger,
+                  const Device& device, const GpuOptions& options);
+// The same from the plan alone, with PyTorch's default allocator settings for the device.
+Fit judge(const LoadedModel& model, const TrainingPlan& plan, const Device& device);
 
 }  // namespace trainmem

@@ -1,22 +1,26 @@
-// Per-rank and per-host memory of a plan spread over GPUs (plan.layout). The single-device ledger
-// is the basis; the layout splits its lines per rank (shards, replicas, pipeline stages) and adds
-// the engine's own buffers (DDP buckets, ZeRO IPG buckets, FSDP unsharded blocks...), each line
-// with its formula and the engine source it comes from. docs/distributed.md.
+// Beyond one GPU: per-rank and per-host ledgers of a plan spread over GPUs, the verdict on the
+// most-loaded rank, the search for layouts that fit, and the configs that run a plan (and reading
+// them back).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trainmem/device.h"
+#include "trainmem/errors.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
-#include "trainmem/ledger.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
 
 namespace trainmem {
+
+// Per-rank and per-host memory of a plan spread over GPUs (plan.layout). The single-device ledger
+// is the basis; the layout splits its lines per rank (shards, replicas, pipeline stages) and adds
+// the engine's own buffers (DDP buckets, ZeRO IPG buckets, FSDP unsharded blocks...), each line
+// with its formula and the engine source it comes from. docs/distributed.md.
 
 // One class of identical ranks: all ranks of one pipeline stage are alike under TP/CP/EP/DP.
 struct RankLedger {
@@ -44,18 +48,6 @@ struct DistributedEstimate {
   std::vector<std::string> notes;
 };
 
-// The precision an engine runs. DeepSpeed (bf16/fp16.enabled: 16-bit weights, fp32 master in
-// its optimizer; runtime/bf16_optimizer.py, zero/stage_1_and_2.py), Megatron (fp32 main params)
-// and sharding FSDP (fp32 sharded parameters, 16-bit unsharded copies by MixedPrecision) turn a
-// 16-bit mixed-precision request (HF bf16=True, priced alone as torch.autocast over fp32 weights)
-// into 16-bit weights with an fp32 master copy. DDP and one GPU keep autocast. Returns the plan
-// unchanged when nothing applies.
-TrainingPlan with_engine_precision(TrainingPlan plan);
-// The two halves of it: whether a layout's engine keeps an fp32 master (DeepSpeed, Megatron,
-// sharding FSDP), and the master-copy recipe of an autocast precision (others unchanged).
-bool engine_keeps_master(const Layout& layout);
-Precision with_master_copy(Precision precision);
-
 // The plan must have passed validate() and validate_layout(plan.layout, model.spec).
 DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& plan);
 
@@ -73,10 +65,9 @@ Result<DistributedVerdict> judge_distributed(const LoadedModel& model, const Tra
                                              const std::optional<Device>& device,
                                              const GpuOptions& options);
 
-struct LayoutCandidate;
-class LayoutPricer;
+class LayoutPricer;  // below
 
-// min_gpus() (layout_search.h) under the verdict judge_distributed() gives: the pricer searches on
+// min_gpus() (below) under the verdict judge_distributed() gives: the pricer searches on
 // live bytes, the answer is checked on the device total, and where they disagree the search runs
 // again with the difference held back (at most three times). nullopt when nothing fits.
 struct JudgedLayout {
@@ -109,5 +100,74 @@ class LayoutPricer {
   struct Impl;
   Impl* impl_;
 };
+
+// Searching layouts for a model on a cluster: every valid combination of engine, sharding,
+// tensor/pipeline/context/expert parallelism and offload for 1..max GPUs, priced per rank, and the
+// fitting ones ranked by a stated throughput proxy (docs/distributed.md, "plan").
+
+struct SearchSpace {
+  std::int64_t min_gpus = 1;
+  std::int64_t max_gpus = 64;
+  std::int64_t gpus_per_node = 8;  // a node's size; fewer GPUs than this use one node
+  bool allow_offload = true;
+  std::int64_t host_bytes_per_node = 0;  // 0: host memory unlimited
+};
+
+// Communication and pipeline cost of a layout: the throughput proxy, per optimizer step.
+struct LayoutCost {
+  double comm_bytes = 0;     // bytes each GPU sends per step (DP + TP + CP + offload traffic)
+  double comm_seconds = 0;   // comm_bytes over the link each part crosses (NVLink / network / PCIe)
+  double bubble = 0;         // pipeline bubble fraction (p - 1) / (v M + p - 1)
+  double proxy_seconds = 0;  // comm_seconds / (1 - bubble): lower is faster
+};
+
+struct LayoutCandidate {
+  Layout layout;
+  LayoutPricer::Price price;
+  std::int64_t headroom_bytes = 0;  // usable - peak of the most-loaded rank
+  LayoutCost cost;
+};
+
+struct SearchResult {
+  std::vector<LayoutCandidate> fitting;  // ranked: fewest GPUs, then proxy, then headroom
+  std::int64_t searched = 0;             // layouts priced
+  std::int64_t invalid = 0;              // combinations the model rules out (heads, layers...)
+};
+
+// Every valid layout in the space, priced with `pricer` (built for `plan` and `model`).
+SearchResult search_layouts(const LoadedModel& model, const TrainingPlan& plan,
+                            const LayoutPricer& pricer, const Device& device,
+                            const SearchSpace& space);
+
+// The fewest GPUs (1, 2, 4, ... up to max_gpus; gpus_per_node per node) on which `shape` fits:
+// its engine, sharding, offload and tp/pp/cp/ep kept, only the GPU count grown. nullopt when even
+// max_gpus is not enough or no count is valid for the model.
+std::optional<LayoutCandidate> min_gpus(const LoadedModel& model, const LayoutPricer& pricer,
+                                        const Device& device, const Layout& shape,
+                                        std::int64_t max_gpus, std::int64_t gpus_per_node);
+
+// Configs that run the priced plan, and reading them back. emit_config writes concrete numbers
+// (never "auto") for every field the estimate depends on; import_config reads the same file into
+// a plan, so `estimate --from FILE` prices what the file will run (round trip per format).
+
+// deepspeed: ds_config.json. accelerate_fsdp: an `accelerate launch --config_file` YAML.
+// fsdp2: a torchtitan job TOML (FSDP2 fully_shard with TP/PP/CP/EP degrees). torchrun: a DDP
+// launch script (HF Trainer arguments). megatron: a Megatron-LM pretrain_gpt.py launch script.
+enum class EmitFormat { deepspeed, accelerate_fsdp, fsdp2, torchrun, megatron };
+
+std::string_view name_of(EmitFormat f);  // "accelerate-fsdp"
+std::optional<EmitFormat> parse_emit_format(std::string_view s);
+
+// The file for `plan` on `model`. Error when the plan's layout is not one the format can express
+// (e.g. ZeRO in an FSDP config); the error names the flag to change.
+Result<std::string> emit_config(EmitFormat format, const LoadedModel& model,
+                                const TrainingPlan& plan);
+
+// Reads a file written by emit_config (or by hand in the same format) over `base`: the layout,
+// and batch, sequence, accumulation, precision and checkpointing where the format states them.
+// The format is detected from the content. `gpus_per_node` places the world size on nodes when
+// the format does not say (DeepSpeed JSON, torchtitan TOML); 0 means min(world, 8).
+Result<TrainingPlan> import_config(const std::string& path, const std::string& text,
+                                   const TrainingPlan& base, std::int64_t gpus_per_node);
 
 }  // namespace trainmem

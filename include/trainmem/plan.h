@@ -1,19 +1,110 @@
-// TrainingPlan: everything about a run except the model. Every field has a default and says what
-// it trades; flags, plan files and the Python/web facade all fill this one struct.
+// The plan: everything about a run except the model. TrainingPlan and its layout over GPUs, the
+// vocabulary of every setting's names, a plan from text settings (PlanPatch), framework profiles,
+// and the checks of a plan against a model (targets that reach no module, the size limits).
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "trainmem/dtype.h"
 #include "trainmem/errors.h"
-#include "trainmem/layout.h"
+#include "trainmem/model.h"
 
 namespace trainmem {
+
+// Layout: how a training run is spread over GPUs. Part of the TrainingPlan; the default (one GPU,
+// nothing sharded) prices exactly what estimate() prices. Every knob that changes per-rank memory
+// is here with the engine's own default, so an emitted config and the estimate agree.
+
+// Which engine shards the data-parallel replicas. ddp: torch DistributedDataParallel (nothing
+// sharded). deepspeed: ZeRO stage `zero_stage`. fsdp: PyTorch FSDP, `fsdp_version` 1 or 2.
+// megatron: Megatron-LM DDP, optionally with the distributed optimizer.
+enum class Engine { ddp, deepspeed, fsdp, megatron };
+
+// FSDP1 ShardingStrategy / FSDP2 equivalents (torch/distributed/fsdp/api.py:32-69, v2.15.0):
+// full = FULL_SHARD (FSDP2 reshard_after_forward=True), grad_op = SHARD_GRAD_OP (False),
+// hybrid = HYBRID_SHARD (shard inside a node, replicate across), none = NO_SHARD.
+enum class FsdpMode { full, grad_op, hybrid, none };
+
+enum class OffloadTarget { cpu, nvme };
+
+struct DeepSpeedKnobs {
+  // deepspeed/runtime/zero/config.py defaults (DeepSpeed @38327e07).
+  std::int64_t reduce_bucket_size = 500'000'000;     // elements, config.py:109
+  std::int64_t allgather_bucket_size = 500'000'000;  // elements, config.py:128
+  std::optional<bool> overlap_comm;                  // unset: true only for stage 3, config.py:353
+  bool contiguous_gradients = true;                  // config.py:98
+  std::int64_t sub_group_size = 1'000'000'000;       // elements, config.py:168
+  std::int64_t stage3_prefetch_bucket_size = 50'000'000;      // config.py:208
+  std::int64_t stage3_param_persistence_threshold = 100'000;  // config.py:214
+  std::int64_t stage3_max_live_parameters = 1'000'000'000;    // config.py:231
+  bool zero_init = true;  // model built inside deepspeed.zero.Init (stage 3): no full copy per rank
+};
+
+struct FsdpKnobs {
+  // FSDP1 defaults (v2.15.0): torch/distributed/fsdp/fully_sharded_data_parallel.py:404-411.
+  bool limit_all_gathers = true;          // FSDP1 default: at most two units unsharded at once
+  bool backward_prefetch = true;          // BACKWARD_PRE (FSDP1); FSDP2 always prefetches
+  bool forward_prefetch = false;          // FSDP1 default
+  bool cpu_ram_efficient_loading = true;  // only rank 0 of a node materialises the model on CPU
+};
+
+struct Layout {
+  std::int64_t gpus_per_node = 1;
+  std::int64_t nodes = 1;
+  Engine engine = Engine::ddp;
+  int zero_stage = 0;  // DeepSpeed ZeRO 0..3 (engine == deepspeed)
+  FsdpMode fsdp = FsdpMode::full;
+  int fsdp_version = 2;
+  std::int64_t tp = 1;  // tensor parallel (Megatron column/row split)
+  bool sequence_parallel = false;
+  std::int64_t pp = 1;                 // pipeline stages (1F1B)
+  std::int64_t virtual_stages = 1;     // interleaved 1F1B chunks per rank
+  std::int64_t cp = 1;                 // context parallel
+  std::int64_t ep = 1;                 // expert parallel (MoE)
+  bool distributed_optimizer = false;  // Megatron --use-distributed-optimizer
+  bool offload_optimizer = false;
+  bool offload_params = false;
+  OffloadTarget offload_to = OffloadTarget::cpu;
+  bool pin_memory = true;  // pinned host buffers for offloaded states
+  // torch/nn/parallel/distributed.py:31 (v2.15.0): bucket_cap_mb defaults to 25 MiB; while it is
+  // left unset the first bucket is 1 MiB (:108-110; reducer.hpp:30 kDefaultFirstBucketBytes).
+  double ddp_bucket_cap_mb = 25;
+  bool gradient_as_bucket_view = false;  // DDP default: buckets are a second copy of the grads
+  DeepSpeedKnobs deepspeed;
+  FsdpKnobs fsdp_knobs;
+};
+
+std::int64_t world_size(const Layout& l);
+// Data-parallel replicas: world / (tp * pp * cp). Expert parallel splits experts inside it.
+std::int64_t data_parallel_size(const Layout& l);
+// The group a ZeRO/FSDP state is sharded over: the DP size, or the node's share for hybrid.
+std::int64_t shard_group_size(const Layout& l);
+// True when the plan runs on one GPU with nothing sharded (estimate() is the whole answer).
+bool is_single_device(const Layout& l);
+// DeepSpeed overlap_comm after its validator: the explicit value, else stage 3.
+bool overlap_comm(const Layout& l);
+
+// Plan-only checks (ranges, engine combinations); the Error names the flag.
+std::optional<Error> validate_layout(const Layout& l);
+// Checks against the model: tp divides heads and kv heads, pp <= layers, ep divides experts.
+std::optional<Error> validate_layout(const Layout& l, const ModelSpec& spec);
+
+std::string_view name_of(Engine v);
+std::string_view name_of(FsdpMode v);
+std::string_view name_of(OffloadTarget v);
+std::optional<Engine> parse_engine(std::string_view s);
+std::optional<FsdpMode> parse_fsdp_mode(std::string_view s);
+std::optional<OffloadTarget> parse_offload_target(std::string_view s);
+// "ZeRO-3, 8 GPUs (1 node x 8)", "FSDP2 FULL_SHARD, TP 2, PP 4, 64 GPUs (8 nodes x 8)".
+std::string describe(const Layout& l);
+
+// TrainingPlan: everything about a run except the model. Every field has a default and says what
+// it trades; flags, plan files and the Python/web facade all fill this one struct.
 
 // full: every parameter trains. lora: base frozen, low-rank adapters train. qlora: lora with the
 // frozen base block-quantised. freeze: only chosen modules/layers train.
@@ -194,10 +285,6 @@ struct TrainingPlan {
 // autocast: autocast_bf16) and optim adamw_torch_fused (fused AdamW). plan_from() starts here.
 TrainingPlan hf_trainer_defaults();
 
-// The plan as its convention reads it: under textbook, bf16-mixed and fp16-mixed keep the seeds'
-// meaning (16-bit weights with an fp32 master copy: bf16_mixed / fp16_mixed). estimate() prices
-// this reading, so every caller gets it.
-TrainingPlan under_convention(TrainingPlan plan);
 // The plan as a JSON object with every field (docs/formats.md, "plan"), and back. Keys missing
 // from the JSON keep their defaults; unknown keys, wrong types and unknown names are errors naming
 // the key; the result has passed validate(). `file` names the source in errors.
@@ -219,15 +306,126 @@ std::string_view name_of(Convention v);
 std::string_view name_of(QuantKind v);
 std::string_view name_of(EvalStrategy v);
 
-std::optional<Method> parse_method(std::string_view s);
-std::optional<Precision> parse_precision(std::string_view s);
-std::optional<OptimizerKind> parse_optimizer(std::string_view s);
-std::optional<OptimizerImpl> parse_optimizer_impl(std::string_view s);
-std::optional<Checkpointing> parse_checkpointing(std::string_view s);
-std::optional<Attention> parse_attention(std::string_view s);
-std::optional<Loss> parse_loss(std::string_view s);
 std::optional<Convention> parse_convention(std::string_view s);
-std::optional<QuantKind> parse_quant(std::string_view s);
-std::optional<EvalStrategy> parse_eval_strategy(std::string_view s);
+
+// The vocabulary of a plan: for each enumerated setting, its canonical names and the spellings the
+// ecosystem uses for the same thing (PEFT module names, the HF Trainer's `optim` strings,
+// `attn_implementation` values, Lightning precision names). One table per setting, defined in
+// src/plan/vocabulary.cpp; the command line's parsing, its help text, the JSON, the importers of
+// other tools' configs and docs/formats.md all read these tables.
+
+struct Term {
+  std::string name;                  // canonical: printed in reports and JSON
+  std::vector<std::string> aliases;  // other spellings accepted as this term
+  std::string meaning;               // one line for help and docs
+};
+
+struct Vocabulary {
+  std::string flag;  // "--optimizer": named in errors
+  std::vector<Term> terms;
+};
+
+// Matching ignores case and treats '_' and '-' alike (adamw_8bit = adamw-8bit = AdamW-8bit).
+const Term* find_term(const Vocabulary& vocabulary, std::string_view text);
+// The term `text` names, or a usage error naming the flag, the nearest names ("did you mean")
+// and everything accepted.
+Result<const Term*> resolve_term(const Vocabulary& vocabulary, std::string_view text);
+// "full | lora | qlora (aliases: ...)": canonical names, then every alias, for --help.
+std::string help_names(const Vocabulary& vocabulary);
+
+const Vocabulary& method_vocabulary();
+const Vocabulary& precision_vocabulary();
+const Vocabulary& optimizer_vocabulary();
+const Vocabulary& optimizer_impl_vocabulary();
+const Vocabulary& checkpointing_vocabulary();
+const Vocabulary& attention_vocabulary();
+const Vocabulary& loss_vocabulary();
+const Vocabulary& convention_vocabulary();
+const Vocabulary& quant_vocabulary();
+const Vocabulary& eval_strategy_vocabulary();
+const Vocabulary& framework_vocabulary();
+// LoRA target names (--lora-targets) with PEFT's module names (q_proj, gate_proj, ...) as aliases;
+// --train-modules accepts these and "norm".
+const Vocabulary& lora_target_vocabulary();
+
+// The --optimizer-impl an HF `optim` string implies (adamw_torch_fused: "fused"; adamw_torch:
+// "foreach"); nullopt when the spelling says nothing about the implementation.
+std::optional<std::string_view> implied_optimizer_impl(std::string_view optimizer_text);
+
+// Every vocabulary, in the order docs/formats.md lists them.
+std::vector<const Vocabulary*> all_vocabularies();
+
+// "24 GB" style counts of tokens: "4k" = 4,096, "32K" = 32,768, "1m" = 1,048,576 (context lengths
+// are powers of two: Qwen's "32k context" is max_position_embeddings 32768), or a plain integer.
+Result<std::int64_t> parse_tokens(std::string_view text, const std::string& field);
+
+// A plan as text settings: what a command line, a measurement row or an imported config
+// (TRL, PEFT, axolotl, ...) says about a run, applied to TrainingPlan's defaults in order (later
+// settings win, as in argparse). Keys are snake_case, as in JSON and validation/data.
+
+struct PlanSetting {
+  std::string key;         // "optimizer", "seq", "lora_targets", ... (plan_setting_keys())
+  std::string value;       // as typed: "paged_adamw_8bit", "4k", "q_proj, v_proj"
+  std::string origin;      // who said it, for errors and notes: "--optim", "sft.yaml: optim"
+  bool from_file = false;  // imported rather than typed: a setting with no effect is a note
+};
+using PlanPatch = std::vector<PlanSetting>;
+
+// The keys apply_settings understands, in the order the command line applies them.
+const std::vector<std::string>& plan_setting_keys();
+
+// hf_trainer_defaults() written as settings (key, value), in plan_setting_keys() order: where a
+// form starts so that it prices what the command line prices with no flags (the web page sends
+// only the settings that differ from these). Keys with no default value (params) are absent.
+PlanPatch default_settings();
+
+struct PlanResult {
+  TrainingPlan plan;
+  std::vector<std::string> notes;  // settings that were read but change nothing, and why
+};
+
+// hf_trainer_defaults() with `patch` applied in order, then validate(). Errors name the origin of
+// the setting. A typed setting with no effect under the chosen method (--lora-rank with --method
+// full,
+// --quant without qlora) is an error; an imported one is a note. Under the textbook convention
+// bf16-mixed and fp16-mixed keep the seeds' meaning: 16-bit weights with an fp32 master copy.
+Result<PlanResult> plan_from(const PlanPatch& patch);
+
+// Checks and notes that need the plan together with the model (and the device): a LoRA target
+// that reaches no module of this model is an error; a sequence beyond the model's context, flash
+// attention on a device without it, and QLoRA on Apple are notes.
+
+struct Device;  // device.h
+
+// As PEFT: when none of the names reaches a tensor of the model, an error naming the modules that
+// exist (--lora-targets router on a dense model); some unmatched names are a note (plan_notes).
+std::optional<Error> check_targets(const LoadedModel& model, const TrainingPlan& plan);
+
+// Notes on combinations that price fine but will not run as priced. `device` may be null.
+std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan& plan,
+                                    const Device* device);
+
+// What trainmem can price, and the up-front check that a plan is inside it. Derived from one rule:
+// every byte count is an exact int64 (at most 2^63 - 1 bytes, 8 EiB). The core multiplies a
+// plan's largest element figure by small constants (bytes per element, saved copies per layer,
+// at most 2^11 together), so the largest figure may be 2^52 elements; check_plan_size() computes
+// those figures with checked arithmetic and refuses a plan past it before anything is priced.
+// docs/reliability.md.
+
+// The largest element figure a plan may have (parameters, tokens x width x layers, ...).
+inline constexpr std::int64_t kMaxFigureElements = std::int64_t{1} << 52;
+
+// Structure caps where a model could not exist: published decoders have at most a few hundred
+// layers (Llama 3.1 405B: 126) and a few hundred routed experts (Kimi K2: 384). The caps bound
+// the work done per layer and per expert, not the sizes (those follow kMaxFigureElements).
+inline constexpr std::int64_t kMaxLayers = 1024;
+inline constexpr std::int64_t kMaxExperts = 65536;
+
+// nullopt when every figure of (model, plan) fits the rule above; else an error naming the
+// figure, its size, and the limit.
+std::optional<Error> check_plan_size(const LoadedModel& model, const TrainingPlan& plan);
+
+// nullopt when the plan's choices exist in the model: --train-layers names layers it has.
+std::optional<Error> check_plan_matches_model(const LoadedModel& model, const TrainingPlan& plan);
 
 }  // namespace trainmem

@@ -1,21 +1,50 @@
-// Renderers: plain functions from values to strings. No renderer prints or reads files.
+// Renderings: plain functions from values to text, JSON and SVG (nothing prints or reads files),
+// and the units sizes are printed and typed in.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "trainmem/device.h"
-#include "trainmem/ledger.h"
+#include "trainmem/distributed.h"
+#include "trainmem/errors.h"
+#include "trainmem/estimate.h"
 #include "trainmem/model.h"
+#include "trainmem/plan.h"
 #include "trainmem/solve.h"
-#include "trainmem/units.h"
 
 namespace trainmem {
 
-struct Fit;          // fit.h
-struct GpuEstimate;  // gpu.h
+// Units for display and for sizes the user types. Bytes are always 64-bit integers; a unit only
+// changes how a number is printed. GiB by default, because devices and PyTorch report GiB.
+
+enum class Unit { gib, gb, mib, bytes };
+
+inline constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+inline constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+inline constexpr std::int64_t kGB = 1'000'000'000;
+
+std::optional<Unit> parse_unit(std::string_view s);
+
+// "24.64 GB", "22.95 GiB", "1,234 bytes".
+std::string format_bytes(std::int64_t bytes, Unit unit, int decimals = 2);
+// A bare number in the unit, no suffix.
+double in_unit(std::int64_t bytes, Unit unit);
+// "1,543,714,304"
+std::string with_commas(std::int64_t n);
+// "1.54B", "43.6M"
+std::string short_count(std::int64_t n);
+
+// "32GB", "24GiB", "24 GiB", "80000MiB", "1e9B" (bytes). A bare number is an error that shows
+// both the GB and the GiB spelling. `field` names the flag in errors.
+Result<std::int64_t> parse_size(std::string_view text, const std::string& field);
+// "1.54e9", "8.2B", "43.7M", "124000000". `field` names the flag in errors.
+Result<std::int64_t> parse_count(std::string_view text, const std::string& field);
+
+// Renderers: plain functions from values to strings. No renderer prints or reads files.
 
 struct RenderOptions {
   Unit unit = Unit::gib;
@@ -58,5 +87,45 @@ std::string render_svg_sweep_pair(const Sweep& left, const Sweep& right,
 // The same stacked bar in text, one character per tenant (W G O M A L T X), '.' for free usable
 // memory and '|' at the usable limit: "[WWWWGGOOOOOOOAAA....|]".
 std::string render_text_stacked_bar(const Ledger& ledger, const Fit* fit, int width);
+
+// What the GPU really holds (estimate.h: gpu_estimate), in words.
+
+// The report's three figures, one line each saying what it is and why it differs.
+std::string render_gpu_text(const GpuEstimate& gpu, const RenderOptions& render);
+
+// --timeline events: every phase's allocations and frees, grouped by what they are, with the
+// allocator's figures after each phase.
+std::string render_alloc_timeline(const LoadedModel& model, const TrainingPlan& plan,
+                                  const Ledger& ledger, const GpuOptions& options,
+                                  const RenderOptions& render);
+
+// Renderers of a distributed estimate (estimate/explain with a layout).
+
+// Text: the layout, the most-loaded rank's ledger in full, the peak per stage, host per node.
+std::string render_distributed_text(const DistributedEstimate& d, const Fit* fit,
+                                    const RenderOptions& options);
+// Every rank's lines with formula and source, then the host lines.
+std::string render_distributed_explain(const DistributedEstimate& d, const RenderOptions& options);
+// trainmem.distributed/1 (docs/formats.md); `fit` applies to the most-loaded rank.
+// `gpu`: the most-loaded rank replayed through the caching allocator model, or null.
+std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit,
+                                    const GpuEstimate* gpu = nullptr);
+
+// The seed-001 table (solve.h: table_row).
+
+// Text: the chosen convention's table with the other convention's value beside each figure.
+std::string render_table_text(const std::vector<TableRow>& primary,
+                              const std::vector<TableRow>& other, Convention convention);
+// JSON: {"schema": "trainmem.table/1", "convention", "rows": [...]}.
+std::string render_table_json(const std::vector<TableRow>& rows, Convention convention);
+
+// A dataset fitted to a plan (import.h: fit_dataset).
+struct DatasetFit;
+
+// The report: a table and the advice (render_dataset_text), or the "dataset" JSON object
+// (docs/formats.md) as text.
+std::string render_dataset_text(const DatasetFit& d, const RenderOptions& options);
+// `document` (a JSON object's text) with the "dataset" object added.
+std::string with_dataset_json(const std::string& document, const DatasetFit& d);
 
 }  // namespace trainmem

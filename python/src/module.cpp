@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "trainmem/dataset.h"
+#include "trainmem/import.h"
 #include "trainmem/trainmem.h"
 
 namespace nb = nanobind;

@@ -28,12 +28,14 @@
 #include "ledger/format.h"
 #include "ledger/phases.h"
 #include "ledger/run_phases.h"
+#include "model/dtype.h"
+#include "model/inventory.h"
 #include "plan/method.h"
 #include "plan/optimizer.h"
 #include "plan/precision.h"
 #include "plan/quantisation.h"
 #include "trainmem/estimate.h"
-#include "trainmem/inventory.h"
+#include "trainmem/model.h"
 
 namespace trainmem::gpu {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "gpu/alloc_event.h"
-#include "trainmem/ledger.h"
+#include "trainmem/estimate.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
 

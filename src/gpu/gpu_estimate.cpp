@@ -1,5 +1,5 @@
 // gpu_estimate(): the ledger's step as an event stream, replayed through the caching allocator
-// model, plus the CUDA context and memory outside the allocator (trainmem/gpu.h).
+// model, plus the CUDA context and memory outside the allocator (trainmem/estimate.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,8 +7,9 @@
 #include "gpu/alloc_events.h"
 #include "gpu/caching_allocator.h"
 #include "gpu/cuda_context.h"
-#include "trainmem/gpu.h"
-#include "trainmem/units.h"
+#include "trainmem/device.h"
+#include "trainmem/estimate.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 

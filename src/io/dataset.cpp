@@ -1,5 +1,5 @@
-// Records of a dataset file and their bytes of text (include/trainmem/dataset.h).
-#include "trainmem/dataset.h"
+// Records of a dataset file and their bytes of text (include/trainmem/import.h).
+#include "io/dataset.h"
 
 #include <fmt/format.h>
 
@@ -11,6 +11,7 @@
 
 #include "io/json_parse.h"
 #include "io/read_file.h"
+#include "trainmem/import.h"
 
 namespace trainmem {
 namespace {

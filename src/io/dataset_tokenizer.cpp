@@ -1,8 +1,8 @@
-// Where a model's tokenizer.json is (include/trainmem/dataset.h): beside the files it was read
+// Where a model's tokenizer.json is (include/trainmem/import.h): beside the files it was read
 // from.
 #include <filesystem>
 
-#include "trainmem/dataset.h"
+#include "trainmem/import.h"
 #include "trainmem/model.h"
 
 namespace trainmem {

@@ -13,7 +13,7 @@
 
 #include "io/json_parse.h"
 #include "io/read_file.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 #include "util/edit_distance.h"
 #include "util/json_text.h"
 

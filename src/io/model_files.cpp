@@ -1,8 +1,6 @@
 // load_model_files(): a model folder from file contents (the web page's dropped folder). Header
 // parsing and tensor mapping are io/safetensors.h's, so a folder priced here and by the command
 // line gives the same inventory.
-#include "trainmem/model_files.h"
-
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json_parse.h"
+#include "plan/plan.h"
 #include "trainmem/plan.h"
 
 namespace trainmem {

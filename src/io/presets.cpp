@@ -1,4 +1,6 @@
 // Presets: config.json contents plus published counts, embedded from data/models/*.json.
+#include "io/presets.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -10,11 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "trainmem/dtype.h"
 #include "trainmem/errors.h"
-#include "trainmem/inventory.h"
 #include "trainmem/model.h"
-#include "trainmem/model_spec.h"
 
 namespace trainmem::io {
 

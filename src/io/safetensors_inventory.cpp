@@ -12,6 +12,7 @@
 
 #include "io/read_file.h"
 #include "io/safetensors.h"
+#include "model/inventory.h"
 #include "trainmem/model.h"
 #include "util/json_text.h"
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/inventory.h"
+
 namespace trainmem::layout {
 namespace {
 

@@ -9,10 +9,12 @@
 #include <cctype>
 #include <cmath>
 
+#include "layout/layout.h"
 #include "layout/rank.h"
 #include "ledger/format.h"
+#include "model/dtype.h"
 #include "plan/precision.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace layout {

@@ -1,6 +1,6 @@
 // Layout vocabulary, sizes and validation. A layout that cannot exist is a one-line error naming
 // the flag, never a silently wrong per-rank figure.
-#include "trainmem/layout.h"
+#include "layout/layout.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,8 @@
 #include <utility>
 
 #include "trainmem/distributed.h"
-#include "trainmem/model_spec.h"
+#include "trainmem/model.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 namespace {

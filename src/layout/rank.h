@@ -18,9 +18,9 @@
 
 #include "layout/census.h"
 #include "ledger/format.h"
-#include "trainmem/ledger.h"
+#include "trainmem/estimate.h"
 #include "trainmem/plan.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem::layout {
 

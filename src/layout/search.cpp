@@ -1,11 +1,14 @@
 // Layout search: enumerate, validate against the model, price with LayoutPricer, rank by the
 // communication/bubble proxy. No text is built per layout, so a core searches >= 10^5 layouts/s
 // (bench/layout_search_bench.cpp).
+#include "layout/search.h"
+
 #include <algorithm>
 #include <array>
 
-#include "trainmem/layout_search.h"
+#include "model/dtype.h"
 #include "plan/precision.h"
+#include "trainmem/distributed.h"
 
 namespace trainmem {
 namespace {

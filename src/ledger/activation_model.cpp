@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <string>
 
+#include "model/model_spec.h"
 #include "util/checked.h"
 
 namespace trainmem {

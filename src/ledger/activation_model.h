@@ -8,8 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "trainmem/inventory.h"
-#include "trainmem/model_spec.h"
+#include "trainmem/model.h"
 #include "trainmem/plan.h"
 
 namespace trainmem {

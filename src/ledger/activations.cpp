@@ -8,7 +8,8 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
-#include "trainmem/units.h"
+#include "model/model_spec.h"
+#include "trainmem/render.h"
 #include "util/checked.h"
 
 namespace trainmem::ledger {

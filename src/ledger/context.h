@@ -7,7 +7,6 @@
 
 #include "ledger/activation_model.h"
 #include "trainmem/estimate.h"
-#include "trainmem/ledger.h"
 
 namespace trainmem::ledger {
 

@@ -6,10 +6,12 @@
 #include "ledger/context.h"
 #include "ledger/phases.h"
 #include "ledger/run_phases.h"
+#include "plan/framework.h"
+#include "plan/limits.h"
 #include "plan/method.h"
-#include "trainmem/framework.h"
-#include "trainmem/limits.h"
-#include "trainmem/units.h"
+#include "plan/plan.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
 #include "util/checked.h"
 
 namespace trainmem {

@@ -2,7 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "trainmem/units.h"
+#include "model/dtype.h"
+#include "trainmem/render.h"
 
 namespace trainmem::ledger {
 

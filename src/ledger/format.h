@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "trainmem/dtype.h"
-#include "trainmem/ledger.h"
+#include "trainmem/estimate.h"
+#include "trainmem/model.h"
 
 namespace trainmem::ledger {
 

@@ -9,6 +9,8 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
+#include "model/dtype.h"
+#include "model/inventory.h"
 #include "plan/precision.h"
 
 namespace trainmem::ledger {

@@ -9,7 +9,7 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem::ledger {
 namespace {

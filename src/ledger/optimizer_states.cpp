@@ -7,9 +7,10 @@
 
 #include "ledger/context.h"
 #include "ledger/format.h"
+#include "model/dtype.h"
 #include "plan/optimizer.h"
 #include "plan/precision.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem::ledger {
 namespace {

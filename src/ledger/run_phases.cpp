@@ -9,7 +9,9 @@
 #include "ledger/activation_model.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
-#include "trainmem/units.h"
+#include "model/inventory.h"
+#include "model/model_spec.h"
+#include "trainmem/render.h"
 
 namespace trainmem::ledger {
 namespace {

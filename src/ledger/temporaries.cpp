@@ -8,9 +8,12 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
+#include "model/dtype.h"
+#include "model/inventory.h"
+#include "model/model_spec.h"
 #include "plan/optimizer.h"
 #include "plan/precision.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem::ledger {
 namespace {

@@ -1,6 +1,8 @@
+#include "ledger/totals.h"
+
 #include <fmt/format.h>
 
-#include "trainmem/ledger.h"
+#include "trainmem/estimate.h"
 #include "util/checked.h"
 
 namespace trainmem {

@@ -7,10 +7,11 @@
 
 #include "ledger/context.h"
 #include "ledger/format.h"
+#include "model/dtype.h"
 #include "plan/method.h"
 #include "plan/precision.h"
 #include "plan/quantisation.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem::ledger {
 namespace {

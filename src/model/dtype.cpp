@@ -1,10 +1,11 @@
 // The one table of element sizes. Sources: torch dtype sizes; safetensors' Dtype enum
 // (safetensors/src/tensor.rs); bitsandbytes 4-bit types store two weights per byte.
-#include "trainmem/dtype.h"
+#include "model/dtype.h"
 
 #include <array>
 #include <string>
 
+#include "trainmem/model.h"
 #include "util/checked.h"
 
 namespace trainmem {

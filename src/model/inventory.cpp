@@ -5,12 +5,14 @@
 // k_norm), qwen3_moe and mixtral (router + experts), gemma2 (four norms), phi3 (qkv_proj,
 // gate_up_proj), gpt2 (Conv1D with biases, learned positions), deepseek_v3 (MLA, shared experts,
 // dense first layers, e_score_correction_bias, MTP layers stored after the last layer).
-#include "trainmem/inventory.h"
+#include "model/inventory.h"
 
 #include <fmt/format.h>
 
 #include <array>
 
+#include "model/model_spec.h"
+#include "trainmem/model.h"
 #include "util/checked.h"
 
 namespace trainmem {

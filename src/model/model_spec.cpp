@@ -1,4 +1,6 @@
-#include "trainmem/model_spec.h"
+#include "model/model_spec.h"
+
+#include "trainmem/model.h"
 
 namespace trainmem {
 

@@ -1,6 +1,6 @@
 // The framework profile table: every difference from the Hugging Face behaviour, with its source.
 // docs/frameworks.md explains each row; tests/unit/framework_test.cpp checks each one's effect.
-#include "trainmem/framework.h"
+#include "plan/framework.h"
 
 #include <fmt/format.h>
 
@@ -8,6 +8,7 @@
 #include <array>
 #include <cctype>
 
+#include "trainmem/plan.h"
 #include "util/edit_distance.h"
 
 namespace trainmem {

@@ -1,14 +1,16 @@
 // check_plan_size(): the plan's largest element figures, in checked arithmetic, against
-// kMaxFigureElements (trainmem/limits.h explains the rule).
-#include "trainmem/limits.h"
+// kMaxFigureElements (trainmem/plan.h explains the rule).
+#include "plan/limits.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <string>
 
+#include "model/model_spec.h"
 #include "trainmem/estimate.h"
-#include "trainmem/inventory.h"
+#include "trainmem/model.h"
+#include "trainmem/plan.h"
 #include "util/checked.h"
 
 namespace trainmem {

@@ -12,9 +12,11 @@
 #include <algorithm>
 #include <array>
 
+#include "model/dtype.h"
+#include "model/inventory.h"
 #include "plan/precision.h"
 #include "trainmem/estimate.h"
-#include "trainmem/vocabulary.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 namespace {

@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trainmem/inventory.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
 

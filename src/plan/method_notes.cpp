@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <set>
 
+#include "model/inventory.h"
+#include "model/model_spec.h"
 #include "plan/method.h"
 #include "plan/optimizer.h"
 #include "plan/quantisation.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "trainmem/dtype.h"
+#include "trainmem/model.h"
 #include "trainmem/plan.h"
 
 namespace trainmem {

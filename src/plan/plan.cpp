@@ -7,10 +7,9 @@
 #include <cmath>
 #include <utility>
 
+#include "plan/framework.h"
 #include "plan/method.h"
-#include "trainmem/framework.h"
-#include "trainmem/limits.h"
-#include "trainmem/vocabulary.h"
+#include "plan/plan.h"
 
 namespace trainmem {
 namespace {

@@ -1,4 +1,4 @@
-#include "trainmem/plan_check.h"
+#include "plan/plan_check.h"
 
 #include <fmt/format.h>
 
@@ -7,6 +7,8 @@
 #include <cstdlib>
 
 #include "plan/method.h"
+#include "trainmem/device.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 namespace {

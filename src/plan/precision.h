@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-#include "trainmem/dtype.h"
+#include "trainmem/model.h"
 #include "trainmem/plan.h"
 
 namespace trainmem {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

@@ -6,11 +6,10 @@
 #include <cmath>
 #include <sstream>
 
-#include "trainmem/framework.h"
-#include "trainmem/limits.h"
-#include "trainmem/plan_settings.h"
-#include "trainmem/units.h"
-#include "trainmem/vocabulary.h"
+#include "plan/framework.h"
+#include "plan/plan.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
 #include "util/edit_distance.h"
 
 namespace trainmem {

@@ -4,7 +4,7 @@
 //   attention: transformers modeling_utils `attn_implementation` values;
 //   precision: Lightning's `precision=` strings (bf16-mixed, bf16-true, 16-mixed, 32-true);
 //   LoRA targets: PEFT target_modules as written for Llama/Qwen/Mistral (q_proj ... down_proj).
-#include "trainmem/vocabulary.h"
+#include "plan/vocabulary.h"
 
 #include <fmt/format.h>
 
@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cmath>
 
+#include "trainmem/plan.h"
 #include "util/edit_distance.h"
 
 namespace trainmem {

@@ -7,8 +7,11 @@
 
 #include "gpu/alloc_events.h"
 #include "gpu/caching_allocator.h"
-#include "trainmem/gpu.h"
-#include "trainmem/units.h"
+#include "ledger/totals.h"
+#include "trainmem/device.h"
+#include "trainmem/estimate.h"
+#include "trainmem/render.h"
+#include "util/units.h"
 
 namespace trainmem {
 namespace {

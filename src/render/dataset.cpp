@@ -1,14 +1,14 @@
 // The dataset report: a table of the plan at the records' lengths, the advice, and its JSON
 // object (docs/formats.md, "dataset").
-#include "trainmem/dataset.h"
+#include "render/dataset.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
 #include "render/json.h"
+#include "trainmem/import.h"
 #include "trainmem/render.h"
-#include "trainmem/units.h"
 
 namespace trainmem {
 namespace {

@@ -7,7 +7,6 @@
 #include "render/json.h"
 #include "trainmem/device.h"
 #include "trainmem/render.h"
-#include "trainmem/render_distributed.h"
 
 namespace trainmem {
 namespace {

@@ -1,12 +1,12 @@
 // Emitters: one function per format. Every number the estimate depends on is written explicitly,
 // with the engine defaults trainmem assumed (research/distributed.md section 4).
-#include "trainmem/emit.h"
-
 #include <fmt/format.h>
 
 #include <array>
 #include <nlohmann/json.hpp>
 #include <utility>
+
+#include "trainmem/distributed.h"
 
 namespace trainmem {
 namespace {

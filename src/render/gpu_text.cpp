@@ -2,8 +2,9 @@
 // with what PyTorch or the driver calls it and why it differs from the one before.
 #include <fmt/format.h>
 
-#include "trainmem/gpu.h"
-#include "trainmem/units.h"
+#include "trainmem/device.h"
+#include "trainmem/estimate.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainmem/device.h"
-#include "trainmem/gpu.h"
+#include "trainmem/estimate.h"
 #include "trainmem/render.h"
 
 namespace trainmem {

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainmem/device.h"
-#include "trainmem/ledger.h"
+#include "trainmem/estimate.h"
 
 namespace trainmem {
 

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "trainmem/render.h"
-#include "trainmem/units.h"
+#include "util/units.h"
 
 namespace trainmem {
 namespace {

@@ -6,6 +6,7 @@
 
 #include "trainmem/device.h"
 #include "trainmem/render.h"
+#include "util/units.h"
 
 namespace trainmem {
 

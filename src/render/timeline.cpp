@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ledger/totals.h"
 #include "trainmem/render.h"
+#include "util/units.h"
 
 namespace trainmem {
 namespace {

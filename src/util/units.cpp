@@ -1,4 +1,4 @@
-#include "trainmem/units.h"
+#include "util/units.h"
 
 #include <fmt/format.h>
 
@@ -9,6 +9,8 @@
 #include <locale>
 #include <sstream>
 #include <string>
+
+#include "trainmem/render.h"
 
 namespace trainmem {
 

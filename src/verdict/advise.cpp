@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <functional>
 
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
+#include "trainmem/render.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {

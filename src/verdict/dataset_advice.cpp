@@ -1,10 +1,10 @@
-// The advice a dataset adds (include/trainmem/dataset.h): truncating at the p95, and the records
+// The advice a dataset adds (include/trainmem/import.h): truncating at the p95, and the records
 // each shorter-sequence option truncates.
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "trainmem/dataset.h"
+#include "trainmem/import.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {

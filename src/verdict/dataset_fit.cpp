@@ -1,12 +1,14 @@
 // A plan priced at a dataset's token lengths, and the advice that follows from them
-// (include/trainmem/dataset.h, docs/dataset.md).
+// (include/trainmem/import.h, docs/dataset.md).
+#include "verdict/dataset_fit.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "io/tokenizer/tokenizer.h"
-#include "trainmem/dataset.h"
-#include "trainmem/units.h"
+#include "trainmem/import.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

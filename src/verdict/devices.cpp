@@ -9,7 +9,7 @@
 
 #include "io/device_file.h"
 #include "trainmem/device.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 #include "util/edit_distance.h"
 #include "util/embedded_data.h"
 

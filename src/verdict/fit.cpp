@@ -1,7 +1,7 @@
 #include <fmt/format.h>
 
 #include "trainmem/device.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 #include "util/checked.h"
 
 namespace trainmem {

@@ -1,12 +1,15 @@
-// The one verdict of a plan on a device (trainmem/gpu.h: judge). Why the device total: a card runs
-// out on what PyTorch's caching allocator has reserved plus the CUDA context
+// The one verdict of a plan on a device (trainmem/device.h: judge). Why the device total: a card
+// runs out on what PyTorch's caching allocator has reserved plus the CUDA context
 // (c10/cuda/CUDACachingAllocator.cpp; docs/gpu.md), not on the bytes of live tensors, so a
 // "fits" on live bytes can OOM. solve and advise search with the same verdict, so the answer they
 // print is one `trainmem estimate` agrees with.
+#include "verdict/judge.h"
+
+#include "layout/layout.h"
+#include "trainmem/device.h"
 #include "trainmem/distributed.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
-#include "trainmem/layout_search.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
-#include "trainmem/limits.h"
-#include "trainmem/units.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
 #include "util/checked.h"
 
 namespace trainmem {

@@ -1,8 +1,10 @@
 #include <algorithm>
 
+#include "plan/limits.h"
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
-#include "trainmem/limits.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {

@@ -1,5 +1,5 @@
 // The seed-001 per-tier table, from estimate() and fit() over the device database's tiers.
-#include "trainmem/table.h"
+#include "verdict/table.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "trainmem/estimate.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
+#include "trainmem/solve.h"
 
 namespace trainmem {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/limits.h"
+#include "trainmem/plan.h"
 #include "util/checked.h"
 
 namespace trainmem::fuzz {

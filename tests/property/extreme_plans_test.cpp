@@ -10,8 +10,8 @@
 
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/limits.h"
 #include "trainmem/model.h"
+#include "trainmem/plan.h"
 #include "util/checked.h"
 
 namespace trainmem {

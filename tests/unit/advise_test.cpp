@@ -6,9 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
 #include "trainmem/model.h"
+#include "trainmem/render.h"
 #include "trainmem/solve.h"
 
 namespace trainmem {

@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "trainmem/dtype.h"
-#include "trainmem/units.h"
+#include "trainmem/model.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

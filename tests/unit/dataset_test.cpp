@@ -1,9 +1,9 @@
 // The dataset reader, the token estimate and the percentiles, against hand-computed values.
-#include "trainmem/dataset.h"
-
 #include <gtest/gtest.h>
 
 #include <limits>
+
+#include "trainmem/import.h"
 
 namespace trainmem {
 namespace {

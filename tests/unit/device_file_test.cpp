@@ -5,7 +5,7 @@
 #include <string>
 
 #include "trainmem/device.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

@@ -1,7 +1,5 @@
 // emit -> import round trips: every format reads back into the same layout and the same
 // per-rank peak; files that cannot be read give one-line errors naming file and key.
-#include "trainmem/emit.h"
-
 #include <gtest/gtest.h>
 
 #include "support/models.h"

@@ -8,7 +8,6 @@
 #include "trainmem/estimate.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
-#include "trainmem/units.h"
 
 namespace trainmem {
 namespace {

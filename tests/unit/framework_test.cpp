@@ -1,11 +1,12 @@
 // Framework profiles: the name/version parsers, the table's knobs per profile and version, and
 // each knob's effect on the ledger, by hand on qwen3-tiny (V 8,192; hidden 128; 4 layers).
-#include "trainmem/framework.h"
+#include "plan/framework.h"
 
 #include <gtest/gtest.h>
 
 #include "support/models.h"
 #include "trainmem/estimate.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 namespace {

@@ -9,8 +9,9 @@
 
 #include "gpu/cuda_context.h"
 #include "support/models.h"
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

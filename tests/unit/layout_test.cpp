@@ -1,7 +1,5 @@
 // Distributed layouts: validation, per-rank shares by hand, ZeRO/FSDP ordering, pipeline stages,
 // host memory, and the fast pricer against the full per-rank ledgers.
-#include "trainmem/layout.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,6 +9,7 @@
 #include "support/models.h"
 #include "trainmem/distributed.h"
 #include "trainmem/estimate.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 namespace {

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "trainmem/estimate.h"
-#include "trainmem/layout.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
 

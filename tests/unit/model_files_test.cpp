@@ -1,7 +1,5 @@
 // load_model_files(): a model folder given as file contents (the web page's dropped folder) loads
 // exactly as load_model() loads the same folder from disk, and reports the same errors.
-#include "trainmem/model_files.h"
-
 #include <gtest/gtest.h>
 
 #include <string>

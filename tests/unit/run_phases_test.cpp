@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include "gpu/alloc_events.h"
+#include "plan/framework.h"
 #include "support/models.h"
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/framework.h"
-#include "trainmem/gpu.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "trainmem/estimate.h"
 #include "trainmem/model.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

@@ -7,10 +7,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "trainmem/device.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
 #include "trainmem/model.h"
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem {
 namespace {

@@ -1,10 +1,9 @@
 // The per-tier table's pieces: the seed's GB formatting, the tier choice at the boundaries seed
 // 001 names, and the rows computed through estimate().
-#include "trainmem/table.h"
-
 #include <gtest/gtest.h>
 
 #include "trainmem/model.h"
+#include "trainmem/solve.h"
 
 namespace trainmem {
 namespace {

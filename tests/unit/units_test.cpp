@@ -1,10 +1,8 @@
 // Units, sizes the user types, dtype sizes, the proportional bar and name suggestions: each with
 // hand-computed values.
-#include "trainmem/units.h"
-
 #include <gtest/gtest.h>
 
-#include "trainmem/dtype.h"
+#include "trainmem/model.h"
 #include "trainmem/render.h"
 #include "util/edit_distance.h"
 

@@ -1,14 +1,11 @@
 // The vocabulary: aliases resolve to their term, case and '_'/'-' do not matter, unknown names
 // suggest the nearest, and docs/formats.md lists every name.
-#include "trainmem/vocabulary.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "trainmem/plan.h"
-#include "trainmem/plan_settings.h"
 
 namespace trainmem {
 namespace {

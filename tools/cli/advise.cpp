@@ -10,14 +10,13 @@
 #include "commands.h"
 #include "dataset.h"
 #include "flags.h"
+#include "trainmem/device.h"
 #include "trainmem/distributed.h"
-#include "trainmem/gpu.h"
-#include "trainmem/layout_search.h"
-#include "trainmem/limits.h"
+#include "trainmem/estimate.h"
 #include "trainmem/model.h"
+#include "trainmem/plan.h"
 #include "trainmem/render.h"
 #include "trainmem/solve.h"
-#include "trainmem/units.h"
 
 namespace trainmem::cli {
 namespace {

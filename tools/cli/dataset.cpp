@@ -1,6 +1,6 @@
 #include "dataset.h"
 
-#include "trainmem/layout.h"
+#include "trainmem/plan.h"
 
 namespace trainmem::cli {
 

@@ -1,12 +1,12 @@
 // --dataset FILE for estimate and advise: the plan priced at the records' token lengths
-// (include/trainmem/dataset.h, docs/dataset.md).
+// (include/trainmem/import.h, docs/dataset.md).
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <string>
 
 #include "flags.h"
-#include "trainmem/dataset.h"
+#include "trainmem/import.h"
 
 namespace trainmem::cli {
 

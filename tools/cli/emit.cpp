@@ -1,8 +1,6 @@
 // trainmem emit FORMAT MODEL [plan and layout flags] [-o FILE]: the config that runs the priced
 // plan (deepspeed | accelerate-fsdp | fsdp2 | torchrun | megatron). `estimate --from FILE` reads
 // it back and prices the same plan.
-#include "trainmem/emit.h"
-
 #include <fmt/format.h>
 
 #include <fstream>
@@ -10,6 +8,7 @@
 
 #include "commands.h"
 #include "flags.h"
+#include "trainmem/distributed.h"
 
 namespace trainmem::cli {
 namespace {

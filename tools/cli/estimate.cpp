@@ -10,10 +10,8 @@
 #include "flags.h"
 #include "trainmem/device.h"
 #include "trainmem/distributed.h"
-#include "trainmem/gpu.h"
-#include "trainmem/limits.h"
+#include "trainmem/plan.h"
 #include "trainmem/render.h"
-#include "trainmem/render_distributed.h"
 
 namespace trainmem::cli {
 namespace {

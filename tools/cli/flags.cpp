@@ -9,13 +9,10 @@
 #include <map>
 #include <sstream>
 
-#include "trainmem/emit.h"
-#include "trainmem/framework.h"
+#include "trainmem/distributed.h"
 #include "trainmem/import.h"
-#include "trainmem/limits.h"
-#include "trainmem/plan_check.h"
-#include "trainmem/units.h"
-#include "trainmem/vocabulary.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
 
 namespace trainmem::cli {
 namespace {

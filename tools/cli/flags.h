@@ -11,7 +11,6 @@
 #include "trainmem/errors.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
-#include "trainmem/plan_settings.h"
 #include "trainmem/render.h"
 
 namespace trainmem::cli {

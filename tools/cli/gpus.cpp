@@ -6,7 +6,6 @@
 #include "commands.h"
 #include "flags.h"
 #include "trainmem/render.h"
-#include "trainmem/units.h"
 
 namespace trainmem::cli {
 

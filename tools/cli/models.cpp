@@ -7,7 +7,6 @@
 #include "flags.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
-#include "trainmem/units.h"
 
 namespace trainmem::cli {
 

@@ -8,8 +8,8 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "trainmem/layout_search.h"
-#include "trainmem/units.h"
+#include "trainmem/distributed.h"
+#include "trainmem/render.h"
 
 namespace trainmem::cli {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <charconv>
 
-#include "trainmem/units.h"
+#include "trainmem/render.h"
 
 namespace trainmem::cli {
 namespace {

@@ -11,10 +11,8 @@
 #include "commands.h"
 #include "flags.h"
 #include "trainmem/distributed.h"
-#include "trainmem/layout_search.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
-#include "trainmem/units.h"
 
 namespace trainmem::cli {
 namespace {

@@ -7,11 +7,10 @@
 
 #include "commands.h"
 #include "flags.h"
-#include "trainmem/limits.h"
 #include "trainmem/model.h"
+#include "trainmem/plan.h"
 #include "trainmem/render.h"
 #include "trainmem/solve.h"
-#include "trainmem/units.h"
 
 namespace trainmem::cli {
 namespace {

@@ -1,12 +1,11 @@
 // trainmem table [--convention textbook|exact] [--json]: the seed-001 per-tier table.
-#include "trainmem/table.h"
-
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
 #include "flags.h"
 #include "trainmem/model.h"
+#include "trainmem/solve.h"
 
 namespace trainmem::cli {
 namespace {

@@ -16,8 +16,8 @@
 #include "trainmem/device.h"
 #include "trainmem/distributed.h"
 #include "trainmem/estimate.h"
-#include "trainmem/gpu.h"
-#include "trainmem/layout.h"
+#include "trainmem/plan.h"
+#include "trainmem/render.h"
 
 namespace trainmem::cli {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "trainmem/errors.h"
 #include "trainmem/import.h"
-#include "trainmem/plan_settings.h"
+#include "trainmem/plan.h"
 
 namespace trainmem::io {
 

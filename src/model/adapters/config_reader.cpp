@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "trainmem/limits.h"
+#include "trainmem/plan.h"
 #include "util/json_text.h"
 
 namespace trainmem::adapters {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "trainmem/errors.h"
-#include "trainmem/model_spec.h"
+#include "trainmem/model.h"
 
 namespace trainmem::adapters {
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/adapters/adapters.h"
+#include "model/model_spec.h"
 
 namespace trainmem::adapters {
 

@@ -3,6 +3,7 @@
 // num_nextn_predict_layers MTP layers stored after the last layer
 // (transformers/models/deepseek_v3/modeling_deepseek_v3.py, configuration_deepseek_v3.py).
 #include "model/adapters/adapters.h"
+#include "model/model_spec.h"
 
 namespace trainmem::adapters {
 

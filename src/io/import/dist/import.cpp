@@ -4,7 +4,7 @@
 
 #include "io/import/dist/importers.h"
 #include "io/import/formats.h"
-#include "trainmem/emit.h"
+#include "trainmem/distributed.h"
 
 namespace trainmem {
 namespace import {

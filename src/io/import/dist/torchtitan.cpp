@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "io/import/dist/importers.h"
+#include "plan/plan.h"
 
 namespace trainmem::import {
 

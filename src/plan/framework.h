@@ -1,9 +1,4 @@
-// Framework profiles (public: the CLI parses --framework with it; the table is in
-// src/plan/framework.cpp): which training framework runs the step, as a table of differences from
-// the Hugging Face behaviour (FrameworkBehaviour's defaults). A difference names the profile it
-// belongs to (or every profile), optionally a library version range, the knob it sets and the
-// source it comes from. make_plan applies the table once; the ledger only reads the knobs.
-// docs/frameworks.md documents every row.
+// The framework profiles behind the --framework setting (src/plan/framework.cpp).
 #pragma once
 
 #include <cstdint>
@@ -14,10 +9,15 @@
 #include <utility>
 #include <vector>
 
-#include "trainmem/errors.h"
 #include "trainmem/plan.h"
 
 namespace trainmem {
+
+// Framework profiles (the --framework setting; the table is in src/plan/framework.cpp): which
+// training framework runs the step, as a table of differences from the Hugging Face behaviour
+// (FrameworkBehaviour's defaults). A difference names the profile it belongs to (or every profile),
+// optionally a library version range, the knob it sets and the source it comes from. make_plan
+// applies the table once; the ledger only reads the knobs. docs/frameworks.md documents every row.
 
 // One knob of FrameworkBehaviour (trainmem/plan.h).
 enum class Knob {

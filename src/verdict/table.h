@@ -1,0 +1,12 @@
+// The seed-001 table internals (src/verdict/table.cpp).
+#pragma once
+
+#include "trainmem/solve.h"
+
+namespace trainmem {
+
+// The plan of one column: batch 1 x 1024 tokens, full checkpointing, AdamW, bf16 mixed precision;
+// LoRA/QLoRA at rank 16 on q, k, v, o, gate, up, down (seed 001).
+TrainingPlan table_plan(Method method, Convention convention);
+
+}  // namespace trainmem
