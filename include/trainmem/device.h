@@ -87,10 +87,6 @@ std::string gb_and_gib(std::int64_t bytes);
 // Options for a device: its compute capability, and what a process may hold on it (usable).
 GpuOptions gpu_options_for(const Device& device, std::string alloc_conf);
 
-// The verdict on the device total (nvidia-smi), not on live bytes; an allocator that ran out
-// never fits.
-Fit fit_gpu(const GpuEstimate& gpu, const Device& device);
-
 // The one verdict of a plan on a device: estimate, solve, advise, sweep, the web page and Python
 // all judge with these. CUDA cards and --memory budgets are judged on the device total (the step
 // replayed through PyTorch's caching allocator plus the CUDA context: what runs out first on a

@@ -107,13 +107,6 @@ struct Totals {
 
 Totals totals(const Ledger& ledger);
 
-// The phase of the run beyond the training step whose lines are live in `slot`, in words ("the
-// validation pass between steps", "loading: quantising the base weights"), or "" when only the
-// step's lines are (src/ledger/run_phases.cpp).
-std::string_view run_phase_at(const Ledger& ledger, int slot);
-// A line of the QLoRA load transient (allocated after the weights in the event stream).
-bool is_load_transient(const LedgerItem& item);
-
 // Each tenant's live bytes in one phase slot (the peak's, for the stacked bar).
 std::array<std::int64_t, kTenantCount> live_at_slot(const Ledger& ledger, int slot);
 
@@ -121,10 +114,6 @@ std::array<std::int64_t, kTenantCount> live_at_slot(const Ledger& ledger, int sl
 // passed validate(); nothing here fails.
 
 Ledger estimate(const LoadedModel& model, const TrainingPlan& plan);
-
-// The inventory as the plan leaves it: trainable flags, quantised flags and storage dtypes set by
-// the method, and LoRA adapter tensors appended. Used by estimate() and by reports.
-ParameterInventory apply_method(const LoadedModel& model, const TrainingPlan& plan);
 
 // The plan's peak, as estimate() and totals() compute it.
 std::int64_t peak_of(const LoadedModel& model, const TrainingPlan& plan);

@@ -86,14 +86,6 @@ struct BytesPerToken {
   std::string band;             // "vocabulary >= 100,000"
   std::string source;           // where the figure is published
 };
-BytesPerToken bytes_per_token_for_vocab(std::int64_t vocab_size);
-
-// ceil(bytes / bytes per token), and at least 1: every record trains on a token.
-std::int64_t estimated_tokens(std::int64_t bytes, const BytesPerToken& rate);
-
-// The nearest-rank percentile of ascending `sorted` (not empty): the value at rank
-// ceil(percent / 100 x n), 1-based. p50 of {1,2,3,4} is 2; p95 of 20 values is the 19th.
-std::int64_t percentile_nearest_rank(const std::vector<std::int64_t>& sorted, int percent);
 
 struct TokenLengths {
   std::vector<std::int64_t> sorted;  // tokens per record, ascending

@@ -51,9 +51,6 @@ struct RenderOptions {
   int bar_width = 40;  // characters of the proportional bar in the text report
 };
 
-// A bar of `width` cells, filled in proportion bytes / scale: "████····".
-std::string proportional_bar(std::int64_t bytes, std::int64_t scale, int width);
-
 // The human report, shaped like the seeds' memory budget.
 std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOptions& options);
 // The arithmetic behind every line (trainmem explain).

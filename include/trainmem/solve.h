@@ -137,7 +137,4 @@ std::string smallest_tier(std::int64_t peak_bytes, const std::vector<Device>& ti
 TableRow table_row(const LoadedModel& model, Convention convention,
                    const std::vector<Device>& tiers);
 
-// GB with up to two decimals and no trailing zeros, as the seed prints: 9.6, 64, 17.1, 61.52.
-std::string seed_gb(std::int64_t bytes);
-
 }  // namespace trainmem

@@ -63,9 +63,6 @@ struct AccuracyRow {
   std::string source;  // who published the row; "" for our own measurements
 };
 
-// (predicted - measured) / measured x 100.
-double pct_error(std::int64_t predicted, std::int64_t measured);
-
 struct ErrorStats {
   std::size_t rows = 0;
   double median_abs_pct = 0;
@@ -74,24 +71,10 @@ struct ErrorStats {
   double mean_signed_pct = 0;  // bias: positive means the estimator over-predicts
 };
 
-// Statistics of a list of signed percentage errors.
-ErrorStats error_stats(const std::vector<double>& signed_pct_errors);
-
 struct AccuracyReport {
   ErrorStats peak;
   std::array<ErrorStats, 4> by_category;  // rows where the measured category is non-zero
 };
-
-AccuracyReport accuracy_report(const std::vector<AccuracyRow>& rows);
-
-// Peak-error statistics of each family's rows, families in name order (rows without a family,
-// such as published GPU figures, are left out).
-std::vector<std::pair<std::string, ErrorStats>> family_stats(const std::vector<AccuracyRow>& rows);
-
-// Peak-error statistics grouped by each row's metric, or by its source, in first-seen order (rows
-// with an empty metric or source are left out).
-std::vector<std::pair<std::string, ErrorStats>> metric_stats(const std::vector<AccuracyRow>& rows);
-std::vector<std::pair<std::string, ErrorStats>> source_stats(const std::vector<AccuracyRow>& rows);
 
 // Everything `trainmem validate` reports for one file of measurements.
 struct ValidationReport {

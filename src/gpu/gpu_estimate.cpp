@@ -7,9 +7,11 @@
 #include "gpu/alloc_events.h"
 #include "gpu/caching_allocator.h"
 #include "gpu/cuda_context.h"
+#include "ledger/run_phases.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
 #include "trainmem/render.h"
+#include "verdict/judge.h"
 
 namespace trainmem {
 

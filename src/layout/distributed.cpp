@@ -13,6 +13,7 @@
 #include "layout/rank.h"
 #include "ledger/format.h"
 #include "model/dtype.h"
+#include "plan/method.h"
 #include "plan/precision.h"
 #include "trainmem/render.h"
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/model_spec.h"
+#include "plan/method.h"
 #include "util/checked.h"
 
 namespace trainmem {

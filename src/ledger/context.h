@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "ledger/activation_model.h"
+#include "plan/method.h"
 #include "trainmem/estimate.h"
 
 namespace trainmem::ledger {

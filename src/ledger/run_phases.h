@@ -19,6 +19,7 @@
 #include <string>
 
 #include "ledger/context.h"
+#include "trainmem/estimate.h"
 #include "trainmem/plan.h"
 
 namespace trainmem::ledger {
@@ -151,3 +152,14 @@ LoadTransient load_transient(LoadQuantiser q, std::int64_t elements);
 void add_run_phases(const Context& ctx, Items& items);
 
 }  // namespace trainmem::ledger
+
+namespace trainmem {
+
+// The phase of the run beyond the training step whose lines are live in `slot`, in words ("the
+// validation pass between steps", "loading: quantising the base weights"), or "" when only the
+// step's lines are (src/ledger/run_phases.cpp).
+std::string_view run_phase_at(const Ledger& ledger, int slot);
+// A line of the QLoRA load transient (allocated after the weights in the event stream).
+bool is_load_transient(const LedgerItem& item);
+
+}  // namespace trainmem

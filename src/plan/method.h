@@ -1,4 +1,4 @@
-// Fine-tuning methods beyond apply_method() (estimate.h): which tensors a LoRA target list
+// Fine-tuning methods: apply_method(), and which tensors a LoRA target list
 // reaches, which groups are adapter tensors, and the notes a report prints about what was adapted,
 // quantised or frozen.
 #pragma once
@@ -12,6 +12,10 @@
 #include "trainmem/plan.h"
 
 namespace trainmem {
+
+// The inventory as the plan leaves it: trainable flags, quantised flags and storage dtypes set by
+// the method, and LoRA adapter tensors appended. Used by estimate() and by reports.
+ParameterInventory apply_method(const LoadedModel& model, const TrainingPlan& plan);
 
 // Target names accepted by --lora-targets and --train-modules (besides "norm" for the latter):
 // q k v o gate up down lm_head embed router experts shared_experts q_a q_b kv_a kv_b, and the

@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ledger/run_phases.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
 #include "trainmem/render.h"

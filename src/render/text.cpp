@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "ledger/run_phases.h"
+#include "render/bar.h"
 #include "trainmem/device.h"
 #include "trainmem/render.h"
 #include "util/units.h"

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ledger/totals.h"
+#include "render/bar.h"
 #include "trainmem/render.h"
 #include "util/units.h"
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "trainmem/validate.h"
+#include "verdict/accuracy.h"
 
 namespace trainmem {
 namespace {

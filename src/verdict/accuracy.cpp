@@ -1,3 +1,5 @@
+#include "verdict/accuracy.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "io/dataset.h"
 #include "io/tokenizer/tokenizer.h"
 #include "trainmem/import.h"
 #include "trainmem/render.h"

@@ -9,4 +9,8 @@ namespace trainmem {
 // and the seeds' memory tiers (the ledger's peak).
 bool judged_on_device_total(const Device& device);
 
+// The verdict on the device total (nvidia-smi), not on live bytes; an allocator that ran out
+// never fits.
+Fit fit_gpu(const GpuEstimate& gpu, const Device& device);
+
 }  // namespace trainmem

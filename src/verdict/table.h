@@ -9,4 +9,7 @@ namespace trainmem {
 // LoRA/QLoRA at rank 16 on q, k, v, o, gate, up, down (seed 001).
 TrainingPlan table_plan(Method method, Convention convention);
 
+// GB with up to two decimals and no trailing zeros, as the seed prints: 9.6, 64, 17.1, 61.52.
+std::string seed_gb(std::int64_t bytes);
+
 }  // namespace trainmem

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "io/dataset.h"
 #include "trainmem/import.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -1,3 +1,5 @@
+#include "verdict/accuracy.h"
+
 #include <gtest/gtest.h>
 
 #include "trainmem/validate.h"

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ledger/activation_model.h"
+#include "plan/method.h"
 #include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/model.h"

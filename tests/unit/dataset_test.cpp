@@ -1,4 +1,6 @@
 // The dataset reader, the token estimate and the percentiles, against hand-computed values.
+#include "io/dataset.h"
+
 #include <gtest/gtest.h>
 
 #include <limits>

@@ -5,8 +5,9 @@
 
 #include <algorithm>
 
-#include "support/models.h"
 #include "ledger/activation_model.h"
+#include "plan/method.h"
+#include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/model.h"
 

@@ -12,6 +12,7 @@
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
 #include "trainmem/render.h"
+#include "verdict/judge.h"
 
 namespace trainmem {
 namespace {

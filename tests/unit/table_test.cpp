@@ -1,5 +1,7 @@
 // The per-tier table's pieces: the seed's GB formatting, the tier choice at the boundaries seed
 // 001 names, and the rows computed through estimate().
+#include "verdict/table.h"
+
 #include <gtest/gtest.h>
 
 #include "trainmem/model.h"

@@ -2,6 +2,7 @@
 // hand-computed values.
 #include <gtest/gtest.h>
 
+#include "render/bar.h"
 #include "trainmem/model.h"
 #include "trainmem/render.h"
 #include "util/edit_distance.h"
