@@ -10,6 +10,7 @@ const DEFAULTS = {
   lora_targets: 'q,k,v,o,gate,up,down', lora_dropout: '0', dora: false, quant: 'nf4', double_quant: true,
   train_modules: '', train_layers: '', optimizer: 'adamw', optimizer_impl: 'fused', precision: 'bf16-mixed', batch: '4',
   seq: '1024', grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full',
+  eval_strategy: 'no', eval_batch: '8',
   device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib',
 };
 const EXAMPLE = { batch: '4' };
@@ -93,6 +94,7 @@ function planRequest(s) {
   if (s.method === 'qlora') keys.push('quant', 'double_quant');
   if (s.method === 'freeze') keys.push('train_modules');
   if (s.method !== 'full') keys.push('train_layers');
+  if (s.eval_strategy !== 'no') keys.push('eval_strategy', 'eval_batch');
   const p = {};
   for (const k of keys) {
     if (String(s[k]) !== String(ENGINE_DEFAULTS[k])) p[k] = k === 'lora_dropout' ? Number(s[k]) : s[k];
@@ -414,7 +416,8 @@ function finish(t0, key) {
 }
 
 const FLAG_TO_FIELD = { '--lora-rank': 'lora_rank', '--lora-targets': 'lora_targets', '--grad-accum': 'grad_accum',
-  '--train-layers': 'train_layers', '--train-modules': 'train_modules', '--memory': 'memory' };
+  '--train-layers': 'train_layers', '--train-modules': 'train_modules', '--memory': 'memory',
+  '--eval-strategy': 'eval_strategy', '--eval-batch': 'eval_batch' };
 function markField(flag) {
   for (const e of document.querySelectorAll('[aria-invalid]')) e.removeAttribute('aria-invalid');
   if (!flag) return;

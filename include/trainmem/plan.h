@@ -144,6 +144,10 @@ enum class Loss { full, chunked, fused };
 // exact: what the framework allocates. textbook: the seeds' uniform arithmetic.
 enum class Convention { exact, textbook };
 enum class QuantKind { nf4, fp4, int8 };
+// When the run evaluates between optimizer steps: HF TrainingArguments `eval_strategy` (no, every
+// `eval_steps`, or at each epoch's end). steps and epoch run the same evaluation pass, so they
+// price the same; no (the Trainer's default) prices none.
+enum class EvalStrategy { no, steps, epoch };
 // How the framework quantises the base weights while loading them (FrameworkBehaviour, the load
 // phase of src/ledger/run_phases.cpp): which transient tensors one weight needs on the GPU.
 enum class LoadQuantiser {
@@ -255,6 +259,11 @@ struct TrainingPlan {
   Checkpointing checkpointing = Checkpointing::none;
   Attention attention = Attention::sdpa;
   Loss loss = Loss::full;
+  // The Trainer's evaluation between optimizer steps (run_phases.h): eval_strategy and
+  // per_device_eval_batch_size, sequences per evaluation forward (HF's default 8; axolotl's is
+  // micro_batch_size). Priced only when eval_strategy is not no.
+  EvalStrategy eval_strategy = EvalStrategy::no;
+  std::int64_t eval_batch = 8;
   // Whose allocation behaviour is modelled: a profile name from src/plan/framework.h (hf, trl,
   // litgpt, torchtune, unsloth, axolotl, mlx), and the versions given for it and its libraries
   // ("transformers=4.43", "bitsandbytes=0.41.1"); empty: current releases.
@@ -295,6 +304,7 @@ std::string_view name_of(Attention v);
 std::string_view name_of(Loss v);
 std::string_view name_of(Convention v);
 std::string_view name_of(QuantKind v);
+std::string_view name_of(EvalStrategy v);
 
 std::optional<Convention> parse_convention(std::string_view s);
 
@@ -332,6 +342,7 @@ const Vocabulary& attention_vocabulary();
 const Vocabulary& loss_vocabulary();
 const Vocabulary& convention_vocabulary();
 const Vocabulary& quant_vocabulary();
+const Vocabulary& eval_strategy_vocabulary();
 const Vocabulary& framework_vocabulary();
 // LoRA target names (--lora-targets) with PEFT's module names (q_proj, gate_proj, ...) as aliases;
 // --train-modules accepts these and "norm".

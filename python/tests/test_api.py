@@ -38,6 +38,8 @@ def test_issue_example_lora_peak_equals_the_cli():
      ["--method", "qlora", "--lora-rank", "64", "--lora-targets", "q,v"]),
     (dict(checkpointing="full", batch=8, seq=2048),
      ["--checkpointing", "full", "--batch", "8", "--seq", "2048"]),
+    (dict(method="lora", batch=1, eval_strategy="steps", eval_batch=4),
+     ["--method", "lora", "--batch", "1", "--eval-strategy", "steps", "--eval-batch", "4"]),
 ])
 def test_plans_price_like_the_cli(kwargs, flags):
     r = trainmem.estimate("qwen2.5-1.5b", **kwargs)

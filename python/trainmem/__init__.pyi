@@ -20,7 +20,8 @@ def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str
              lora_rank: int = ..., lora_alpha: float = ..., lora_dropout: float = ...,
              lora_targets: Union[str, List[str]] = ..., dora: bool = ..., quant: str = ...,
              double_quant: bool = ..., train_modules: Union[str, List[str]] = ...,
-             train_layers: List[int] = ..., **plan_fields: Any) -> Estimate: ...
+             train_layers: List[int] = ..., eval_strategy: str = ..., eval_batch: int = ...,
+             **plan_fields: Any) -> Estimate: ...
 def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,
           memory: Optional[str] = None, step: int = 1, **plan_fields: Any) -> Solution: ...
 def advise(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,

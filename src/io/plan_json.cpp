@@ -135,6 +135,8 @@ Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& fi
   r.name("checkpointing", p.checkpointing, parse_checkpointing);
   r.name("attention", p.attention, parse_attention);
   r.name("loss", p.loss, parse_loss);
+  r.name("eval_strategy", p.eval_strategy, parse_eval_strategy);
+  r.integer("eval_batch", p.eval_batch);
   r.text("framework", p.framework);
   r.name("convention", p.convention, parse_convention);
   r.integer("params_override", p.params_override);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "ledger/activation_model.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
 #include "model/inventory.h"
@@ -18,6 +19,8 @@ namespace {
 constexpr const char* kLoadId = "temporaries.load_";
 constexpr const char* kEvalId = "logits.eval_";
 constexpr const char* kGenerationId = "temporaries.generation_";
+constexpr const char* kTrainerEvalLossId = "logits.trainer_eval_";
+constexpr const char* kTrainerEvalLayerId = "temporaries.trainer_eval_";
 
 bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
@@ -165,7 +168,189 @@ void add_eval(const Context& ctx, Items& items) {
       fmt::format("{} x {} positions x 1 B", p.seq, p.seq));
 }
 
+// The widest MLP a token goes through: the dense MLP where the model has dense layers, one routed
+// expert (every token routed to it: the upper bound of the HF experts loop) or the shared experts.
+std::int64_t eval_mlp_width(const ModelSpec& s) {
+  const MoeSpec& m = s.moe;
+  const bool dense_layers = m.experts == 0 || m.first_dense_layers > 0 || m.layer_step > 1;
+  return std::max({dense_layers ? s.intermediate : std::int64_t{0}, m.expert_intermediate,
+                   m.shared_experts * m.shared_intermediate});
+}
+
+// The Hugging Face Trainer's evaluation between optimizer steps (eval_strategy steps or epoch):
+// one prediction_step at per_device_eval_batch_size, whichever of its two moments holds more (the
+// layers' no_grad working set, then the lm_head and the loss).
+void add_trainer_eval(const Context& ctx, Items& items) {
+  const TrainingPlan& p = ctx.plan;
+  if (p.eval_strategy == EvalStrategy::no || p.behaviour.eval_between_steps) return;
+  const FrameworkBehaviour& b = p.behaviour;
+  const ModelSpec& s = ctx.model.spec;
+  const ActivationSettings a = activation_settings(p);
+  const int e = a.compute_bytes;
+  const int out_bytes = b.fp32_logits_in_model ? 4 : e;
+  const std::int64_t n = p.eval_batch;
+  // Liger's fused loss and TRL's chunked NLL return no logits from an evaluation forward
+  // (trainer.py:3273-3274 skip_logits when use_liger_kernel and prediction_loss_only; TRL
+  // sft_trainer.py chunked_nll: logits=None).
+  TrainerEvalLoss loss;
+  if (p.loss == Loss::full) {
+    loss = trainer_eval_loss(n, p.seq, s.vocab, s.hidden, a.stream_bytes, out_bytes, b.loss_upcast,
+                             b.loss_shift_copy);
+  }
+  const std::int64_t width = eval_mlp_width(s);
+  RoleSet adapted = 0;
+  for (const LayerPlan& l : layer_plans(s, ctx.inventory, p)) adapted |= l.adapted;
+  const EvalLayerShape shape{
+      .batch = n,
+      .seq = p.seq,
+      .hidden = s.hidden,
+      .mlp_width = width,
+      .heads = s.heads,
+      .layers = s.layers,
+      .gated_mlp = s.mlp == MlpKind::gated,
+      .stream_bytes = a.stream_bytes,
+      .compute_bytes = e,
+      // Under autocast the fp32 adapters' matmuls return bf16 and the input is already fp32.
+      .adapter_bytes = a.autocast ? e : a.adapter_bytes,
+      .adapter_input_cast = !a.autocast && a.adapter_bytes != a.stream_bytes,
+      .up_adapted = (adapted & (role_bit(Role::up) | role_bit(Role::gate_up))) != 0,
+      .gate_adapted = (adapted & role_bit(Role::gate)) != 0,
+      .eager_scores = attention_kernel(s, a) == AttentionKernel::eager};
+  const bool gated = shape.gated_mlp;
+  const EvalLayerTransient layer = eval_layer_transient(shape);
+  const PhaseMask when = phase_bit(1, Phase::loaded);
+  const std::string what =
+      fmt::format("Evaluation between steps (eval batch {} x {} tokens): ", n, p.seq);
+  const std::string tokens = fmt::format("{} x {} tokens", n, p.seq);
+  const char* loop_src =
+      "transformers v5.24.0 trainer.py:1943 optimizer.step(), :1954 model.zero_grad(), :1958 "
+      "_maybe_log_save_evaluate; :2876 evaluate(prediction_loss_only=True); :3193-3299 "
+      "prediction_step (:3247 no_grad, :3275 compute_loss(return_outputs=True))";
+  auto add = [&](const char* id, const char* part, Tenant tenant, const std::string& label,
+                 std::int64_t bytes, const std::string& formula, const char* source) {
+    if (bytes <= 0) return;
+    items.push_back({.id = std::string(id) + part,
+                     .tenant = tenant,
+                     .label = what + label,
+                     .bytes = bytes,
+                     .formula = formula,
+                     .source = source,
+                     .live = when,
+                     .estimated = false});
+  };
+  if (loss.total() >= layer.total()) {
+    const char* loss_src =
+        "transformers v5.24.0 models/llama/modeling_llama.py:469-475 (last_hidden_state, "
+        "lm_head, loss_function); loss/loss_utils.py:51-73 ForCausalLMLoss (:61 logits.float(), "
+        ":65 labels padded)";
+    const std::string nv = fmt::format("{} x {} vocab", tokens, with_commas(s.vocab));
+    const std::string layer_note = layer.total() > 0
+                                       ? fmt::format(" (a layer's working set before it holds {})",
+                                                     format_bytes(layer.total(), Unit::gib))
+                                       : "";
+    add(kTrainerEvalLossId, "hidden", Tenant::logits,
+        "last hidden state, the lm_head input" + layer_note, loss.hidden_bytes,
+        fmt::format("{} x {} hidden x {} B", tokens, with_commas(s.hidden), a.stream_bytes),
+        loss_src);
+    add(kTrainerEvalLossId, "output", Tenant::logits,
+        fmt::format("logits, {} (kept in the model output until prediction_step returns)",
+                    out_bytes == 4 ? "fp32" : "bf16"),
+        loss.output_bytes, fmt::format("{} x {} B", nv, out_bytes), loop_src);
+    add(kTrainerEvalLossId, "shift_copy", Tenant::logits,
+        "loss: shifted contiguous copy of the logits (transformers < 4.49)", loss.shift_copy_bytes,
+        fmt::format("{} x 4 B", nv), "transformers v4.48 loss/loss_utils.py ForCausalLMLoss");
+    add(kTrainerEvalLossId, "upcast", Tenant::logits, "loss: fp32 upcast of the logits",
+        loss.upcast_bytes, fmt::format("{} x 4 B", nv), loss_src);
+    const int loss_bytes = b.loss_upcast || out_bytes == 4 ? 4 : out_bytes;
+    add(kTrainerEvalLossId, "log_softmax", Tenant::logits,
+        fmt::format("loss: cross_entropy's log_softmax output, {}",
+                    loss_bytes == 4 ? "fp32" : "bf16"),
+        loss.log_softmax_bytes, fmt::format("{} x {} B", nv, loss_bytes), loss_src);
+    return;
+  }
+  const char* layer_src =
+      "transformers v5.24.0 models/llama/modeling_llama.py:390-401 LlamaModel.forward, "
+      ":311-313 LlamaDecoderLayer, :164 LlamaMLP.forward, :193-197 eager_attention_forward "
+      "(no_grad: nothing saved)";
+  const std::string loss_note = loss.total() > 0
+                                    ? fmt::format(" (the lm_head and loss after it hold {})",
+                                                  format_bytes(loss.total(), Unit::gib))
+                                    : "";
+  add(kTrainerEvalLayerId, "stream", Tenant::temporaries,
+      "the embedding output, a layer's input, residual and normed input" + loss_note,
+      layer.stream_bytes,
+      fmt::format("{} x {} x {} hidden x {} B", eval_stream_tensors(shape), tokens,
+                  with_commas(s.hidden), a.stream_bytes),
+      layer_src);
+  if (layer.adapter_input_bytes + layer.mlp_bytes >= layer.scores_bytes) {
+    const char* peft_src =
+        "peft 0.21.2 tuners/lora/layer.py:1088-1113 Linear.forward (result + "
+        "lora_B(lora_A(dropout(x))) * scaling; :1100 _cast_input_dtype)";
+    add(kTrainerEvalLayerId, "adapter_input", Tenant::temporaries,
+        "LoRA: the MLP input cast to the adapters' dtype", layer.adapter_input_bytes,
+        fmt::format("{} x {} hidden x {} B", tokens, with_commas(s.hidden), a.adapter_bytes),
+        peft_src);
+    const int per = eval_mlp_bytes_per_element(shape);
+    const int plain = gated ? 3 * e : 2 * e;
+    const bool lora_moment = per > plain;
+    add(kTrainerEvalLayerId, "mlp", Tenant::temporaries,
+        lora_moment ? fmt::format("MLP: {} with its LoRA branch (lora_B output and its scaled "
+                                  "copy, {})",
+                                  shape.up_adapted ? (gated ? "act_fn(gate) and up_proj's output"
+                                                            : "fc_in's output")
+                                                   : "gate_proj's output",
+                                  a.adapter_bytes == 4 ? "fp32" : "bf16")
+        : gated     ? "MLP: act_fn(gate), up and their product"
+                    : "MLP: fc_in output and its activation",
+        layer.mlp_bytes, fmt::format("{} x {} width x {} B", tokens, with_commas(width), per),
+        lora_moment ? peft_src : layer_src);
+  } else {
+    add(kTrainerEvalLayerId, "scores", Tenant::temporaries,
+        "eager attention: scores, fp32 softmax and its cast", layer.scores_bytes,
+        fmt::format("{} x {} heads x {} x {} scores x 8 B", n, s.heads, p.seq, p.seq), layer_src);
+  }
+}
+
 }  // namespace
+
+TrainerEvalLoss trainer_eval_loss(std::int64_t batch, std::int64_t seq, std::int64_t vocab,
+                                  std::int64_t hidden, int stream_bytes, int out_bytes,
+                                  bool loss_upcast, bool loss_shift_copy) {
+  TrainerEvalLoss l;
+  const std::int64_t logits = batch * seq * vocab;
+  const int loss_bytes = loss_upcast || out_bytes == 4 ? 4 : out_bytes;
+  l.hidden_bytes = batch * seq * hidden * stream_bytes;
+  l.output_bytes = logits * out_bytes;
+  l.shift_copy_bytes = loss_shift_copy ? logits * loss_bytes : 0;
+  l.upcast_bytes = loss_bytes == 4 && out_bytes != 4 ? logits * 4 : 0;
+  l.log_softmax_bytes = logits * loss_bytes;
+  return l;
+}
+
+int eval_stream_tensors(const EvalLayerShape& shape) {
+  return shape.layers > 1 ? 4 : 3;
+}
+
+int eval_mlp_bytes_per_element(const EvalLayerShape& shape) {
+  const int e = shape.compute_bytes;
+  const int a = shape.adapter_bytes;
+  int most = shape.gated_mlp ? 3 * e : 2 * e;
+  if (shape.up_adapted) most = std::max(most, (shape.gated_mlp ? 2 * e : e) + 2 * a);
+  if (shape.gated_mlp && shape.gate_adapted) most = std::max(most, e + 2 * a);
+  return most;
+}
+
+EvalLayerTransient eval_layer_transient(const EvalLayerShape& shape) {
+  EvalLayerTransient t;
+  const std::int64_t tokens = shape.batch * shape.seq;
+  const bool adapted = shape.up_adapted || shape.gate_adapted;
+  t.stream_bytes = eval_stream_tensors(shape) * tokens * shape.hidden * shape.stream_bytes;
+  t.adapter_input_bytes =
+      adapted && shape.adapter_input_cast ? tokens * shape.hidden * shape.adapter_bytes : 0;
+  t.mlp_bytes = tokens * shape.mlp_width * eval_mlp_bytes_per_element(shape);
+  t.scores_bytes = shape.eager_scores ? 8 * shape.batch * shape.heads * shape.seq * shape.seq : 0;
+  return t;
+}
 
 EvalLossChain eval_loss_chain(std::int64_t batch, std::int64_t seq, std::int64_t vocab,
                               int out_bytes, bool loss_upcast) {
@@ -219,6 +404,7 @@ void add_run_phases(const Context& ctx, Items& items) {
   if (ctx.plan.convention == Convention::textbook) return;
   add_load(ctx, items);
   add_eval(ctx, items);
+  add_trainer_eval(ctx, items);
 }
 
 }  // namespace trainmem::ledger
@@ -230,6 +416,10 @@ std::string_view run_phase_at(const Ledger& ledger, int slot) {
     if ((i.live & (PhaseMask{1} << slot)) == 0) continue;
     if (ledger::starts_with(i.id, ledger::kLoadId)) return "loading: quantising the base weights";
     if (ledger::starts_with(i.id, ledger::kEvalId)) return "the validation pass between steps";
+    if (ledger::starts_with(i.id, ledger::kTrainerEvalLossId) ||
+        ledger::starts_with(i.id, ledger::kTrainerEvalLayerId)) {
+      return "the evaluation between steps (Trainer.evaluate)";
+    }
     if (ledger::starts_with(i.id, ledger::kGenerationId)) {
       return "the sample generation between steps";
     }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <utility>
 
+#include "plan/framework.h"
 #include "plan/method.h"
 #include "plan/plan.h"
 
@@ -54,6 +55,17 @@ constexpr Names<Convention, 2> kConventions{
     {{Convention::exact, "exact"}, {Convention::textbook, "textbook"}}};
 constexpr Names<QuantKind, 3> kQuants{
     {{QuantKind::nf4, "nf4"}, {QuantKind::fp4, "fp4"}, {QuantKind::int8, "int8"}}};
+constexpr Names<EvalStrategy, 3> kEvalStrategies{
+    {{EvalStrategy::no, "no"}, {EvalStrategy::steps, "steps"}, {EvalStrategy::epoch, "epoch"}}};
+
+// The profiles whose runs go through the Hugging Face Trainer's training loop (hf and the
+// profiles built on it), whose evaluation eval_strategy switches on.
+bool runs_trainer_evaluate(std::string_view framework) {
+  for (const FrameworkProfile& p : framework_profiles()) {
+    if (p.name == framework) return p.name == "hf" || p.base == "hf";
+  }
+  return false;
+}
 
 template <class E, std::size_t N>
 std::string_view find_name(const Names<E, N>& names, E v) {
@@ -121,6 +133,9 @@ std::string_view name_of(Convention v) {
 std::string_view name_of(QuantKind v) {
   return find_name(kQuants, v);
 }
+std::string_view name_of(EvalStrategy v) {
+  return find_name(kEvalStrategies, v);
+}
 
 std::optional<Method> parse_method(std::string_view s) {
   return find_value(kMethods, method_vocabulary(), s);
@@ -148,6 +163,9 @@ std::optional<Convention> parse_convention(std::string_view s) {
 }
 std::optional<QuantKind> parse_quant(std::string_view s) {
   return find_value(kQuants, quant_vocabulary(), s);
+}
+std::optional<EvalStrategy> parse_eval_strategy(std::string_view s) {
+  return find_value(kEvalStrategies, eval_strategy_vocabulary(), s);
 }
 
 TrainingPlan hf_trainer_defaults() {
@@ -181,6 +199,17 @@ std::optional<Error> validate(const TrainingPlan& plan) {
   }
   if (plan.grad_accum < 1 || plan.grad_accum > kMaxBatch) {
     return field_error("grad_accum", fmt::format("must be at least 1, got {}", plan.grad_accum));
+  }
+  if (plan.eval_batch < 1 || plan.eval_batch > kMaxBatch) {
+    return field_error("eval_batch",
+                       fmt::format("must be between 1 and {}, got {}", kMaxBatch, plan.eval_batch));
+  }
+  if (plan.eval_strategy != EvalStrategy::no && !runs_trainer_evaluate(plan.framework)) {
+    return field_error(
+        "eval_strategy",
+        fmt::format("the {} profile does not run the Hugging Face Trainer's evaluation (hf, trl, "
+                    "axolotl and unsloth do; docs/frameworks.md)",
+                    plan.framework));
   }
   const bool adapters = plan.method == Method::lora || plan.method == Method::qlora;
   if (adapters && (plan.lora.rank < 1 || plan.lora.rank > 65536)) {

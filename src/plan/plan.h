@@ -31,4 +31,6 @@ std::optional<Loss> parse_loss(std::string_view s);
 
 std::optional<QuantKind> parse_quant(std::string_view s);
 
+std::optional<EvalStrategy> parse_eval_strategy(std::string_view s);
+
 }  // namespace trainmem

@@ -123,6 +123,8 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
   if (k == "convention")
     return set_enum(p.convention, parse_convention, convention_vocabulary(), s);
   if (k == "quant") return set_enum(p.quant.kind, parse_quant, quant_vocabulary(), s);
+  if (k == "eval_strategy")
+    return set_enum(p.eval_strategy, parse_eval_strategy, eval_strategy_vocabulary(), s);
   if (k == "framework") {
     // NAME or NAME@VERSION: the name through the vocabulary (aliases), the version checked by
     // the framework profiles.
@@ -162,10 +164,13 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
     p.seq = n.value();
     return std::nullopt;
   }
-  if (k == "batch" || k == "grad_accum" || k == "lora_rank") {
+  if (k == "batch" || k == "grad_accum" || k == "lora_rank" || k == "eval_batch") {
     auto n = integer(s);
     if (!n) return n.error();
-    (k == "batch" ? p.batch : k == "grad_accum" ? p.grad_accum : p.lora.rank) = n.value();
+    (k == "batch"        ? p.batch
+     : k == "grad_accum" ? p.grad_accum
+     : k == "eval_batch" ? p.eval_batch
+                         : p.lora.rank) = n.value();
     return std::nullopt;
   }
   if (k == "lora_alpha" || k == "lora_dropout") {
@@ -280,7 +285,9 @@ const std::vector<std::string>& plan_setting_keys() {
                                                 "padding_mask",
                                                 "offload_activations",
                                                 "optimizer_in_backward",
-                                                "keep_outputs"};
+                                                "keep_outputs",
+                                                "eval_strategy",
+                                                "eval_batch"};
   return keys;
 }
 
@@ -312,7 +319,9 @@ PlanPatch default_settings() {
       {"double_quant", d.quant.double_quant ? "true" : "false"},
       {"prepare_kbit", d.quant.prepare_kbit ? "true" : "false"},
       {"train_modules", join(d.freeze.train_modules)},
-      {"train_layers", ""}};
+      {"train_layers", ""},
+      {"eval_strategy", std::string(name_of(d.eval_strategy))},
+      {"eval_batch", std::to_string(d.eval_batch)}};
   PlanPatch out;
   for (const auto& [key, value] : values)
     out.push_back({key, value, "hf_trainer_defaults()", false});

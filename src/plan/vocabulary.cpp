@@ -199,6 +199,16 @@ const Vocabulary& loss_vocabulary() {
   return v;
 }
 
+const Vocabulary& eval_strategy_vocabulary() {
+  // transformers training_args.py eval_strategy (IntervalStrategy): "no", "steps", "epoch".
+  static const Vocabulary v{
+      "--eval-strategy",
+      {{"no", {"none", "false", "off"}, "no evaluation during training (the Trainer's default)"},
+       {"steps", {}, "Trainer.evaluate() every eval_steps optimizer steps"},
+       {"epoch", {}, "Trainer.evaluate() at the end of each epoch"}}};
+  return v;
+}
+
 const Vocabulary& convention_vocabulary() {
   static const Vocabulary v{"--convention",
                             {{"exact", {}, "the exact inventory and the framework's allocations"},
@@ -260,7 +270,7 @@ std::vector<const Vocabulary*> all_vocabularies() {
   return {&method_vocabulary(),         &precision_vocabulary(),     &optimizer_vocabulary(),
           &optimizer_impl_vocabulary(), &checkpointing_vocabulary(), &attention_vocabulary(),
           &loss_vocabulary(),           &quant_vocabulary(),         &convention_vocabulary(),
-          &framework_vocabulary(),      &lora_target_vocabulary()};
+          &framework_vocabulary(),      &lora_target_vocabulary(),   &eval_strategy_vocabulary()};
 }
 
 Result<std::int64_t> parse_tokens(std::string_view text, const std::string& field) {

@@ -57,6 +57,21 @@ std::vector<Change> candidates(const TrainingPlan& plan) {
                    "a slower optimizer step; no quality change", 3,
                    [](TrainingPlan& p) { p.optimizer_impl = OptimizerImpl::for_loop; }});
   }
+  if (plan.eval_strategy != EvalStrategy::no && plan.eval_batch > 1) {
+    // The Trainer's evaluation runs at per_device_eval_batch_size (8 unless set), often above a
+    // small training micro-batch: evaluating at the training micro-batch, or one sequence at a
+    // time, shrinks the evaluation's logits chain (run_phases.h) and leaves training unchanged.
+    const auto eval_at = [](std::int64_t b) { return [b](TrainingPlan& p) { p.eval_batch = b; }; };
+    const char* cost = "no effect on training; evaluation runs in more, smaller batches";
+    if (plan.batch > 1 && plan.batch < plan.eval_batch) {
+      out.push_back({fmt::format("evaluation micro-batch {}, the training one "
+                                 "(per_device_eval_batch_size={})",
+                                 plan.batch, plan.batch),
+                     fmt::format("--eval-batch {}", plan.batch), cost, 0, eval_at(plan.batch)});
+    }
+    out.push_back({"evaluation micro-batch 1 (per_device_eval_batch_size=1)", "--eval-batch 1",
+                   cost, 0, eval_at(1)});
+  }
   const bool full_states = plan.method != Method::lora && plan.method != Method::qlora;
   if (plan.optimizer == OptimizerKind::adamw) {
     out.push_back({"8-bit AdamW (bitsandbytes)", "--optimizer adamw-8bit",

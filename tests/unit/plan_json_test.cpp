@@ -1,6 +1,8 @@
 // Plans written as JSON read back unchanged; bad plan JSON names the key and the reason.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "trainmem/plan.h"
 
 namespace trainmem {
@@ -40,6 +42,29 @@ TEST(PlanJson, EveryFieldRoundTrips) {
   EXPECT_EQ(back->lora.rank, 64);
   EXPECT_EQ(back->freeze.train_layers, (std::vector<std::int64_t>{0, 3}));
   EXPECT_DOUBLE_EQ(back->lora.dropout, 0.05);
+}
+
+TEST(PlanJson, EvaluationRoundTripsAndIsAbsentByDefault) {
+  EXPECT_EQ(render_plan_json(TrainingPlan{}).find("eval_"), std::string::npos);
+  for (const auto& [strategy, batch] : {std::pair{EvalStrategy::steps, std::int64_t{8}},
+                                        std::pair{EvalStrategy::epoch, std::int64_t{2}},
+                                        std::pair{EvalStrategy::no, std::int64_t{3}}}) {
+    TrainingPlan p;
+    p.eval_strategy = strategy;
+    p.eval_batch = batch;
+    const std::string text = render_plan_json(p);
+    EXPECT_NE(text.find("\"eval_strategy\""), std::string::npos) << text;
+    auto back = plan_from_json(text);
+    ASSERT_TRUE(back.ok()) << back.error().message();
+    EXPECT_EQ(back->eval_strategy, strategy);
+    EXPECT_EQ(back->eval_batch, batch);
+  }
+  auto bad = plan_from_json(R"({"eval_strategy": "sometimes"})", "plan.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "eval_strategy");
+  auto zero = plan_from_json(R"({"eval_batch": 0})", "plan.json");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.error().field, "eval_batch");
 }
 
 TEST(PlanJson, MissingKeysKeepDefaults) {

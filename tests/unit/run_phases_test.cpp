@@ -200,5 +200,129 @@ TEST(RunPhases, ReplayedAndNamedAtThePeak) {
   EXPECT_GE(between.allocated_bytes, eval);
 }
 
+TEST(RunPhases, TrainerEvalLossByHand) {
+  // batch 2, seq 5, vocab 10, hidden 4, fp32 stream, bf16 logits, upcasting loss (HF current):
+  // hidden 2x5x4x4 = 160; logits 2x5x10 = 100 elements: output 200, fp32 upcast 400,
+  // log_softmax 400 (labels padded, so all 5 positions).
+  const ledger::TrainerEvalLoss l = ledger::trainer_eval_loss(2, 5, 10, 4, 4, 2, true, false);
+  EXPECT_EQ(l.hidden_bytes, 160);
+  EXPECT_EQ(l.output_bytes, 200);
+  EXPECT_EQ(l.shift_copy_bytes, 0);
+  EXPECT_EQ(l.upcast_bytes, 400);
+  EXPECT_EQ(l.log_softmax_bytes, 400);
+  EXPECT_EQ(l.total(), 1160);
+  // transformers 4.47-4.48: the shifted fp32 copy as well (100 x 4).
+  EXPECT_EQ(ledger::trainer_eval_loss(2, 5, 10, 4, 4, 2, true, true).total(), 1560);
+  // transformers < 4.46: fp32 logits from the model, no separate upcast: 160 + 400 + 400.
+  const ledger::TrainerEvalLoss old = ledger::trainer_eval_loss(2, 5, 10, 4, 4, 4, true, false);
+  EXPECT_EQ(old.upcast_bytes, 0);
+  EXPECT_EQ(old.total(), 960);
+  // A loss on the compute dtype: 160 + 200 + 200.
+  EXPECT_EQ(ledger::trainer_eval_loss(2, 5, 10, 4, 4, 2, false, false).total(), 560);
+}
+
+TEST(RunPhases, EvalLayerTransientByHand) {
+  // batch 2, seq 5 (10 tokens), hidden 4, width 12, 8 heads, bf16 stream and compute, no
+  // adapters: embedding output, layer input, residual, normed input 4x10x4x2 = 320; gated MLP
+  // 3x10x12x2 = 720; plain 2x10x12x2 = 480.
+  ledger::EvalLayerShape shape{.batch = 2,
+                               .seq = 5,
+                               .hidden = 4,
+                               .mlp_width = 12,
+                               .heads = 8,
+                               .gated_mlp = true,
+                               .stream_bytes = 2,
+                               .compute_bytes = 2,
+                               .adapter_bytes = 4,
+                               .adapter_input_cast = true};
+  const ledger::EvalLayerTransient t = ledger::eval_layer_transient(shape);
+  EXPECT_EQ(t.stream_bytes, 320);
+  EXPECT_EQ(t.adapter_input_bytes, 0);
+  EXPECT_EQ(t.mlp_bytes, 720);
+  EXPECT_EQ(t.scores_bytes, 0);
+  EXPECT_EQ(t.total(), 1040);
+  ledger::EvalLayerShape plain = shape;
+  plain.gated_mlp = false;
+  EXPECT_EQ(ledger::eval_layer_transient(plain).total(), 800);
+  // One layer: its input is the embedding output, 3 stream tensors.
+  ledger::EvalLayerShape one = shape;
+  one.layers = 1;
+  EXPECT_EQ(ledger::eval_layer_transient(one).stream_bytes, 240);
+  // fp32 LoRA on up_proj: act_fn(gate) 2 + base up 2 + lora_B output 4 + scaled 4 = 12 B per
+  // element: 10 x 12 x 12 = 1,440, and the normed input cast to fp32, 10 x 4 x 4 = 160.
+  ledger::EvalLayerShape up = shape;
+  up.up_adapted = true;
+  EXPECT_EQ(ledger::eval_mlp_bytes_per_element(up), 12);
+  const ledger::EvalLayerTransient u = ledger::eval_layer_transient(up);
+  EXPECT_EQ(u.adapter_input_bytes, 160);
+  EXPECT_EQ(u.mlp_bytes, 1440);
+  EXPECT_EQ(u.total(), 320 + 160 + 1440);
+  // Only gate_proj adapted: base 2 + 2 x 4 = 10 B per element.
+  ledger::EvalLayerShape gate = shape;
+  gate.gate_adapted = true;
+  EXPECT_EQ(ledger::eval_mlp_bytes_per_element(gate), 10);
+  // Adapters in the model dtype: 2 + 2 + 2 + 2 = 8 > 6, and no input cast.
+  up.adapter_bytes = 2;
+  up.adapter_input_cast = false;
+  EXPECT_EQ(ledger::eval_mlp_bytes_per_element(up), 8);
+  EXPECT_EQ(ledger::eval_layer_transient(up).adapter_input_bytes, 0);
+  // Eager attention: 8 B x 2 x 8 heads x 5 x 5 = 3,200 outweighs the plain MLP.
+  ledger::EvalLayerShape eager = shape;
+  eager.eager_scores = true;
+  const ledger::EvalLayerTransient e = ledger::eval_layer_transient(eager);
+  EXPECT_EQ(e.scores_bytes, 3200);
+  EXPECT_EQ(e.total(), 3520);
+}
+
+TEST(RunPhases, TrainerEvaluationOnlyWhenAsked) {
+  // qwen3-tiny (V 8,192, hidden 128, MLP 384), bf16 plan: eval batch 8 x 256 tokens.
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan p = plan_for("hf");
+  EXPECT_EQ(bytes_with_prefix(estimate(m, p), "logits.trainer_eval_", nullptr), 0)
+      << "eval_strategy no (the default) prices no evaluation";
+  p.eval_strategy = EvalStrategy::steps;
+  const Ledger l = estimate(m, p);
+  PhaseMask live = 0;
+  // 8 x 256 = 2,048 tokens: hidden 2,048 x 128 x 2 + logits 2,048 x 8,192 x (2 + 4 + 4).
+  const std::int64_t tokens = 8 * 256;
+  EXPECT_EQ(bytes_with_prefix(l, "logits.trainer_eval_", &live),
+            tokens * 128 * 2 + tokens * 8192 * 10);
+  EXPECT_EQ(live, phase_bit(1, Phase::loaded)) << "after optimizer.step() and zero_grad()";
+  EXPECT_EQ(run_phase_at(l, kPhaseCount + static_cast<int>(Phase::loaded)),
+            "the evaluation between steps (Trainer.evaluate)");
+  // The eval batch, not the training batch, sizes it.
+  p.eval_batch = 1;
+  EXPECT_EQ(bytes_with_prefix(estimate(m, p), "logits.trainer_eval_", nullptr),
+            256 * 128 * 2 + 256 * 8192 * 10);
+  // epoch prices the same pass as steps.
+  p.eval_strategy = EvalStrategy::epoch;
+  EXPECT_EQ(bytes_with_prefix(estimate(m, p), "logits.trainer_eval_", nullptr),
+            256 * 128 * 2 + 256 * 8192 * 10);
+  // Liger's fused loss returns no logits in evaluation: the layer's working set is the pass,
+  // here at up_proj's fp32 LoRA branch (LoRA on every projection): 4 hidden-wide stream
+  // tensors, the input cast to fp32, and 2 + 2 + 4 + 4 B per element of the 384-wide MLP.
+  p.loss = Loss::fused;
+  const Ledger fused = estimate(m, p);
+  EXPECT_EQ(bytes_with_prefix(fused, "logits.trainer_eval_", nullptr), 0);
+  EXPECT_EQ(bytes_with_prefix(fused, "temporaries.trainer_eval_", nullptr),
+            4 * 256 * 128 * 2 + 256 * 128 * 4 + 12 * 256 * 384);
+}
+
+TEST(RunPhases, TrainerEvaluationSetsThePeakOfASmallBatchRun) {
+  // Batch 1 LoRA with checkpointing, eval batch 8 left at HF's default: the evaluation's
+  // 8 x 2,048 x 8,192 x 10 B chain is above the step; the ledger and the replay agree.
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan p = plan_for("hf", Method::lora, 1, 2048);
+  p.checkpointing = Checkpointing::full;
+  p.eval_strategy = EvalStrategy::steps;
+  const Ledger l = estimate(m, p);
+  const Totals t = totals(l);
+  EXPECT_EQ(t.peak_slot, kPhaseCount + static_cast<int>(Phase::loaded));
+  const auto g = gpu_estimate(m, p, l, GpuOptions{});
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->peak_run_phase, "the evaluation between steps (Trainer.evaluate)");
+  EXPECT_EQ(g->peak_allocated_run_phase, "the evaluation between steps (Trainer.evaluate)");
+}
+
 }  // namespace
 }  // namespace trainmem

@@ -135,6 +135,19 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
       ->check(vocabulary_check(loss_vocabulary()));
   switch_flag(*g, f, "--use-liger-kernel,--use_liger_kernel", "loss", "fused",
               "HF use_liger_kernel=True (same as --loss fused)");
+  g = &section(cmd, "Evaluation during training");
+  setting(*g, f, "--eval-strategy,--eval_strategy,--evaluation-strategy,--evaluation_strategy",
+          "eval_strategy",
+          with_default(eval_strategy_vocabulary(), name_of(d.eval_strategy)) +
+              "; steps or epoch prices Trainer.evaluate() between optimizer steps")
+      ->check(vocabulary_check(eval_strategy_vocabulary()));
+  setting(*g, f,
+          "--eval-batch,--per-device-eval-batch-size,--per_device_eval_batch_size,"
+          "--eval-batch-size,--eval_batch_size",
+          "eval_batch",
+          fmt::format("sequences per evaluation forward (per_device_eval_batch_size) "
+                      "[default: {}]",
+                      d.eval_batch));
   g = &section(cmd, "Framework");
   setting(*g, f, "--framework", "framework",
           with_default(framework_vocabulary(), d.framework) +

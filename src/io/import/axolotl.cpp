@@ -1,9 +1,57 @@
 // axolotl YAML (axolotl/utils/schemas/config.py: base_model, adapter, sequence_len,
 // micro_batch_size, lora_target_linear, flash_attention, ...).
+#include <fmt/format.h>
+
+#include <string>
+
 #include "io/import/formats.h"
 #include "io/import/rules.h"
 
 namespace trainmem::io {
+namespace {
+
+bool positive(const FlatConfig& c, const std::string& key) {
+  const auto it = c.find(key);
+  if (it == c.end() || is_unset(it->second)) return false;
+  try {
+    return std::stod(it->second) > 0;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// axolotl evaluates between steps when it has evaluation data (val_set_size > 0 or
+// test_datasets) and an interval: eval_steps, evals_per_epoch (turned into eval_steps) or
+// eval_strategy (axolotl v0.18.0 core/builders/base.py:514-524 _configure_save_and_eval_strategy;
+// utils/config/__init__.py:250-251); its eval batch defaults to micro_batch_size, not the HF 8
+// (utils/config/__init__.py:208-209).
+void finish_evaluation(const FlatConfig& c, ImportedConfig& out) {
+  using rules::has;
+  using rules::has_prefix;
+  const bool data = positive(c, "val_set_size") || has_prefix(c, "test_datasets");
+  if (!data) return;
+  std::string strategy;
+  if (positive(c, "eval_steps") || positive(c, "evals_per_epoch")) {
+    strategy = "steps";
+  } else if (has(c, "eval_strategy") && !is_unset(c.at("eval_strategy"))) {
+    strategy = c.at("eval_strategy");
+  }
+  if (strategy.empty() || strategy == "no") return;
+  const std::string origin = out.file + ": val_set_size";
+  out.patch.push_back({"eval_strategy", strategy, origin, true});
+  std::string batch = "from eval_batch_size";
+  if (!has(c, "eval_batch_size") && has(c, "micro_batch_size")) {
+    out.patch.push_back({"eval_batch", c.at("micro_batch_size"),
+                         out.file + ": micro_batch_size (axolotl's eval_batch_size default)",
+                         true});
+    batch = "eval_batch " + c.at("micro_batch_size") +
+            " (eval_batch_size defaults to micro_batch_size)";
+  }
+  out.used.push_back(
+      fmt::format("evaluation data with an interval -> eval_strategy {}, {}", strategy, batch));
+}
+
+}  // namespace
 
 const ImportFormat& axolotl_format() {
   using namespace rules;
@@ -50,12 +98,18 @@ const ImportFormat& axolotl_format() {
        when_true("sdp_attention", "attention", "sdpa"),
        when_true("liger_fused_linear_cross_entropy", "loss", "fused"),
        when_true("cut_cross_entropy", "loss", "chunked"),
+       same("eval_batch_size", "eval_batch"),
+       // Read together in the finish step below.
+       {"val_set_size", "", [](const std::string&) { return std::optional<std::string>(); }, ""},
+       {"eval_steps", "", [](const std::string&) { return std::optional<std::string>(); }, ""},
+       {"evals_per_epoch", "", [](const std::string&) { return std::optional<std::string>(); }, ""},
+       {"eval_strategy", "", [](const std::string&) { return std::optional<std::string>(); }, ""},
        same("learning_rate", "learning_rate"),
        same("num_epochs", "epochs"),
        not_priced("sample_packing", "packing changes sequence lengths, not the longest one"),
        not_priced("deepspeed", "multi-GPU layouts are not priced yet"),
        not_priced("fsdp", "multi-GPU layouts are not priced yet")},
-      {}};
+      finish_evaluation};
   return f;
 }
 

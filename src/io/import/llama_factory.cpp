@@ -56,6 +56,11 @@ const ImportFormat& llama_factory_format() {
         },
         ""},
        when_true("enable_liger_kernel", "loss", "fused"),
+       // HF TrainingArguments: evaluation runs only with eval_strategy; val_size only splits the
+       // data (hparams/parser.py checks val_size or eval_dataset when evaluating).
+       same("eval_strategy", "eval_strategy"),
+       same("per_device_eval_batch_size", "eval_batch"),
+       not_priced("val_size", "a validation split; evaluation runs when eval_strategy is set"),
        same("learning_rate", "learning_rate"),
        same("num_train_epochs", "epochs"),
        not_priced("stage", "sft, pt and dpo stages are priced as one model's training step"),
