@@ -65,6 +65,14 @@ std::vector<Figure> figures(const LoadedModel& model, const TrainingPlan& plan) 
                                   std::max(width.value_or(0), s.vocab), layers, 16})});
   out.push_back({"tokens x width x layers (activations)",
                  tokens && width ? checked_product({*tokens, *width, layers}) : std::nullopt});
+  // Every adapted linear saves its tokens x rank bottleneck (x A) for backward, so a rank wider
+  // than the model (a fuzzed rank 40607 on width 1) sets the activations' size instead.
+  if (plan.method == Method::lora || plan.method == Method::qlora) {
+    out.push_back(
+        {"tokens x rank x layers (LoRA activations)",
+         tokens ? checked_product({*tokens, std::max<std::int64_t>(plan.lora.rank, 1), layers})
+                : std::nullopt});
+  }
   out.push_back({"tokens x vocabulary (logits)",
                  tokens ? checked_mul(*tokens, std::max<std::int64_t>(s.vocab, 1)) : std::nullopt});
   // SDPA with a mask (padding, sliding window) keeps a float copy of a batch x seq x seq mask in

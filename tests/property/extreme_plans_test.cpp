@@ -154,5 +154,28 @@ TEST(ExtremePlans, ParamsPast2To52AreRefusedWithTheFigureNamed) {
   EXPECT_NE(e->reason.find("8 EiB"), std::string::npos) << e->reason;
 }
 
+// The fuzz finding of stop 18 (tests/fuzz/corpus/estimate/lora-rank-wider-than-model): a width-1
+// model with LoRA rank 40607 at 1e13 tokens saves tokens x rank per adapted linear, 4e17
+// elements, which no width figure bounded; the rank now has its own figure.
+TEST(ExtremePlans, LoraRankWiderThanTheModelIsRefusedWithTheFigureNamed) {
+  ModelSpec s;
+  s.name = "tiny";
+  s.model_type = "llama";
+  s.heads = s.kv_heads = s.head_dim = s.hidden = s.intermediate = s.vocab = s.layers = 1;
+  s.max_positions = 1024;
+  const LoadedModel m = model_from_spec(s, SourceKind::preset, "tiny");
+  TrainingPlan p;
+  p.method = Method::qlora;
+  p.lora.rank = 40607;
+  p.batch = 958111;
+  p.seq = 10395295;
+  const auto e = check_plan_size(m, p);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_NE(e->reason.find("tokens x rank x layers"), std::string::npos) << e->reason;
+  p.lora.rank = 1;  // tokens x 1 x 1 = 1e13 elements: inside 2^52, priced exactly
+  EXPECT_FALSE(check_plan_size(m, p).has_value());
+  for (const LedgerItem& i : estimate(m, p).items) ASSERT_GE(i.bytes, 0) << i.label;
+}
+
 }  // namespace
 }  // namespace trainmem
