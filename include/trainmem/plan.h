@@ -225,6 +225,10 @@ struct FrameworkBehaviour {
   // TRL SFTTrainer logs mean_token_accuracy from `outputs.logits[..., :-1, :].contiguous()`: one
   // more copy of the logits at the end of forward.
   bool metrics_logits_copy = false;
+  // The framework builds its own model class with a separate lm_head even where the HF config
+  // ties it to the embeddings (litgpt GPT: nn.Linear lm_head and nn.Embedding wte; the checkpoint
+  // converter copies the embedding into lm_head): one more V x h weight.
+  bool unties_embeddings = false;
   // cuBLAS workspaces come from PyTorch's caching allocator (CUDA). False on Apple/MLX.
   bool cublas_workspaces = true;
   // Apple unified memory (mlx): no CUDA context, no caching allocator.

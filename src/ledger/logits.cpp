@@ -60,18 +60,20 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
                                    : nv;
   const char* fw = "FrameworkBehaviour (docs/frameworks.md)";
   const PhaseMask kept = from_phase(0, Phase::forward);
-  items.push_back({.id = "logits.output",
-                   .tenant = Tenant::logits,
-                   .label = fmt::format(
-                       "{}logits, {} (lm_head output{})", what, out_bytes == 4 ? "fp32" : "bf16",
+  items.push_back(
+      {.id = "logits.output",
+       .tenant = Tenant::logits,
+       .label =
+           fmt::format("{}logits, {} (lm_head output{})", what, out_bytes == 4 ? "fp32" : "bf16",
                        b.outputs_kept ? ", kept by the loop through the step" : ""),
-                   .bytes = out_bytes * rows * v,
-                   .formula = fmt::format("{} x {} B", nv, out_bytes),
-                   .source = b.fp32_logits_in_model
-                                 ? "transformers v4.45 modeling_llama.py: logits = logits.float()"
-                                 : "transformers modeling_llama.py LlamaForCausalLM.forward",
-                   .live = b.outputs_kept ? kept : forward_only,
-                   .estimated = false});
+       .bytes = out_bytes * rows * v,
+       .formula = fmt::format("{} x {} B", nv, out_bytes),
+       .source = !b.fp32_logits_in_model ? "transformers modeling_llama.py LlamaForCausalLM.forward"
+                 : ctx.plan.framework == "litgpt"
+                     ? "lightning fabric/plugins/precision/half.py HalfPrecision.convert_output"
+                     : "transformers v4.45 modeling_llama.py: logits = logits.float()",
+       .live = b.outputs_kept ? kept : forward_only,
+       .estimated = false});
   if (b.outputs_kept) {
     items.push_back({.id = "logits.previous_output",
                      .tenant = Tenant::logits,

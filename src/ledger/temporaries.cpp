@@ -92,7 +92,8 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (g.mtp || g.quantised || dtype_info(g.dtype).bits != 32) continue;
     const bool linear = is_linear_weight(g) || g.role == Role::lm_head || is_adapter_group(g) ||
-                        (g.role == Role::embedding && ctx.model.spec.tied_embeddings);
+                        (g.role == Role::embedding && ctx.model.spec.tied_embeddings &&
+                         !ctx.plan.behaviour.unties_embeddings);
     if (!linear) continue;
     // Inside a checkpointed layer, saved tensors are dropped and recomputed, so only the
     // weights outside the layers (lm_head) keep their copy to backward.
@@ -151,7 +152,8 @@ void dequantised_weight(const Context& ctx, Items& items) {
 // is added in place at the very end of backward (accounting.md 5.2).
 void tied_embedding_grad(const Context& ctx, Items& items) {
   const ModelSpec& s = ctx.model.spec;
-  if (!s.tied_embeddings) return;
+  // A framework with its own lm_head (unties_embeddings) gives the embedding one gradient.
+  if (!s.tied_embeddings || ctx.plan.behaviour.unties_embeddings) return;
   bool trains = false;
   for (const TensorGroup& g : ctx.inventory.groups) {
     trains = trains || (g.role == Role::embedding && g.trainable && !is_adapter_group(g));

@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 25> kDifferences{{
+constexpr std::array<Difference, 27> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -57,6 +57,17 @@ constexpr std::array<Difference, 25> kDifferences{{
      "one fused qkv projection: SDPA's v view keeps all of it (MHA), or k and v are expanded to "
      "every head (GQA); LoRA on q/k/v shares one dropout",
      "litgpt model.py CausalSelfAttention.forward; lora.py LoRAQKVLinear"},
+    {"litgpt", "", "", "", "", Knob::fp32_logits_in_model, 1,
+     "Fabric's bf16-true precision casts the model output to the default dtype (fp32): the kept "
+     "logits and log_softmax's saved output are fp32",
+     "lightning@2.4.0.dev20240728 fabric/wrappers.py:143 _FabricModule.forward "
+     "precision.convert_output(output); fabric/plugins/precision/half.py:61-62 "
+     "HalfPrecision.convert_output (dst_type=torch.get_default_dtype())"},
+    {"litgpt", "", "", "", "", Knob::unties_embeddings, 1,
+     "litgpt's GPT has its own lm_head beside the embedding; the HF converter copies a tied "
+     "embedding into it, and the finetune scripts reject tie_embeddings",
+     "litgpt@00af8b0d model.py:25-28 GPT.__init__ (lm_head, wte); "
+     "scripts/convert_hf_checkpoint.py:206-207; finetune/lora.py:451, full.py:396"},
     {"litgpt", "", "", "", "", Knob::adapters_fp32, 0,
      "LoRA weights are created in the model dtype (bf16-true)",
      "litgpt lora.py LoRALinear (nn.Parameter under fabric.init_module)"},
@@ -236,6 +247,9 @@ void set_knob(FrameworkBehaviour& b, Knob k, std::int64_t v) {
     case Knob::fused_qkv_attention:
       b.fused_qkv_attention = v != 0;
       return;
+    case Knob::unties_embeddings:
+      b.unties_embeddings = v != 0;
+      return;
     case Knob::cublas_workspaces:
       b.cublas_workspaces = v != 0;
       return;
@@ -300,6 +314,8 @@ std::string_view knob_name(Knob k) {
       return "metrics_logits_copy";
     case Knob::fused_qkv_attention:
       return "fused_qkv_attention";
+    case Knob::unties_embeddings:
+      return "unties_embeddings";
     case Knob::cublas_workspaces:
       return "cublas_workspaces";
     case Knob::unified_memory:

@@ -35,6 +35,7 @@ enum class Knob {
   padding_mask,
   metrics_logits_copy,
   fused_qkv_attention,
+  unties_embeddings,
   cublas_workspaces,
   unified_memory,
   lora_last_layers,

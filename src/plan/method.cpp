@@ -302,8 +302,22 @@ std::int64_t lora_params(std::int64_t out, std::int64_t in, std::int64_t rank, b
   return rank * (in + out) + (dora ? out : 0);
 }
 
+// A framework that builds its own lm_head beside a tied embedding (litgpt, FrameworkBehaviour
+// unties_embeddings) holds one more V x h weight: the embedding's shape under the lm_head role.
+static void untie_embeddings(const LoadedModel& model, ParameterInventory& inv) {
+  for (const TensorGroup& g : model.inventory.groups) {
+    if (g.role != Role::embedding || g.is_bias || g.shape.size() != 2) continue;
+    TensorGroup head = g;
+    head.name = "lm_head.weight";
+    head.role = Role::lm_head;
+    inv.groups.push_back(std::move(head));
+    return;
+  }
+}
+
 ParameterInventory apply_method(const LoadedModel& model, const TrainingPlan& plan) {
   ParameterInventory inv = model.inventory;
+  if (plan.behaviour.unties_embeddings && model.spec.tied_embeddings) untie_embeddings(model, inv);
   const Dtype weights = recipe(plan.precision).weights;
   const bool full = plan.method == Method::full;
   for (TensorGroup& g : inv.groups) {

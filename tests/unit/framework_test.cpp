@@ -75,6 +75,9 @@ TEST(FrameworkTable, EachProfileSetsItsKnobs) {
   EXPECT_FALSE(lit.loss_upcast);
   EXPECT_EQ(lit.loss_chunk_positions, 128);
   EXPECT_FALSE(lit.adapters_fp32);
+  EXPECT_TRUE(lit.fp32_logits_in_model);
+  EXPECT_TRUE(lit.unties_embeddings);
+  EXPECT_FALSE(plan_for("hf").behaviour.unties_embeddings);
   const FrameworkBehaviour tt = plan_for("torchtune", Method::lora).behaviour;
   EXPECT_EQ(tt.loss_chunks, 8);
   EXPECT_TRUE(tt.logits_freed_after_loss);
@@ -122,14 +125,15 @@ TEST(FrameworkLedger, LossChainPerProfile) {
   const Ledger hf = estimate(m, plan_for("hf"));
   EXPECT_EQ(tenant_in(hf, Tenant::logits, 1, Phase::forward), 10 * kNV);
   EXPECT_EQ(tenant_in(hf, Tenant::logits, 1, Phase::backward_start), 12 * kNV);
-  // litgpt: kept bf16 logits 2 + the previous step's 2 + bf16 log_softmax 2 = 6 in forward; at
-  // backward start 2 + 2 + one 256-token chunk's two bf16 grads (2 x 2 x N/2 x V = 2) = 6; the
-  // kept logits (2) stay through the optimizer step.
+  // litgpt: Fabric's bf16-true casts the model output to fp32 (HalfPrecision.convert_output), so
+  // kept fp32 logits 4 + the previous step's 4 + fp32 log_softmax 4 = 12 in forward; at backward
+  // start 4 + 4 + one 256-token chunk's two fp32 grads (2 x 4 x N/2 x V = 4) = 12; the kept
+  // logits (4) stay through the optimizer step. Measured on CPU: validation/data/litgpt-cpu.jsonl.
   const Ledger lit = estimate(m, plan_for("litgpt"));
-  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::forward), 6 * kNV);
-  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::backward_start), 6 * kNV);
-  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::optimizer_step), 2 * kNV);
-  EXPECT_EQ(tenant_in(lit, Tenant::logits, 0, Phase::forward), 4 * kNV);  // no previous step
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::forward), 12 * kNV);
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::backward_start), 12 * kNV);
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::optimizer_step), 4 * kNV);
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 0, Phase::forward), 8 * kNV);  // no previous step
   // torchtune 0.3: bf16 logits 2 + one of 8 chunks upcast (4/8) + saved fp32 log_softmax 4 = 6.5;
   // backward start 4 + one chunk's fp32 grads (8/8) = 5.
   const Ledger tt = estimate(m, plan_for("torchtune", Method::lora));
@@ -143,6 +147,27 @@ TEST(FrameworkLedger, LossChainPerProfile) {
             14 * kNV);
   // trl: hf plus the bf16 copy for mean_token_accuracy (2) = 12.
   EXPECT_EQ(tenant_in(estimate(m, plan_for("trl")), Tenant::logits, 1, Phase::forward), 12 * kNV);
+}
+
+// litgpt's GPT keeps its own lm_head beside a tied embedding (model.py:25-28; the converter copies
+// the embedding into it): the scaled Llama-3.2 config (tied, V 32,064, hidden 512) holds one more
+// 32,064 x 512 x 2 B = 32,833,536 B of bf16 weights under litgpt than under hf, for LoRA and
+// full; an untied model (qwen3-tiny) is unchanged.
+TEST(FrameworkLedger, LitgptUntiesTiedEmbeddings) {
+  const LoadedModel tied = testing_support::validation_model("litgpt/llama32-scaled");
+  for (Method method : {Method::lora, Method::full}) {
+    const TrainingPlan lit = plan_for("litgpt", method);
+    TrainingPlan shared = lit;
+    shared.behaviour.unties_embeddings = false;  // the same profile with one matrix
+    EXPECT_EQ(tenant_in(estimate(tied, lit), Tenant::weights, 0, Phase::loaded) -
+                  tenant_in(estimate(tied, shared), Tenant::weights, 0, Phase::loaded),
+              32'833'536);
+  }
+  const LoadedModel untied = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan plain = plan_for("litgpt");
+  plain.behaviour.unties_embeddings = false;
+  EXPECT_EQ(tenant_in(estimate(untied, plan_for("litgpt")), Tenant::weights, 0, Phase::loaded),
+            tenant_in(estimate(untied, plain), Tenant::weights, 0, Phase::loaded));
 }
 
 TEST(FrameworkLedger, OptimizerInBackwardHoldsOneGradient) {

@@ -14,7 +14,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper
 from torch.utils._pytree import tree_leaves
 from torch.utils.weak import WeakIdKeyDictionary
 
-from .tracker import CATEGORIES
+from .record import CATEGORIES  # not .tracker: that needs MemTracker (torch >= 2.5)
 
 
 def _storages(t):

@@ -124,6 +124,21 @@ def lora_settings(method):
     return (int(rank.group(1)) if rank else None), targets
 
 
+# train.global_batch_size and micro_batch_size of the config-hub yaml files the litgpt rows cite,
+# read from Lightning-AI/litgpt at commit 00af8b0d (config_hub/finetune/<model>/<method>.yaml).
+CONFIG_HUB_BATCHES = {
+    "tiny-llama/full.yaml": (32, 4),
+    "llama-3.2-1B/lora.yaml": (8, 1),
+    "llama-3.2-3B/lora.yaml": (8, 1),
+    "llama-3-8b/lora.yaml": (8, 1),
+    "llama-3-8b/qlora.yaml": (8, 2),
+    "llama-2-7b/lora.yaml": (8, 2),
+    "llama-2-7b/qlora.yaml": (8, 2),
+    "mistral-7b/lora.yaml": (8, 2),
+    "mistral-7b/qlora.yaml": (8, 2),
+}
+
+
 def plan_of(r):
     """The row's setup in trainmem's flag vocabulary, and notes on each choice."""
     src = r["id"]
@@ -180,6 +195,16 @@ def plan_of(r):
             versions.append("bitsandbytes=0.42.0")
             notes.append("bitsandbytes 0.42.0: the version litgpt's pyproject.toml pinned at the "
                          "configs' commit 00af8b0d")
+            # The yaml's train.global_batch_size / micro_batch_size on one device: fit() runs
+            # that many micro-batches per optimizer step (litgpt@00af8b0d args.py
+            # gradient_accumulation_iters; finetune/full.py:253-264, lora.py:302-317).
+            yaml = r["source"]["location"].split()[0]
+            if yaml in CONFIG_HUB_BATCHES:
+                global_batch, micro = CONFIG_HUB_BATCHES[yaml]
+                if micro == cfg["batch"] and global_batch > micro:
+                    cfg["grad_accum"] = global_batch // micro
+                    notes.append(f"grad_accum {global_batch // micro}: {yaml} at 00af8b0d has "
+                                 f"global_batch_size {global_batch}, micro_batch_size {micro}")
     elif src.startswith("ttn"):
         tt = "0.3" if "~0.3" in fw else "0.1"
         cfg["framework"] = "torchtune@" + tt
