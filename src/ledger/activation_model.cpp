@@ -619,6 +619,16 @@ void dora_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, const Activa
           per_layer, kDora);
 }
 
+// layer_terms() and the functions it calls read the layer's index only through these two; a new
+// use of l.layer must be added here too.
+bool same_layer_terms(const ModelSpec& spec, const LayerPlan& a, const LayerPlan& b) {
+  return a.input_requires_grad == b.input_requires_grad && a.trainable == b.trainable &&
+         a.trainable_routed == b.trainable_routed && a.trainable_shared == b.trainable_shared &&
+         a.adapted == b.adapted && a.adapted_experts == b.adapted_experts &&
+         is_sliding_layer(spec, a.layer) == is_sliding_layer(spec, b.layer) &&
+         is_moe_layer(spec, a.layer) == is_moe_layer(spec, b.layer);
+}
+
 std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& l,
                                         const ActivationSettings& cfg) {
   std::vector<ActivationTerm> out;

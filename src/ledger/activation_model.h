@@ -92,6 +92,11 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
 std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& layer,
                                         const ActivationSettings& settings);
 
+// True when layer_terms() returns the same terms for a and b: the plans agree in everything but
+// the index, and the layers agree in what layer_terms reads of the index (a sliding window, MoE).
+// A dense model's layers are alike, so the terms are built once and copied (docs/performance.md).
+bool same_layer_terms(const ModelSpec& spec, const LayerPlan& a, const LayerPlan& b);
+
 // After the last layer: the final norm and the lm_head input (bytes per token).
 std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_requires_grad,
                                         bool norm_trainable, bool lm_head_trainable,
