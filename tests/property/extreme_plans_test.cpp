@@ -172,7 +172,10 @@ TEST(ExtremePlans, LoraRankWiderThanTheModelIsRefusedWithTheFigureNamed) {
   const auto e = check_plan_size(m, p);
   ASSERT_TRUE(e.has_value());
   EXPECT_NE(e->reason.find("tokens x rank x layers"), std::string::npos) << e->reason;
-  p.lora.rank = 1;  // tokens x 1 x 1 = 1e13 elements: inside 2^52, priced exactly
+  // tokens x 1 x 1 = 1e13 elements: inside 2^52, priced exactly (flash attention, so no
+  // batch x seq x seq mask figure).
+  p.attention = Attention::flash;
+  p.lora.rank = 1;
   EXPECT_FALSE(check_plan_size(m, p).has_value());
   for (const LedgerItem& i : estimate(m, p).items) ASSERT_GE(i.bytes, 0) << i.label;
 }
