@@ -68,10 +68,11 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
                        b.outputs_kept ? ", kept by the loop through the step" : ""),
        .bytes = out_bytes * rows * v,
        .formula = fmt::format("{} x {} B", nv, out_bytes),
-       .source = !b.fp32_logits_in_model ? "transformers modeling_llama.py LlamaForCausalLM.forward"
-                 : ctx.plan.framework == "litgpt"
-                     ? "lightning fabric/plugins/precision/half.py HalfPrecision.convert_output"
-                     : "transformers v4.45 modeling_llama.py: logits = logits.float()",
+       // Who upcasts (transformers < 4.46, or Fabric's bf16-true around litgpt) is the profile's
+       // fp32_logits_in_model difference, cited in src/plan/framework.cpp.
+       .source = b.fp32_logits_in_model
+                     ? "FrameworkBehaviour fp32_logits_in_model (src/plan/framework.cpp)"
+                     : "transformers modeling_llama.py LlamaForCausalLM.forward",
        .live = b.outputs_kept ? kept : forward_only,
        .estimated = false});
   if (b.outputs_kept) {
