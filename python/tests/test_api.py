@@ -40,6 +40,11 @@ def test_issue_example_lora_peak_equals_the_cli():
      ["--checkpointing", "full", "--batch", "8", "--seq", "2048"]),
     (dict(method="lora", batch=1, eval_strategy="steps", eval_batch=4),
      ["--method", "lora", "--batch", "1", "--eval-strategy", "steps", "--eval-batch", "4"]),
+    # Framework profiles, library versions and behaviour switches travel with the plan.
+    (dict(method="lora", framework="litgpt"), ["--method", "lora", "--framework", "litgpt"]),
+    (dict(method="qlora", framework="hf", versions="bitsandbytes=0.42.0", padding_mask=True),
+     ["--method", "qlora", "--framework", "hf", "--versions", "bitsandbytes=0.42.0",
+      "--padding-mask"]),
 ])
 def test_plans_price_like_the_cli(kwargs, flags):
     r = trainmem.estimate("qwen2.5-1.5b", **kwargs)

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/json_parse.h"
+#include "plan/framework.h"
 #include "plan/plan.h"
 #include "trainmem/plan.h"
 
@@ -35,6 +36,44 @@ class ObjectReader {
     if (v == nullptr) return;
     if (!v->is_number_integer()) return fail(key, "must be an integer");
     out = v->get<std::int64_t>();
+  }
+  void integer(const char* key, int& out) {
+    std::int64_t v = out;
+    integer(key, v);
+    if (v < INT32_MIN || v > INT32_MAX) return fail(key, "is out of range");
+    out = static_cast<int>(v);
+  }
+  void maybe_boolean(const char* key, std::optional<bool>& out) {
+    const json* v = take(key);
+    if (v == nullptr) return;
+    if (v->is_null()) {
+      out.reset();
+      return;
+    }
+    if (!v->is_boolean()) return fail(key, "must be true, false or null");
+    out = v->get<bool>();
+  }
+  // A string checked by `check`, which returns an error's reason or nothing.
+  template <class Check>
+  void checked_text(const char* key, Check check) {
+    const json* v = take(key);
+    if (v == nullptr) return;
+    if (!v->is_string()) return fail(key, "must be a string");
+    if (std::optional<std::string> reason = check(v->get<std::string>())) fail(key, *reason);
+  }
+  // Each key of an object, with its value, through `read(key, value)`, which returns an error's
+  // reason or nothing. The keys are the caller's to check.
+  template <class Read>
+  void entries(const char* key, Read read) {
+    const json* v = take(key);
+    if (v == nullptr) return;
+    if (!v->is_object()) return fail(key, "must be an object");
+    for (const auto& [k, value] : v->items()) {
+      if (std::optional<std::string> reason = read(k, value)) {
+        if (!error_) error_ = bad_input(file_, field(key) + "." + k, *reason);
+        return;
+      }
+    }
   }
   void number(const char* key, double& out) {
     const json* v = take(key);
@@ -116,6 +155,77 @@ class ObjectReader {
   std::optional<Error> error_;
 };
 
+// One knob of the "behaviour" object by its name in the knob table (src/plan/knobs.cpp).
+std::optional<std::string> read_knob(const std::string& name, const json& value,
+                                     std::vector<std::pair<Knob, std::int64_t>>& out) {
+  const auto all = knobs();
+  const auto it =
+      std::find_if(all.begin(), all.end(), [&name](const KnobInfo& k) { return k.name == name; });
+  if (it == all.end()) return "is not a framework behaviour (docs/frameworks.md)";
+  switch (it->kind) {
+    case KnobKind::flag:
+      if (!value.is_boolean()) return "must be true or false";
+      out.emplace_back(it->knob, value.get<bool>() ? 1 : 0);
+      return std::nullopt;
+    case KnobKind::count:
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 0) {
+        return "must be a whole number, 0 or more";
+      }
+      out.emplace_back(it->knob, value.get<std::int64_t>());
+      return std::nullopt;
+    case KnobKind::load_quantiser: {
+      const auto q =
+          value.is_string() ? parse_load_quantiser(value.get<std::string>()) : std::nullopt;
+      if (!q) return "must be none, lightning_bnb, torchao_unchunked or torchao_chunked";
+      out.emplace_back(it->knob, static_cast<std::int64_t>(*q));
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+// Every Layout field under the names render's layout_json() writes.
+void read_layout(ObjectReader& r, Layout& l) {
+  r.integer("gpus_per_node", l.gpus_per_node);
+  r.integer("nodes", l.nodes);
+  r.name("engine", l.engine, parse_engine);
+  r.integer("zero_stage", l.zero_stage);
+  r.name("fsdp", l.fsdp, parse_fsdp_mode);
+  r.integer("fsdp_version", l.fsdp_version);
+  r.integer("tp", l.tp);
+  r.boolean("sequence_parallel", l.sequence_parallel);
+  r.integer("pp", l.pp);
+  r.integer("virtual_stages", l.virtual_stages);
+  r.integer("cp", l.cp);
+  r.integer("ep", l.ep);
+  r.boolean("distributed_optimizer", l.distributed_optimizer);
+  r.boolean("offload_optimizer", l.offload_optimizer);
+  r.boolean("offload_params", l.offload_params);
+  r.name("offload_to", l.offload_to, parse_offload_target);
+  r.boolean("pin_memory", l.pin_memory);
+  r.number("ddp_bucket_cap_mb", l.ddp_bucket_cap_mb);
+  r.boolean("gradient_as_bucket_view", l.gradient_as_bucket_view);
+  r.object("deepspeed", [&l](ObjectReader& d) {
+    DeepSpeedKnobs& ds = l.deepspeed;
+    d.integer("reduce_bucket_size", ds.reduce_bucket_size);
+    d.integer("allgather_bucket_size", ds.allgather_bucket_size);
+    d.maybe_boolean("overlap_comm", ds.overlap_comm);
+    d.boolean("contiguous_gradients", ds.contiguous_gradients);
+    d.integer("sub_group_size", ds.sub_group_size);
+    d.integer("stage3_prefetch_bucket_size", ds.stage3_prefetch_bucket_size);
+    d.integer("stage3_param_persistence_threshold", ds.stage3_param_persistence_threshold);
+    d.integer("stage3_max_live_parameters", ds.stage3_max_live_parameters);
+    d.boolean("zero_init", ds.zero_init);
+  });
+  r.object("fsdp_knobs", [&l](ObjectReader& f) {
+    FsdpKnobs& k = l.fsdp_knobs;
+    f.boolean("limit_all_gathers", k.limit_all_gathers);
+    f.boolean("backward_prefetch", k.backward_prefetch);
+    f.boolean("forward_prefetch", k.forward_prefetch);
+    f.boolean("cpu_ram_efficient_loading", k.cpu_ram_efficient_loading);
+  });
+}
+
 }  // namespace
 
 Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& file) {
@@ -137,7 +247,23 @@ Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& fi
   r.name("loss", p.loss, parse_loss);
   r.name("eval_strategy", p.eval_strategy, parse_eval_strategy);
   r.integer("eval_batch", p.eval_batch);
-  r.text("framework", p.framework);
+  r.checked_text("framework", [&p](const std::string& name) -> std::optional<std::string> {
+    if (auto e = parse_framework(name, p.framework, p.library_versions)) return e->reason;
+    return std::nullopt;
+  });
+  r.entries("library_versions", [&p](const std::string& library, const json& version) {
+    if (!version.is_string()) return std::optional<std::string>("must be a version string");
+    const std::string pair = library + "=" + version.get<std::string>();
+    if (auto e = parse_library_versions(pair, p.library_versions)) return std::optional(e->reason);
+    return std::optional<std::string>();
+  });
+  // The behaviour beyond the framework profile: applied on top of the profile below.
+  std::vector<std::pair<Knob, std::int64_t>> overrides;
+  r.entries("behaviour", [&overrides](const std::string& name, const json& value) {
+    return read_knob(name, value, overrides);
+  });
+  r.boolean("cpu_kernels", p.cpu_kernels);
+  r.object("layout", [&p](ObjectReader& l) { read_layout(l, p.layout); });
   r.name("convention", p.convention, parse_convention);
   r.integer("params_override", p.params_override);
   r.object("lora", [&p](ObjectReader& l) {
@@ -158,6 +284,12 @@ Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& fi
     f.integers("train_layers", p.freeze.train_layers);
   });
   if (auto e = r.finish()) return *e;
+  apply_framework(p);
+  for (const auto& [knob, value] : overrides) set_knob(p.behaviour, knob, value);
+  if (auto e = validate_layout(p.layout)) {
+    e->file = file;
+    return *e;
+  }
   if (auto e = validate(p)) {
     e->file = file;
     return *e;

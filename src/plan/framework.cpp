@@ -203,74 +203,6 @@ bool in_range(const Difference& d, const TrainingPlan& plan) {
   return true;
 }
 
-void set_knob(FrameworkBehaviour& b, Knob k, std::int64_t v) {
-  switch (k) {
-    case Knob::outputs_kept:
-      b.outputs_kept = v != 0;
-      return;
-    case Knob::fp32_logits_in_model:
-      b.fp32_logits_in_model = v != 0;
-      return;
-    case Knob::loss_shift_copy:
-      b.loss_shift_copy = v != 0;
-      return;
-    case Knob::loss_upcast:
-      b.loss_upcast = v != 0;
-      return;
-    case Knob::loss_chunks:
-      b.loss_chunks = v;
-      return;
-    case Knob::loss_chunk_positions:
-      b.loss_chunk_positions = v;
-      return;
-    case Knob::logits_freed_after_loss:
-      b.logits_freed_after_loss = v != 0;
-      return;
-    case Knob::adapters_fp32:
-      b.adapters_fp32 = v != 0;
-      return;
-    case Knob::optimizer_in_backward:
-      b.optimizer_in_backward = v != 0;
-      return;
-    case Knob::offload_checkpoints:
-      b.offload_checkpoints = v != 0;
-      return;
-    case Knob::bnb_saves_4bit_input:
-      b.bnb_saves_4bit_input = v != 0;
-      return;
-    case Knob::padding_mask:
-      b.padding_mask = v != 0;
-      return;
-    case Knob::metrics_logits_copy:
-      b.metrics_logits_copy = v != 0;
-      return;
-    case Knob::fused_qkv_attention:
-      b.fused_qkv_attention = v != 0;
-      return;
-    case Knob::unties_embeddings:
-      b.unties_embeddings = v != 0;
-      return;
-    case Knob::cublas_workspaces:
-      b.cublas_workspaces = v != 0;
-      return;
-    case Knob::unified_memory:
-      b.unified_memory = v != 0;
-      return;
-    case Knob::lora_last_layers:
-      b.lora_last_layers = v;
-      return;
-    case Knob::eval_between_steps:
-      b.eval_between_steps = v != 0;
-      return;
-    case Knob::generates_sample:
-      b.generates_sample = v != 0;
-      return;
-    case Knob::load_quantiser:
-      b.load_quantiser = static_cast<LoadQuantiser>(v);
-      return;
-  }
-}
-
 Error framework_error(std::string reason) {
   return Error{ErrorCode::usage, "", "--framework", std::move(reason)};
 }
@@ -283,54 +215,6 @@ std::string profile_names() {
 }
 
 }  // namespace
-
-std::string_view knob_name(Knob k) {
-  switch (k) {
-    case Knob::outputs_kept:
-      return "outputs_kept";
-    case Knob::fp32_logits_in_model:
-      return "fp32_logits_in_model";
-    case Knob::loss_shift_copy:
-      return "loss_shift_copy";
-    case Knob::loss_upcast:
-      return "loss_upcast";
-    case Knob::loss_chunks:
-      return "loss_chunks";
-    case Knob::loss_chunk_positions:
-      return "loss_chunk_positions";
-    case Knob::logits_freed_after_loss:
-      return "logits_freed_after_loss";
-    case Knob::adapters_fp32:
-      return "adapters_fp32";
-    case Knob::optimizer_in_backward:
-      return "optimizer_in_backward";
-    case Knob::offload_checkpoints:
-      return "offload_checkpoints";
-    case Knob::bnb_saves_4bit_input:
-      return "bnb_saves_4bit_input";
-    case Knob::padding_mask:
-      return "padding_mask";
-    case Knob::metrics_logits_copy:
-      return "metrics_logits_copy";
-    case Knob::fused_qkv_attention:
-      return "fused_qkv_attention";
-    case Knob::unties_embeddings:
-      return "unties_embeddings";
-    case Knob::cublas_workspaces:
-      return "cublas_workspaces";
-    case Knob::unified_memory:
-      return "unified_memory";
-    case Knob::lora_last_layers:
-      return "lora_last_layers";
-    case Knob::eval_between_steps:
-      return "eval_between_steps";
-    case Knob::generates_sample:
-      return "generates_sample";
-    case Knob::load_quantiser:
-      return "load_quantiser";
-  }
-  return "";
-}
 
 std::span<const FrameworkProfile> framework_profiles() {
   return kProfiles;

@@ -43,7 +43,23 @@ enum class Knob {
   generates_sample,
   load_quantiser,  // the LoadQuantiser's value (plan.h)
 };
+// How a knob's value reads: a switch (0/1), a count, or a LoadQuantiser.
+enum class KnobKind { flag, count, load_quantiser };
+// One row of the knob table (src/plan/knobs.cpp): its name, as in the framework table, the plan
+// JSON's "behaviour" object and docs/frameworks.md, and how to read and set it.
+struct KnobInfo {
+  Knob knob;
+  std::string_view name;
+  KnobKind kind;
+  std::int64_t (*get)(const FrameworkBehaviour&);
+  void (*set)(FrameworkBehaviour&, std::int64_t);
+};
+std::span<const KnobInfo> knobs();  // every knob, in FrameworkBehaviour's order
+const KnobInfo& knob_info(Knob k);
 std::string_view knob_name(Knob k);  // "outputs_kept", as in JSON and docs
+void set_knob(FrameworkBehaviour& b, Knob k, std::int64_t v);
+std::string_view name_of(LoadQuantiser q);  // "lightning_bnb"
+std::optional<LoadQuantiser> parse_load_quantiser(std::string_view s);
 
 struct FrameworkProfile {
   std::string_view name;     // "torchtune"

@@ -73,26 +73,12 @@ std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit
                                     const GpuEstimate* gpu) {
   using nlohmann::json;
   const Layout& l = d.layout;
-  json layout = {{"engine", name_of(l.engine)},
-                 {"gpus_per_node", l.gpus_per_node},
-                 {"nodes", l.nodes},
-                 {"world_size", world_size(l)},
-                 {"zero_stage", l.zero_stage},
-                 {"fsdp", name_of(l.fsdp)},
-                 {"fsdp_version", l.fsdp_version},
-                 {"tp", l.tp},
-                 {"sequence_parallel", l.sequence_parallel},
-                 {"pp", l.pp},
-                 {"virtual_stages", l.virtual_stages},
-                 {"cp", l.cp},
-                 {"ep", l.ep},
-                 {"distributed_optimizer", l.distributed_optimizer},
-                 {"offload_optimizer", l.offload_optimizer},
-                 {"offload_params", l.offload_params},
-                 {"offload_to", name_of(l.offload_to)},
-                 {"data_parallel", d.dp},
-                 {"shard_group", d.shard_group},
-                 {"describe", describe(l)}};
+  // The layout's own fields (as the plan writes them) and what follows from them.
+  json layout = layout_json(l);
+  layout["world_size"] = world_size(l);
+  layout["data_parallel"] = d.dp;
+  layout["shard_group"] = d.shard_group;
+  layout["describe"] = describe(l);
   json ranks = json::array();
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
     const RankLedger& r = d.ranks[i];

@@ -15,6 +15,8 @@ nlohmann::json ledger_json(const Ledger& ledger, const Fit* fit, const GpuEstima
 nlohmann::json gpu_json(const GpuEstimate& gpu);
 nlohmann::json fit_json(const Fit& fit);
 nlohmann::json plan_json(const TrainingPlan& plan);
+// Every Layout field, nested knobs included (the plan's "layout" and the distributed document).
+nlohmann::json layout_json(const Layout& layout);
 nlohmann::json device_json(const Device& device);
 
 }  // namespace trainmem

@@ -2,10 +2,78 @@
 // render_plan_json() reads back through plan_from_json() unchanged (docs/formats.md, "plan").
 #include <nlohmann/json.hpp>
 
+#include "plan/framework.h"
 #include "render/json.h"
 #include "trainmem/plan.h"
 
 namespace trainmem {
+namespace {
+
+nlohmann::json knob_json(const KnobInfo& k, std::int64_t v) {
+  switch (k.kind) {
+    case KnobKind::flag:
+      return v != 0;
+    case KnobKind::count:
+      return v;
+    case KnobKind::load_quantiser:
+      return name_of(static_cast<LoadQuantiser>(v));
+  }
+  return v;
+}
+
+// The knobs where the plan differs from its framework profile's behaviour (the switches a user
+// turned on, such as padding_mask): plan_from_json applies the profile, then these.
+nlohmann::json behaviour_overrides(const TrainingPlan& p) {
+  TrainingPlan profile = p;
+  apply_framework(profile);
+  nlohmann::json out = nlohmann::json::object();
+  for (const KnobInfo& k : knobs()) {
+    const std::int64_t v = k.get(p.behaviour);
+    if (v != k.get(profile.behaviour)) out[std::string(k.name)] = knob_json(k, v);
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json layout_json(const Layout& l) {
+  const DeepSpeedKnobs& ds = l.deepspeed;
+  const FsdpKnobs& f = l.fsdp_knobs;
+  return {{"engine", name_of(l.engine)},
+          {"gpus_per_node", l.gpus_per_node},
+          {"nodes", l.nodes},
+          {"zero_stage", l.zero_stage},
+          {"fsdp", name_of(l.fsdp)},
+          {"fsdp_version", l.fsdp_version},
+          {"tp", l.tp},
+          {"sequence_parallel", l.sequence_parallel},
+          {"pp", l.pp},
+          {"virtual_stages", l.virtual_stages},
+          {"cp", l.cp},
+          {"ep", l.ep},
+          {"distributed_optimizer", l.distributed_optimizer},
+          {"offload_optimizer", l.offload_optimizer},
+          {"offload_params", l.offload_params},
+          {"offload_to", name_of(l.offload_to)},
+          {"pin_memory", l.pin_memory},
+          {"ddp_bucket_cap_mb", l.ddp_bucket_cap_mb},
+          {"gradient_as_bucket_view", l.gradient_as_bucket_view},
+          {"deepspeed",
+           {{"reduce_bucket_size", ds.reduce_bucket_size},
+            {"allgather_bucket_size", ds.allgather_bucket_size},
+            {"overlap_comm", ds.overlap_comm ? nlohmann::json(*ds.overlap_comm) : nullptr},
+            {"contiguous_gradients", ds.contiguous_gradients},
+            {"sub_group_size", ds.sub_group_size},
+            {"stage3_prefetch_bucket_size", ds.stage3_prefetch_bucket_size},
+            {"stage3_param_persistence_threshold", ds.stage3_param_persistence_threshold},
+            {"stage3_max_live_parameters", ds.stage3_max_live_parameters},
+            {"zero_init", ds.zero_init}}},
+          {"fsdp_knobs",
+           {{"limit_all_gathers", f.limit_all_gathers},
+            {"backward_prefetch", f.backward_prefetch},
+            {"forward_prefetch", f.forward_prefetch},
+            {"cpu_ram_efficient_loading", f.cpu_ram_efficient_loading}}}};
+}
 
 nlohmann::json plan_json(const TrainingPlan& p) {
   nlohmann::json j = {
@@ -42,6 +110,19 @@ nlohmann::json plan_json(const TrainingPlan& p) {
   if (p.eval_strategy != d.eval_strategy || p.eval_batch != d.eval_batch) {
     j["eval_strategy"] = name_of(p.eval_strategy);
     j["eval_batch"] = p.eval_batch;
+  }
+  // What else a plan carries, written when it is not the default so that every plan reads back
+  // through plan_from_json() as it was priced: the library versions, the behaviour switches
+  // beyond the framework profile, the CPU-kernel pricing of traced rows, and the layout.
+  if (!p.library_versions.empty()) {
+    nlohmann::json versions = nlohmann::json::object();
+    for (const auto& [library, version] : p.library_versions) versions[library] = version;
+    j["library_versions"] = std::move(versions);
+  }
+  if (nlohmann::json b = behaviour_overrides(p); !b.empty()) j["behaviour"] = std::move(b);
+  if (p.cpu_kernels) j["cpu_kernels"] = true;
+  if (nlohmann::json l = layout_json(p.layout); l != layout_json(Layout{})) {
+    j["layout"] = std::move(l);
   }
   return j;
 }
