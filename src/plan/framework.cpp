@@ -262,9 +262,12 @@ std::optional<Error> parse_framework(std::string_view text, std::string& name,
         best = q.name;
       }
     }
-    return framework_error(fmt::format(
-        "'{}' is not a known framework{}; known: {}", n,
-        best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best), profile_names()));
+    // DeepSpeed, FSDP and Megatron are how the run is spread over GPUs, not a profile of the step.
+    const bool engine = parse_engine(n).has_value() && n != "ddp";
+    return framework_error(
+        fmt::format("'{}' is not a known framework{}; known: {}{}", n,
+                    best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best), profile_names(),
+                    engine ? fmt::format(" ({} is a layout across GPUs: --engine {})", n, n) : ""));
   }
   name = std::string(n);
   if (at != std::string_view::npos) {

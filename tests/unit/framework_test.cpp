@@ -49,7 +49,13 @@ TEST(FrameworkParse, NamesVersionsAndErrors) {
   ASSERT_TRUE(typo.has_value());
   EXPECT_EQ(typo->field, "--framework");
   EXPECT_NE(typo->reason.find("did you mean 'litgpt'"), std::string::npos) << typo->reason;
-  EXPECT_TRUE(parse_framework("deepspeed", name, v).has_value());
+  const auto engine = parse_framework("deepspeed", name, v);
+  ASSERT_TRUE(engine.has_value());
+  EXPECT_NE(engine->reason.find("a layout across GPUs: --engine deepspeed"), std::string::npos)
+      << engine->reason;
+  const auto not_engine = parse_framework("jax", name, v);
+  ASSERT_TRUE(not_engine.has_value());
+  EXPECT_EQ(not_engine->reason.find("--engine"), std::string::npos) << not_engine->reason;
   EXPECT_TRUE(parse_framework("hf@four", name, v).has_value());
   EXPECT_TRUE(parse_framework("hf@", name, v).has_value());
   EXPECT_FALSE(parse_library_versions("bitsandbytes=0.41.1, peft=0.10", v).has_value());
