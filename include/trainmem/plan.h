@@ -244,6 +244,14 @@ struct FrameworkBehaviour {
   bool generates_sample = false;
   // QLoRA: how the base weights are quantised on the GPU at load.
   LoadQuantiser load_quantiser = LoadQuantiser::none;
+  // torch.compile wraps the loss (torchtune `compile: True` compiles the loss with the layers;
+  // HF TrainingArguments torch_compile compiles the model's forward, loss included): inductor
+  // fuses `cross_entropy(logits.float(), labels)` into one kernel that saves the logits in their
+  // own dtype, the labels and two fp32 values per row (row max and logsumexp) instead of the fp32
+  // log_softmax, and its backward writes one gradient. Measured on CPU with torch 2.4.1 and 2.5.1
+  // inductor (validation/compile_loss_probe.py, validation/data/compile-loss-probe-torch*.json).
+  // Only the loss is priced compiled; the compiled layers are priced as eager (an over-estimate).
+  bool compiled_loss = false;
 };
 
 struct TrainingPlan {

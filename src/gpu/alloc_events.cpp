@@ -361,17 +361,12 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
   }
 }
 
-// The loss's backward line (logits.cpp full_chain) is two fp32 tensors of rows x vocab: the
-// gradient nll_loss returns and the one log_softmax's backward makes. 1 for any other line.
-std::int32_t loss_grad_tensors(const LedgerItem& i, const LoadedModel& model,
-                               const TrainingPlan& plan) {
-  if (i.tenant != Tenant::logits || i.live != ledger::in_phase(Phase::backward_start)) return 1;
-  const std::int64_t v = model.spec.vocab;
-  const std::int64_t tokens = plan.batch * plan.seq;
-  for (const std::int64_t rows : {tokens, std::min<std::int64_t>(tokens, 1024)}) {
-    if (v > 0 && i.bytes == 8 * rows * v) return 2;
-  }
-  return 1;
+// The loss's backward line `logits.loss_grads` (logits.cpp) is two equal tensors under the eager
+// loss (the gradient nll_loss returns and the one log_softmax's backward makes, per piece) and
+// one under the compiled loss (the fused kernel writes the logits' gradient; FrameworkBehaviour
+// compiled_loss). 1 for any other line.
+std::int32_t loss_grad_tensors(const LedgerItem& i, const TrainingPlan& plan) {
+  return i.id == "logits.loss_grads" && !plan.behaviour.compiled_loss ? 2 : 1;
 }
 
 // Pieces at `layer` (or outside the layers, before / after them) of a split.
@@ -454,7 +449,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
       load_live |= i.live;  // replayed tensor by tensor (load_sequence)
       continue;
     }
-    whole.push_back({&i, b.label(i.label, i.tenant), loss_grad_tensors(i, model, plan)});
+    whole.push_back({&i, b.label(i.label, i.tenant), loss_grad_tensors(i, plan)});
   }
   // Lines made by the lm_head and loss come after the layers in forward.
   auto late_in_forward = [](const LedgerItem& i) {

@@ -65,6 +65,12 @@ std::string framework_note(const TrainingPlan& plan) {
                         : " The model output is dropped before backward (HF Trainer).";
   if (b.padding_mask) out += " Padding mask: SDPA repeats K/V to every head.";
   if (b.optimizer_in_backward) out += " The optimizer steps in backward.";
+  if (b.compiled_loss) {
+    out +=
+        " torch.compile: the loss is priced compiled (it saves the logits and two fp32 values per "
+        "token, not the fp32 log_softmax); the compiled layers are priced as eager, an "
+        "over-estimate.";
+  }
   if (b.offload_checkpoints && plan.checkpointing != Checkpointing::full) {
     out +=
         " Activation offloading moves checkpointed layer inputs only: with --checkpointing "

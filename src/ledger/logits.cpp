@@ -36,51 +36,159 @@ std::int64_t loss_pieces(const FrameworkBehaviour& b, std::int64_t seq) {
   return 1;
 }
 
+// What one run of the CE chain shares between its eager and compiled loss: the rows, the
+// vocabulary, the dtypes and the pieces the lm_head and the loss run in.
+struct Chain {
+  std::int64_t rows = 0;
+  std::int64_t v = 0;
+  int e = 2;           // compute dtype
+  int out_bytes = 2;   // dtype of the model's logits
+  int loss_bytes = 4;  // dtype log_softmax runs in (eager)
+  std::int64_t pieces = 1;
+  std::int64_t piece_rows = 0;
+  std::string nv;        // "N tokens x V vocab"
+  std::string piece_nv;  // the same for one piece
+  std::string what;      // label prefix ("Chunk of ")
+  PhaseMask forward_only = 0;
+  PhaseMask saved = 0;
+  PhaseMask bwd_start = 0;
+};
+
+// The eager loss (FrameworkBehaviour::compiled_loss off): the shifted contiguous copy of older
+// transformers, the fp32 upcast (per piece when chunked), log_softmax's saved output (every
+// piece's, so chunking does not shrink it), and at the start of backward the grads of nll_loss
+// and log_softmax for one piece.
+void eager_loss(const Context& ctx, const Chain& c, Items& items) {
+  const FrameworkBehaviour& b = ctx.plan.behaviour;
+  if (b.loss_shift_copy) {
+    items.push_back(
+        {.id = "logits.shift_copy",
+         .tenant = Tenant::logits,
+         .label = fmt::format("{}loss: shifted contiguous copy of the logits", c.what),
+         .bytes = c.loss_bytes * c.rows * c.v,
+         .formula = fmt::format("{} x {} B", c.nv, c.loss_bytes),
+         .source = "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (PR #35646 removed it)",
+         .live = c.forward_only,
+         .estimated = false});
+  }
+  if (c.loss_bytes == 4 && c.out_bytes != 4) {
+    items.push_back(
+        {.id = "logits.fp32_upcast",
+         .tenant = Tenant::logits,
+         .label = fmt::format("{}loss: fp32 upcast of the logits", c.what),
+         .bytes = 4 * c.piece_rows * c.v,
+         .formula = fmt::format("{} x 4 B", c.piece_nv),
+         .source = c.pieces > 1 ? "torchtune modules/loss/ce_chunked_output_loss.py" : kLoss,
+         .live = c.forward_only,
+         .estimated = false});
+  }
+  items.push_back(
+      {.id = "logits.log_softmax",
+       .tenant = Tenant::logits,
+       .label = fmt::format("{}loss: log_softmax output, {} (saved)", c.what,
+                            c.loss_bytes == 4 ? "fp32" : "bf16"),
+       .bytes = c.loss_bytes * c.rows * c.v,
+       .formula = fmt::format("{} x {} B", c.nv, c.loss_bytes),
+       .source = c.loss_bytes == 4 ? kLoss : "litgpt utils.py chunked_cross_entropy (bf16 CE)",
+       .live = c.saved,
+       .estimated = false});
+  items.push_back({.id = "logits.loss_grads",
+                   .tenant = Tenant::logits,
+                   .label = fmt::format("{}loss backward: grads of nll_loss and log_softmax{}",
+                                        c.what, c.pieces > 1 ? " (one chunk)" : ""),
+                   .bytes = 2 * c.loss_bytes * c.piece_rows * c.v,
+                   .formula = fmt::format("{} x 2 x {} B", c.piece_nv, c.loss_bytes),
+                   .source = kLoss,
+                   .live = c.bwd_start,
+                   .estimated = false});
+}
+
+// The compiled loss (FrameworkBehaviour::compiled_loss): inductor fuses
+// `cross_entropy(logits.float(), labels)` into one reduction, so there is no fp32 upcast, no
+// shifted copy and no log_softmax output; it saves the logits themselves (logits.output stays
+// live, full_chain), the labels (the batch's, not a line) and two fp32 values per row, the row
+// max and the logsumexp; its backward writes one gradient in the logits' dtype, per piece when
+// the loss is chunked (torchtune compiles CEWithChunkedOutputLoss.compute_cross_entropy, one
+// call per chunk: torchtune@30b8519e training/_compile.py:68-71). Measured on CPU
+// (validation/compile_loss_probe.py; validation/data/compile-loss-probe-torch2.5.1.json and
+// -torch2.4.1.json): torch 2.4's backward also fills an fp32 one-hot of the piece (4 B per logit),
+// which 2.5 folds into the kernel; the line prices torch >= 2.5 (docs/frameworks.md).
+void compiled_loss(const Chain& c, Items& items) {
+  const char* probe = "torch.compile (inductor) cross_entropy: validation/compile_loss_probe.py";
+  items.push_back(
+      {.id = "logits.compiled_row_stats",
+       .tenant = Tenant::logits,
+       .label = fmt::format("{}compiled loss: row max and logsumexp, fp32 (saved)", c.what),
+       .bytes = 2 * 4 * c.rows,
+       .formula = fmt::format("{} tokens x 2 x 4 B", with_commas(c.rows)),
+       .source = probe,
+       .live = c.saved,
+       .estimated = false});
+  items.push_back(
+      {.id = "logits.loss_grads",
+       .tenant = Tenant::logits,
+       .label = fmt::format("{}compiled loss backward: grad of the logits, {}{}", c.what,
+                            c.out_bytes == 4 ? "fp32" : "bf16", c.pieces > 1 ? " (one chunk)" : ""),
+       .bytes = c.out_bytes * c.piece_rows * c.v,
+       .formula = fmt::format("{} x {} B", c.piece_nv, c.out_bytes),
+       .source = probe,
+       .live = c.bwd_start,
+       .estimated = false});
+}
+
 // The CE chain on `rows` tokens, as the framework runs it (FrameworkBehaviour): the lm_head
-// output (fp32 when the model upcasts it), the loss's fp32 upcast (per piece when chunked), the
-// shifted contiguous copy of older transformers, log_softmax's saved output (every piece's, so
-// chunking does not shrink it), and at the start of backward the grads of nll_loss and
-// log_softmax for one piece. The logits live in forward only when the loop drops the model
-// output (HF Trainer.compute_loss returns only the loss; torchtune `del logits`), and through the
-// step when the loop keeps it (litgpt, plain `out = model(...)` loops), where the previous step's
-// logits are still referenced while the next forward runs.
+// output (fp32 when the model upcasts it), the loss (eager_loss or compiled_loss) and the
+// metric's copy. The logits live in forward only when the loop drops the model output (HF
+// Trainer.compute_loss returns only the loss; torchtune `del logits`) and the eager loss keeps
+// only its own fp32 copies; until the loss's backward when the compiled loss saves them; and
+// through the step when the loop keeps them (litgpt, plain `out = model(...)` loops), where the
+// previous step's logits are still referenced while the next forward runs.
 void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::string& what,
                 PhaseMask forward_only, PhaseMask saved, PhaseMask bwd_start) {
   const FrameworkBehaviour& b = ctx.plan.behaviour;
-  const std::int64_t v = ctx.model.spec.vocab;
-  const int e = activation_settings(ctx.plan).compute_bytes;
-  const int out_bytes = b.fp32_logits_in_model ? 4 : e;  // dtype of the model's logits
-  const int loss_bytes = b.loss_upcast ? 4 : out_bytes;  // dtype log_softmax runs in
-  const std::int64_t pieces = what.empty() ? loss_pieces(b, ctx.plan.seq) : 1;
-  const std::int64_t piece_rows = ceil_div(rows, pieces);
-  const std::string nv = fmt::format("{} tokens x {} vocab", with_commas(rows), with_commas(v));
-  const std::string piece_nv = pieces > 1
-                                   ? fmt::format("{} tokens (1 of {} chunks) x {} vocab",
-                                                 with_commas(piece_rows), pieces, with_commas(v))
-                                   : nv;
+  Chain c;
+  c.rows = rows;
+  c.v = ctx.model.spec.vocab;
+  c.e = activation_settings(ctx.plan).compute_bytes;
+  c.out_bytes = b.fp32_logits_in_model ? 4 : c.e;
+  c.loss_bytes = b.loss_upcast ? 4 : c.out_bytes;
+  c.pieces = what.empty() ? loss_pieces(b, ctx.plan.seq) : 1;
+  c.piece_rows = ceil_div(rows, c.pieces);
+  c.nv = fmt::format("{} tokens x {} vocab", with_commas(rows), with_commas(c.v));
+  c.piece_nv = c.pieces > 1 ? fmt::format("{} tokens (1 of {} chunks) x {} vocab",
+                                          with_commas(c.piece_rows), c.pieces, with_commas(c.v))
+                            : c.nv;
+  c.what = what;
+  c.forward_only = forward_only;
+  c.saved = saved;
+  c.bwd_start = bwd_start;
   const char* fw = "FrameworkBehaviour (docs/frameworks.md)";
   const PhaseMask kept = from_phase(0, Phase::forward);
   items.push_back(
       {.id = "logits.output",
        .tenant = Tenant::logits,
        .label =
-           fmt::format("{}logits, {} (lm_head output{})", what, out_bytes == 4 ? "fp32" : "bf16",
-                       b.outputs_kept ? ", kept by the loop through the step" : ""),
-       .bytes = out_bytes * rows * v,
-       .formula = fmt::format("{} x {} B", nv, out_bytes),
+           fmt::format("{}logits, {} (lm_head output{})", what, c.out_bytes == 4 ? "fp32" : "bf16",
+                       b.outputs_kept    ? ", kept by the loop through the step"
+                       : b.compiled_loss ? ", saved by the compiled loss"
+                                         : ""),
+       .bytes = c.out_bytes * rows * c.v,
+       .formula = fmt::format("{} x {} B", c.nv, c.out_bytes),
        // Who upcasts (transformers < 4.46, or Fabric's bf16-true around litgpt) is the profile's
        // fp32_logits_in_model difference, cited in src/plan/framework.cpp.
        .source = b.fp32_logits_in_model
                      ? "FrameworkBehaviour fp32_logits_in_model (src/plan/framework.cpp)"
                      : "transformers modeling_llama.py LlamaForCausalLM.forward",
-       .live = b.outputs_kept ? kept : forward_only,
+       .live = b.outputs_kept    ? kept
+               : b.compiled_loss ? saved
+                                 : forward_only,
        .estimated = false});
   if (b.outputs_kept) {
     items.push_back({.id = "logits.previous_output",
                      .tenant = Tenant::logits,
                      .label = fmt::format("{}previous step's logits, until forward returns", what),
-                     .bytes = out_bytes * rows * v,
-                     .formula = fmt::format("{} x {} B", nv, out_bytes),
+                     .bytes = c.out_bytes * rows * c.v,
+                     .formula = fmt::format("{} x {} B", c.nv, c.out_bytes),
                      .source = fw,
                      .live = phase_bit(1, Phase::forward),
                      .estimated = false});
@@ -91,60 +199,24 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
         {.id = "logits.soft_cap",
          .tenant = Tenant::logits,
          .label = fmt::format("{}soft-cap tanh output (saved)", what),
-         .bytes = e * rows * v,
-         .formula = fmt::format("{} x {} B", nv, e),
+         .bytes = c.e * rows * c.v,
+         .formula = fmt::format("{} x {} B", c.nv, c.e),
          .source = "transformers models/gemma2/modeling_gemma2.py final_logit_softcapping",
          .live = saved,
          .estimated = false});
   }
-  if (b.loss_shift_copy) {
-    items.push_back(
-        {.id = "logits.shift_copy",
-         .tenant = Tenant::logits,
-         .label = fmt::format("{}loss: shifted contiguous copy of the logits", what),
-         .bytes = loss_bytes * rows * v,
-         .formula = fmt::format("{} x {} B", nv, loss_bytes),
-         .source = "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (PR #35646 removed it)",
-         .live = forward_only,
-         .estimated = false});
+  if (b.compiled_loss) {
+    compiled_loss(c, items);
+  } else {
+    eager_loss(ctx, c, items);
   }
-  if (loss_bytes == 4 && out_bytes != 4) {
-    items.push_back(
-        {.id = "logits.fp32_upcast",
-         .tenant = Tenant::logits,
-         .label = fmt::format("{}loss: fp32 upcast of the logits", what),
-         .bytes = 4 * piece_rows * v,
-         .formula = fmt::format("{} x 4 B", piece_nv),
-         .source = pieces > 1 ? "torchtune modules/loss/ce_chunked_output_loss.py" : kLoss,
-         .live = forward_only,
-         .estimated = false});
-  }
-  items.push_back(
-      {.id = "logits.log_softmax",
-       .tenant = Tenant::logits,
-       .label = fmt::format("{}loss: log_softmax output, {} (saved)", what,
-                            loss_bytes == 4 ? "fp32" : "bf16"),
-       .bytes = loss_bytes * rows * v,
-       .formula = fmt::format("{} x {} B", nv, loss_bytes),
-       .source = loss_bytes == 4 ? kLoss : "litgpt utils.py chunked_cross_entropy (bf16 CE)",
-       .live = saved,
-       .estimated = false});
-  items.push_back({.id = "logits.loss_grads",
-                   .tenant = Tenant::logits,
-                   .label = fmt::format("{}loss backward: grads of nll_loss and log_softmax{}",
-                                        what, pieces > 1 ? " (one chunk)" : ""),
-                   .bytes = 2 * loss_bytes * piece_rows * v,
-                   .formula = fmt::format("{} x 2 x {} B", piece_nv, loss_bytes),
-                   .source = kLoss,
-                   .live = bwd_start,
-                   .estimated = false});
   if (b.metrics_logits_copy) {
     items.push_back(
         {.id = "logits.metrics_copy",
          .tenant = Tenant::logits,
          .label = fmt::format("{}token-accuracy metric: shifted logits copy", what),
-         .bytes = out_bytes * rows * v,
-         .formula = fmt::format("{} x {} B", nv, out_bytes),
+         .bytes = c.out_bytes * rows * c.v,
+         .formula = fmt::format("{} x {} B", c.nv, c.out_bytes),
          .source = "trl trainer/sft_trainer.py SFTTrainer.compute_loss (mean_token_accuracy)",
          .live = forward_only,
          .estimated = false});

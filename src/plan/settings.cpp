@@ -152,7 +152,7 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
     return std::nullopt;
   }
   if (k == "padding_mask" || k == "offload_activations" || k == "optimizer_in_backward" ||
-      k == "keep_outputs") {
+      k == "keep_outputs" || k == "compile") {
     // Behaviour switches: applied after the framework profile's behaviour (plan_from).
     auto b = boolean(s);
     if (!b) return b.error();
@@ -286,6 +286,7 @@ const std::vector<std::string>& plan_setting_keys() {
                                                 "offload_activations",
                                                 "optimizer_in_backward",
                                                 "keep_outputs",
+                                                "compile",
                                                 "eval_strategy",
                                                 "eval_batch"};
   return keys;
@@ -366,7 +367,7 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
   apply_framework(r.plan);
   for (const PlanSetting& s : patch) {
     if (s.key != "padding_mask" && s.key != "offload_activations" &&
-        s.key != "optimizer_in_backward" && s.key != "keep_outputs")
+        s.key != "optimizer_in_backward" && s.key != "keep_outputs" && s.key != "compile")
       continue;
     auto on = boolean(s);
     if (!on || !on.value()) continue;
@@ -374,6 +375,7 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
     (s.key == "padding_mask"            ? b.padding_mask
      : s.key == "offload_activations"   ? b.offload_checkpoints
      : s.key == "optimizer_in_backward" ? b.optimizer_in_backward
+     : s.key == "compile"               ? b.compiled_loss
                                         : b.outputs_kept) = true;
   }
   // Settings that the chosen method ignores: an error when typed, a note when imported.

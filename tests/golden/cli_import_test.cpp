@@ -22,6 +22,22 @@ nlohmann::json estimate_json(const std::string& args) {
   return nlohmann::json::parse(r.out, nullptr, false);
 }
 
+// The ledger line with this id, or null.
+const nlohmann::json* item(const nlohmann::json& j, const std::string& id) {
+  for (const auto& i : j["items"]) {
+    if (i["id"] == id) return &i;
+  }
+  return nullptr;
+}
+
+// torch_compile / compile in a file prices the compiled loss: its row statistics line, no fp32
+// log_softmax line.
+void expect_compiled_loss(const nlohmann::json& j) {
+  EXPECT_NE(item(j, "logits.compiled_row_stats"), nullptr) << j["items"].dump();
+  EXPECT_EQ(item(j, "logits.log_softmax"), nullptr);
+  EXPECT_NE(j["notes"].dump().find("torch.compile"), std::string::npos) << j["notes"].dump();
+}
+
 TEST(CliImport, TrlSftConfigYamlNamesTheModelAndThePlan) {
   const auto j = estimate_json("--from " + data("trl_sft_config.yaml"));
   EXPECT_EQ(j["model"]["name"], "Qwen/Qwen2.5-7B");
@@ -59,6 +75,17 @@ TEST(CliImport, TrainingArgumentsJson) {
   EXPECT_EQ(p["method"], "full");
 }
 
+TEST(CliImport, TorchCompileInTrainingArgumentsJson) {
+  const auto j = estimate_json("qwen3-0.6b --from " + data("training_args_compile.json"));
+  EXPECT_EQ(j["plan"]["batch"], 2);
+  EXPECT_EQ(j["plan"]["checkpointing"], "full");
+  expect_compiled_loss(j);
+  // The same file without the key prices the eager loss.
+  const auto eager = estimate_json("qwen3-0.6b --from " + data("training_args.json"));
+  EXPECT_EQ(item(eager, "logits.compiled_row_stats"), nullptr);
+  EXPECT_NE(item(eager, "logits.log_softmax"), nullptr);
+}
+
 TEST(CliImport, PeftAdapterConfigAloneAndWithBitsAndBytesIsQlora) {
   const auto lora = estimate_json("--from " + data("adapter_config.json"));
   EXPECT_EQ(lora["model"]["name"], "Qwen/Qwen3-8B");
@@ -85,6 +112,20 @@ TEST(CliImport, AxolotlQloraYaml) {
   EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"all-linear"}));
 }
 
+TEST(CliImport, AxolotlTorchCompile) {
+  const auto j = estimate_json("llama-3.1-8b --from " + data("axolotl_lora_compile.yaml"));
+  EXPECT_EQ(j["plan"]["method"], "lora");
+  EXPECT_EQ(j["plan"]["seq"], 4096);
+  expect_compiled_loss(j);
+}
+
+TEST(CliImport, LlamaFactoryTorchCompile) {
+  const auto j = estimate_json("llama-3.1-8b --from " + data("llama_factory_lora_compile.yaml"));
+  EXPECT_EQ(j["plan"]["method"], "lora");
+  EXPECT_EQ(j["plan"]["seq"], 2048);
+  expect_compiled_loss(j);
+}
+
 TEST(CliImport, LlamaFactoryYamlCheckpointsByDefault) {
   const auto p =
       estimate_json("llama-3.1-8b --from " + data("llama_factory_lora_sft.yaml"))["plan"];
@@ -106,6 +147,28 @@ TEST(CliImport, TorchtuneYamlIsPureBf16WithMlpAdapters) {
   EXPECT_EQ(p["batch"], 4);
   EXPECT_EQ(p["lora"]["rank"], 64);
   EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"q", "v", "o", "gate", "up", "down"}));
+}
+
+// compile, enable_activation_offloading and optimizer_in_bwd of a torchtune recipe config.
+TEST(CliImport, TorchtuneCompileOffloadingAndOptimizerInBackward) {
+  const auto j = estimate_json("llama-3.2-1b --from " + data("torchtune_full_compile.yaml"));
+  EXPECT_EQ(j["plan"]["method"], "full");
+  EXPECT_EQ(j["plan"]["optimizer"], "paged-adamw-8bit");
+  EXPECT_EQ(j["plan"]["checkpointing"], "full");
+  EXPECT_EQ(j["plan"]["seq"], 2048);
+  expect_compiled_loss(j);
+  const nlohmann::json* checkpoints = item(j, "activations.checkpoints");
+  ASSERT_NE(checkpoints, nullptr);
+  EXPECT_NE(checkpoints->at("label").get<std::string>().find("offloaded"), std::string::npos)
+      << checkpoints->dump();
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("The optimizer steps in backward."), std::string::npos) << notes;
+  EXPECT_NE(notes.find("optimizer_in_bwd = True -> optimizer_in_backward true"), std::string::npos)
+      << notes;
+  // The lora config has all three off.
+  const auto off = estimate_json("qwen3-0.6b --from " + data("torchtune_lora.yaml"));
+  EXPECT_EQ(item(off, "logits.compiled_row_stats"), nullptr);
+  EXPECT_EQ(off["notes"].dump().find("The optimizer steps in backward."), std::string::npos);
 }
 
 TEST(CliImport, DeepSpeedJsonKeepsAMasterCopyAndListsZeroAsNotPriced) {

@@ -44,4 +44,29 @@ TEST(FrameworkCli, ProfileAssumptionsAreReported) {
   EXPECT_NE(old.out.find("fp32 logits"), std::string::npos) << old.out;
 }
 
+// --compile and its aliases price the compiled loss (docs/frameworks.md, "torch.compile"): the
+// same ledger from each spelling, a lower peak than eager, the row statistics line in the report
+// and the note that the layers are priced as eager.
+TEST(FrameworkCli, CompileFlagAndItsAliases) {
+  const std::string base = "estimate qwen3-0.6b --method lora --batch 2 --seq 1024";
+  const CliResult eager = run_cli(base + " --json");
+  ASSERT_EQ(eager.code, 0) << eager.out;
+  const CliResult compiled = run_cli(base + " --compile --json");
+  ASSERT_EQ(compiled.code, 0) << compiled.out;
+  EXPECT_NE(compiled.out, eager.out);
+  EXPECT_EQ(eager.out.find("logits.compiled_row_stats"), std::string::npos);
+  EXPECT_NE(compiled.out.find("logits.compiled_row_stats"), std::string::npos) << compiled.out;
+  for (const char* alias : {" --torch-compile", " --torch_compile"}) {
+    EXPECT_EQ(run_cli(base + alias + " --json").out, compiled.out) << alias;
+  }
+  const CliResult text = run_cli(base + " --compile");
+  EXPECT_EQ(text.code, 0) << text.out;
+  EXPECT_NE(text.out.find("the compiled layers are priced as eager"), std::string::npos)
+      << text.out;
+  const CliResult lines = run_cli("explain" + base.substr(8) + " --compile");
+  EXPECT_EQ(lines.code, 0) << lines.out;
+  EXPECT_NE(lines.out.find("compiled loss: row max and logsumexp"), std::string::npos) << lines.out;
+  EXPECT_EQ(run_cli(base).out.find("torch.compile"), std::string::npos);
+}
+
 }  // namespace

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "gpu/caching_allocator.h"
 #include "support/models.h"
@@ -133,6 +135,45 @@ TEST(AllocEvents, GradientsInReverseLayerOrderAndStatesOnFirstStep) {
   ASSERT_GT(per_layer, 0u);
   EXPECT_GE(freed_ids.front(), act_ids[act_ids.size() - per_layer]);
   EXPECT_LT(freed_ids.back(), act_ids[per_layer]);
+}
+
+// The loss's backward line (logits.loss_grads) in the first step's backward_start: the sizes of
+// the tensors it is allocated as, in order.
+std::vector<std::int64_t> loss_grad_allocs(const TrainingPlan& p) {
+  const LoadedModel m = validation_model("qwen3-tiny");
+  const Ledger l = estimate(m, p);
+  const EventStream s = alloc_events(m, p, l);
+  std::string label;
+  for (const LedgerItem& i : l.items) {
+    if (i.id == "logits.loss_grads") label = i.label;
+  }
+  std::vector<std::int64_t> out;
+  for (const AllocEvent& e : s.events) {
+    if (e.op != Op::alloc || e.phase != static_cast<int>(Phase::backward_start)) continue;
+    if (e.label >= 0 &&
+        s.labels[static_cast<std::size_t>(e.label)].find(label) != std::string::npos) {
+      out.insert(out.end(), static_cast<std::size_t>(e.count), e.bytes);  // count equal tensors
+    }
+  }
+  return out;
+}
+
+// By id, not by size: the eager loss's gradients are two equal tensors whatever their dtype (the
+// fp32 loss, and the bf16 loss of torchtune < 0.3 that the old size test missed); the compiled
+// loss writes one. qwen3-tiny, b2 x s256 = 512 tokens, V 8,192.
+TEST(AllocEvents, LossGradientsAreTwoTensorsEagerAndOneCompiled) {
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  p.batch = 2;
+  p.seq = 256;
+  const std::int64_t nv = 512 * 8192;
+  EXPECT_EQ(loss_grad_allocs(p), (std::vector<std::int64_t>{4 * nv, 4 * nv}));
+  TrainingPlan bf16_loss = p;
+  bf16_loss.behaviour.loss_upcast = false;
+  EXPECT_EQ(loss_grad_allocs(bf16_loss), (std::vector<std::int64_t>{2 * nv, 2 * nv}));
+  TrainingPlan compiled = p;
+  compiled.behaviour.compiled_loss = true;
+  EXPECT_EQ(loss_grad_allocs(compiled), (std::vector<std::int64_t>{2 * nv}));
 }
 
 TEST(AllocEvents, PagedOptimizerStateStaysOutsideThePool) {

@@ -145,6 +145,14 @@ TEST(FrameworkLedger, LossChainPerProfile) {
   const Ledger tt = estimate(m, plan_for("torchtune", Method::lora));
   EXPECT_EQ(tenant_in(tt, Tenant::logits, 1, Phase::forward), 13 * kNV / 2);
   EXPECT_EQ(tenant_in(tt, Tenant::logits, 1, Phase::backward_start), 5 * kNV);
+  // torchtune 0.3 with compile: True compiles each chunk's compute_cross_entropy: the bf16
+  // logits 2 stay saved, with 2 x 4 B per row (512 rows: 4,096 B); no upcast, no log_softmax; at
+  // backward start one chunk's bf16 gradient (2/8).
+  TrainingPlan compiled = plan_for("torchtune", Method::lora);
+  compiled.behaviour.compiled_loss = true;
+  const Ledger ttc = estimate(m, compiled);
+  EXPECT_EQ(tenant_in(ttc, Tenant::logits, 1, Phase::forward), 2 * kNV + 4096);
+  EXPECT_EQ(tenant_in(ttc, Tenant::logits, 1, Phase::backward_start), 2 * kNV + 4096 + kNV / 4);
   // transformers 4.45: fp32 logits 4 + shifted fp32 copy 4 + log_softmax 4 = 12 (no upcast).
   const Ledger old = estimate(m, plan_for("hf@4.45"));
   EXPECT_EQ(tenant_in(old, Tenant::logits, 1, Phase::forward), 12 * kNV);

@@ -25,6 +25,9 @@ std::vector<TrainingPlan> plans() {
   p.loss = Loss::fused;
   p.checkpointing = Checkpointing::selective;
   out.push_back(p);
+  TrainingPlan compiled = hf_trainer_defaults();
+  compiled.behaviour.compiled_loss = true;
+  out.push_back(compiled);
   TrainingPlan textbook = hf_trainer_defaults();
   textbook.convention = Convention::textbook;
   out.push_back(textbook);

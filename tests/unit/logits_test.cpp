@@ -2,6 +2,8 @@
 // start of backward (accounting.md 4.2), TRL's chunk, Liger's fused chunk (hand-computed).
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/model.h"
@@ -28,6 +30,38 @@ TEST(Logits, FullLossPhases) {
   EXPECT_EQ(logits_in(l, 1, Phase::forward), 10 * kNV);
   EXPECT_EQ(logits_in(l, 1, Phase::end_of_forward), 4 * kNV);
   EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 12 * kNV);
+  EXPECT_EQ(logits_in(l, 1, Phase::backward), 0);
+}
+
+const LedgerItem* line(const Ledger& l, const std::string& id) {
+  for (const LedgerItem& i : l.items) {
+    if (i.id == id) return &i;
+  }
+  return nullptr;
+}
+
+// torch.compile'd loss (validation/data/compile-loss-probe-torch2.5.1.json): the bf16 logits stay
+// saved, plus the row max and logsumexp (2 x 4 B x 256 rows = 2,048 B); no upcast, no
+// log_softmax; backward writes one bf16 gradient (2 x 256 x 8,192 = 4,194,304 B).
+TEST(Logits, CompiledLossSavesTheLogitsAndTwoFloatsPerRow) {
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  p.batch = 2;
+  p.seq = 128;
+  p.behaviour.compiled_loss = true;
+  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
+  const LedgerItem* stats = line(l, "logits.compiled_row_stats");
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ(stats->bytes, 2048);
+  const LedgerItem* grads = line(l, "logits.loss_grads");
+  ASSERT_NE(grads, nullptr);
+  EXPECT_EQ(grads->bytes, 4194304);
+  EXPECT_EQ(line(l, "logits.fp32_upcast"), nullptr);
+  EXPECT_EQ(line(l, "logits.log_softmax"), nullptr);
+  EXPECT_EQ(line(l, "logits.shift_copy"), nullptr);
+  EXPECT_EQ(logits_in(l, 1, Phase::forward), 2 * kNV + 2048);
+  EXPECT_EQ(logits_in(l, 1, Phase::end_of_forward), 2 * kNV + 2048);
+  EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 4 * kNV + 2048);
   EXPECT_EQ(logits_in(l, 1, Phase::backward), 0);
 }
 

@@ -164,6 +164,9 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
               "step each parameter in backward and free its gradient (torchtune optimizer_in_bwd)");
   switch_flag(*g, f, "--keep-outputs", "keep_outputs", "true",
               "the training loop keeps the model output (logits) alive through backward");
+  switch_flag(*g, f, "--compile,--torch-compile,--torch_compile", "compile", "true",
+              "torch.compile: the loss saves the logits and two fp32 values per token instead "
+              "of the fp32 log_softmax (layers priced as eager)");
   setting(*g, f, "--convention", "convention",
           with_default(convention_vocabulary(), name_of(d.convention)))
       ->check(vocabulary_check(convention_vocabulary()));

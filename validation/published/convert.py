@@ -209,6 +209,11 @@ def plan_of(r):
         tt = "0.3" if "~0.3" in fw else "0.1"
         cfg["framework"] = "torchtune@" + tt
         notes.append(f"torchtune {tt} recipe behaviour (the row's framework: {r['framework']})")
+        # The README's runs compiled the model and the loss (torchtune@30b8519e README.md:76,
+        # "torch compile enabled"; recipes/*_single_device.py compile_loss under cfg.compile).
+        if "torch.compile on" in (r.get("seq_len_notes") or ""):
+            cfg["compile"] = True
+            notes.append("compile: the row's seq_len_notes say torch.compile on (README note)")
     # Precision.
     p = r["precision"].lower()
     if "bf16-mixed" in p:

@@ -98,6 +98,8 @@ const ImportFormat& axolotl_format() {
        when_true("sdp_attention", "attention", "sdpa"),
        when_true("liger_fused_linear_cross_entropy", "loss", "fused"),
        when_true("cut_cross_entropy", "loss", "chunked"),
+       // axolotl passes torch_compile to the HF TrainingArguments (core/builders: torch_compile).
+       when_true("torch_compile", "compile", "true"),
        same("eval_batch_size", "eval_batch"),
        // Read together in the finish step below.
        {"val_set_size", "", [](const std::string&) { return std::optional<std::string>(); }, ""},

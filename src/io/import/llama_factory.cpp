@@ -56,6 +56,8 @@ const ImportFormat& llama_factory_format() {
         },
         ""},
        when_true("enable_liger_kernel", "loss", "fused"),
+       // An HF TrainingArguments field LLaMA-Factory passes through (Seq2SeqTrainingArguments).
+       when_true("torch_compile", "compile", "true"),
        // HF TrainingArguments: evaluation runs only with eval_strategy; val_size only splits the
        // data (hparams/parser.py checks val_size or eval_dataset when evaluating).
        same("eval_strategy", "eval_strategy"),

@@ -51,6 +51,13 @@ const ImportFormat& torchtune_format() {
           return chunked ? "chunked" : "full";
         },
         ""},
+       // The recipes' cfg.compile (model and loss: torchtune@30b8519e
+       // recipes/lora_finetune_single_device.py:239,274-275, full_finetune_single_device.py:
+       // 211,234-235), cfg.enable_activation_offloading (lora_finetune_single_device.py:159-160)
+       // and cfg.optimizer_in_bwd (full_finetune_single_device.py:122).
+       when_true("compile", "compile", "true"),
+       when_true("enable_activation_offloading", "offload_activations", "true"),
+       when_true("optimizer_in_bwd", "optimizer_in_backward", "true"),
        same("optimizer.lr", "learning_rate"),
        same("epochs", "epochs")},
       // apply_lora_to_mlp / apply_lora_to_output extend lora_attn_modules

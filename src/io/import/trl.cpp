@@ -26,6 +26,9 @@ const ImportFormat& trl_format() {
        when_true("bf16", "precision", "bf16-mixed"), when_true("fp16", "precision", "fp16-mixed"),
        same("optim", "optimizer"), same("max_length", "seq"), same("max_seq_length", "seq"),
        when_true("use_liger_kernel", "loss", "fused"),
+       // transformers training_args.py torch_compile: the Trainer compiles the model, whose
+       // forward runs the loss (ForCausalLMLoss) when it is given the labels.
+       when_true("torch_compile", "compile", "true"),
        // Evaluation between steps (transformers training_args.py eval_strategy, default "no";
        // per_device_eval_batch_size, default 8; evaluation_strategy is the pre-4.46 name).
        same("eval_strategy", "eval_strategy"), same("evaluation_strategy", "eval_strategy"),
