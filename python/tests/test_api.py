@@ -45,6 +45,8 @@ def test_issue_example_lora_peak_equals_the_cli():
     (dict(method="qlora", framework="hf", versions="bitsandbytes=0.42.0", padding_mask=True),
      ["--method", "qlora", "--framework", "hf", "--versions", "bitsandbytes=0.42.0",
       "--padding-mask"]),
+    (dict(method="lora", framework="torchtune", compile=True),
+     ["--method", "lora", "--framework", "torchtune", "--compile"]),
 ])
 def test_plans_price_like_the_cli(kwargs, flags):
     r = trainmem.estimate("qwen2.5-1.5b", **kwargs)

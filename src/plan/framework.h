@@ -42,6 +42,7 @@ enum class Knob {
   eval_between_steps,
   generates_sample,
   load_quantiser,  // the LoadQuantiser's value (plan.h)
+  compiled_loss,
 };
 // How a knob's value reads: a switch (0/1), a count, or a LoadQuantiser.
 enum class KnobKind { flag, count, load_quantiser };

@@ -147,6 +147,10 @@ TEST(CliImport, TorchtuneYamlIsPureBf16WithMlpAdapters) {
   EXPECT_EQ(p["batch"], 4);
   EXPECT_EQ(p["lora"]["rank"], 64);
   EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"q", "v", "o", "gate", "up", "down"}));
+  // A torchtune recipe is priced under torchtune's profile; a --framework flag still wins.
+  EXPECT_EQ(p["framework"], "torchtune");
+  const auto hf = estimate_json("qwen3-0.6b --framework hf --from " + data("torchtune_lora.yaml"));
+  EXPECT_EQ(hf["plan"]["framework"], "hf");
 }
 
 // compile, enable_activation_offloading and optimizer_in_bwd of a torchtune recipe config.

@@ -63,6 +63,10 @@ const ImportFormat& torchtune_format() {
       // apply_lora_to_mlp / apply_lora_to_output extend lora_attn_modules
       // (torchtune/models/*/_component_builders.py lora_*: w1, w2, w3 and output).
       [](const FlatConfig& c, ImportedConfig& out) {
+        // A torchtune recipe file is run by torchtune's recipes: their profile (docs/frameworks.md,
+        // torchtune: the chunked fp32 loss, `del logits`, adapters in the model dtype).
+        out.patch.insert(out.patch.begin(),
+                         {"framework", "torchtune", out.file + ": (a torchtune recipe)", true});
         for (const auto& [key, extra] :
              {std::pair<std::string, std::string>{"model.apply_lora_to_mlp", "gate,up,down"},
               {"model.apply_lora_to_output", "lm_head"}}) {
