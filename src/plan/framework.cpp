@@ -203,6 +203,19 @@ bool in_range(const Difference& d, const TrainingPlan& plan) {
   return true;
 }
 
+// A library's version, replacing one given before: the last one wins, as with repeated flags, and
+// a plan holds one version per library (version_of reads the first).
+void set_version(std::vector<std::pair<std::string, std::string>>& versions,
+                 std::string_view library, std::string_view version) {
+  for (auto& [lib, v] : versions) {
+    if (lib == library) {
+      v = std::string(version);
+      return;
+    }
+  }
+  versions.emplace_back(std::string(library), std::string(version));
+}
+
 Error framework_error(std::string reason) {
   return Error{ErrorCode::usage, "", "--framework", std::move(reason)};
 }
@@ -277,7 +290,7 @@ std::optional<Error> parse_framework(std::string_view text, std::string& name,
           fmt::format("'{}' is not a version of {}: expected dotted numbers such as {}@4.43", v,
                       p->library, p->name));
     }
-    versions.emplace_back(std::string(p->library), std::string(v));
+    set_version(versions, p->library, v);
   }
   return std::nullopt;
 }
@@ -304,7 +317,7 @@ std::optional<Error> parse_library_versions(
       return Error{ErrorCode::usage, "", "--versions",
                    fmt::format("'{}' needs a version like {}=0.43.1", std::string(item), lib)};
     }
-    versions.emplace_back(std::string(lib), std::string(v));
+    set_version(versions, lib, v);
   }
   return std::nullopt;
 }

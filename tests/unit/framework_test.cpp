@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/plan.h"
@@ -60,6 +62,17 @@ TEST(FrameworkParse, NamesVersionsAndErrors) {
   EXPECT_TRUE(parse_framework("hf@", name, v).has_value());
   EXPECT_FALSE(parse_library_versions("bitsandbytes=0.41.1, peft=0.10", v).has_value());
   EXPECT_EQ(v.back().first, "peft");
+  // A library given again replaces its version (the last wins): one entry per library.
+  EXPECT_FALSE(parse_library_versions("peft=0.12,bitsandbytes=0.44", v).has_value());
+  EXPECT_EQ(std::count_if(v.begin(), v.end(), [](const auto& e) { return e.first == "peft"; }), 1);
+  EXPECT_EQ(
+      std::find_if(v.begin(), v.end(), [](const auto& e) { return e.first == "bitsandbytes"; })
+          ->second,
+      "0.44");
+  EXPECT_FALSE(parse_framework("hf@4.50", name, v).has_value());
+  EXPECT_EQ(
+      std::count_if(v.begin(), v.end(), [](const auto& e) { return e.first == "transformers"; }),
+      1);
   const auto lib = parse_library_versions("bnb=0.41", v);
   ASSERT_TRUE(lib.has_value());
   EXPECT_EQ(lib->field, "--versions");
