@@ -10,7 +10,7 @@ const DEFAULTS = {
   lora_targets: 'q,k,v,o,gate,up,down', lora_dropout: '0', dora: false, quant: 'nf4', double_quant: true,
   train_modules: '', train_layers: '', optimizer: 'adamw', optimizer_impl: 'fused', precision: 'bf16-mixed', batch: '4',
   seq: '1024', grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full',
-  eval_strategy: 'no', eval_batch: '8',
+  eval_strategy: 'no', eval_batch: '8', framework: 'hf', compile: false, padding_mask: false,
   device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib',
 };
 const EXAMPLE = { batch: '4' };
@@ -89,12 +89,14 @@ function modelRequest(s) {
 // exactly as `trainmem estimate` does.
 function planRequest(s) {
   const keys = ['method', 'optimizer', 'optimizer_impl', 'precision', 'batch', 'seq', 'grad_accum',
-    'checkpointing', 'attention', 'loss'];
+    'checkpointing', 'attention', 'loss', 'framework'];
   if (s.method === 'lora' || s.method === 'qlora') keys.push('lora_rank', 'lora_targets', 'lora_dropout', 'dora');
   if (s.method === 'qlora') keys.push('quant', 'double_quant');
   if (s.method === 'freeze') keys.push('train_modules');
   if (s.method !== 'full') keys.push('train_layers');
   if (s.eval_strategy !== 'no') keys.push('eval_strategy', 'eval_batch');
+  // Behaviour switches: sent only when on, as the command line's --compile / --padding-mask.
+  for (const k of ['compile', 'padding_mask']) if (s[k]) keys.push(k);
   const p = {};
   for (const k of keys) {
     if (String(s[k]) !== String(ENGINE_DEFAULTS[k])) p[k] = k === 'lora_dropout' ? Number(s[k]) : s[k];
@@ -115,7 +117,10 @@ function commandFor(s) {
   const args = ['trainmem', 'estimate', model];
   const plan = planRequest(s);
   for (const [k, v] of Object.entries(plan)) {
-    if (k === 'dora') { if (v) args.push('--dora'); continue; }
+    if (['dora', 'compile', 'padding_mask'].includes(k)) {
+      if (v) args.push(`--${k.replace(/_/g, '-')}`);
+      continue;
+    }
     if (k === 'double_quant') { if (!v) args.push('--no-double-quant'); continue; }
     args.push(`--${k.replace(/_/g, '-')}`, shellQuote(String(v)));
   }

@@ -69,9 +69,11 @@ async function setPlan(page, plan) {
   await page.selectOption('#method', p.method);
   await page.evaluate(() => window.trainmemPage.update());  // shows the method's own controls
   // As a user would: only the controls on screen (the method's) are set.
-  for (const k of ['optimizer', 'optimizer_impl', 'precision', 'checkpointing', 'attention', 'loss', 'quant']) {
+  for (const k of ['optimizer', 'optimizer_impl', 'precision', 'checkpointing', 'attention', 'loss', 'quant',
+    'framework']) {
     if (await page.isVisible(`#${k}`)) await page.selectOption(`#${k}`, p[k]);
   }
+  for (const k of ['compile', 'padding_mask']) await page.setChecked(`#${k}`, p[k] === true);
   for (const k of ['batch', 'seq', 'grad_accum', 'lora_rank', 'lora_targets', 'lora_dropout']) {
     if (await page.isVisible(`#${k}`)) await page.fill(`#${k}`, String(p[k]));
   }
@@ -107,6 +109,10 @@ function cliArgs(plan) {
   const args = ['estimate', plan.preset || plan.model];
   for (const [k, v] of Object.entries(plan)) {
     if (['preset', 'model', 'config'].includes(k)) continue;
+    if (v === true) {  // a switch: --compile, --padding-mask
+      args.push(`--${k.replace(/_/g, '-')}`);
+      continue;
+    }
     args.push(`--${k.replace(/_/g, '-')}`, String(v));
   }
   return args;
@@ -137,6 +143,10 @@ const PLANS = [
   { preset: 'qwen3-0.6b', precision: 'bf16', optimizer: 'lion', grad_accum: 4, batch: 8, seq: 2048 },
   { preset: 'gemma-2-9b', method: 'qlora', quant: 'fp4', lora_rank: 8, attention: 'eager', gpu: 'rtx-3090' },
   { preset: 'phi-3-mini-4k-instruct', method: 'lora', loss: 'fused', batch: 4, seq: 4096, memory: '39.5GiB' },
+  // Framework profiles and behaviour switches (docs/frameworks.md).
+  { preset: 'llama-3.1-8b', method: 'lora', framework: 'torchtune', compile: true, batch: 2, seq: 2048,
+    gpu: 'rtx-4090' },
+  { preset: 'qwen3-8b', method: 'qlora', framework: 'litgpt', padding_mask: true, gpu: 'a100-40gb' },
 ];
 
 test('the page prices each plan exactly as `trainmem estimate --json` does', async () => {
