@@ -301,37 +301,36 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
   const ModelSpec& spec = ctx.model.spec;
   const TrainingPlan& plan = ctx.plan;
   const ledger::LayerActivations& la = ctx.layers;
-  const std::size_t n = la.terms.size();
+  const std::size_t n = la.layer_count();
   const PhaseMask saved = ledger::forward_to_backward_start();
   const PhaseMask late = ledger::late_backward();
   p.layer_terms.assign(n, {});
   p.layer_input.assign(n, 0);
   std::int64_t sum = 0;
   std::int64_t largest = 0;
+  // Each saved tensor's bytes, per list of terms (alike layers share one).
   TermBytes term_bytes(spec, plan);
-  if (plan.checkpointing == Checkpointing::full) {
-    const std::int64_t each = plan.batch * plan.seq * spec.hidden * la.settings.stream_bytes;
-    for (std::size_t i = 0; i < n; ++i) {
+  const bool full = plan.checkpointing == Checkpointing::full;
+  std::vector<std::vector<std::int64_t>> list_terms(la.term_lists.size());
+  for (std::size_t k = 0; k < la.term_lists.size(); ++k) {
+    for (const ActivationTerm& t : la.term_lists[k]) {
+      if (plan.checkpointing == Checkpointing::selective && t.bytes_per_score > 0) continue;
+      list_terms[k].push_back(term_bytes(t));
+    }
+  }
+  const std::int64_t each = plan.batch * plan.seq * spec.hidden * la.settings.stream_bytes;
+  for (std::size_t i = 0; i < n; ++i) {
+    p.layer_terms[i] = list_terms[la.layer_list[i]];
+    if (full) {
       if (la.needs_input[i]) {
         p.layer_input[i] = each;
         sum += each;
       }
-      for (const ActivationTerm& t : la.terms[i]) p.layer_terms[i].push_back(term_bytes(t));
+    } else {
+      for (const std::int64_t bytes : p.layer_terms[i]) sum += bytes;
     }
-    largest = la.max_layer_bytes;
-  } else {
-    for (std::size_t i = 0; i < n; ++i) {
-      std::int64_t layer = 0;
-      for (const ActivationTerm& t : la.terms[i]) {
-        if (plan.checkpointing == Checkpointing::selective && t.bytes_per_score > 0) continue;
-        const std::int64_t bytes = term_bytes(t);
-        p.layer_terms[i].push_back(bytes);
-        layer += bytes;
-      }
-      sum += layer;
-    }
-    largest = la.max_layer_bytes;
   }
+  largest = la.max_layer_bytes;
   // The aggregate (saved through backward_start) and the late-backward line must both be there.
   std::vector<bool> trial = claimed;
   if (claim_one(l, trial, Tenant::activations, sum, saved) == 0) return;
