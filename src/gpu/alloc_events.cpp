@@ -114,28 +114,30 @@ class Builder {
  public:
   EventStream out;
 
-  std::int32_t label(const std::string& text, Tenant t) {
+  std::int16_t label(const std::string& text, Tenant t) {
     auto it = index_.find(text);
     if (it != index_.end()) return it->second;
+    // One label per ledger line or split (a few dozen); AllocEvent keeps it in 16 bits.
+    if (out.labels.size() >= static_cast<std::size_t>(INT16_MAX)) return -1;
     out.labels.push_back(text);
     out.label_tenant.push_back(t);
-    const auto i = static_cast<std::int32_t>(out.labels.size() - 1);
+    const auto i = static_cast<std::int16_t>(out.labels.size() - 1);
     index_.emplace(text, i);
     return i;
   }
-  std::int32_t alloc(std::int64_t bytes, std::int32_t count, int slot, std::int32_t lab) {
+  std::int32_t alloc(std::int64_t bytes, std::int32_t count, int slot, std::int16_t lab) {
     if (bytes <= 0 || count <= 0) return -1;
     out.events.push_back(
-        {Op::alloc, next_id_, count, bytes, 0, static_cast<std::int16_t>(slot), lab});
+        {Op::alloc, 0, static_cast<std::int16_t>(slot), lab, next_id_, count, bytes});
     return next_id_++;
   }
   void free(std::int32_t id, int slot) {
     if (id < 0) return;
-    out.events.push_back({Op::free, id, 1, 0, 0, static_cast<std::int16_t>(slot), -1});
+    out.events.push_back({Op::free, 0, static_cast<std::int16_t>(slot), -1, id, 1, 0});
   }
 
  private:
-  std::map<std::string, std::int32_t> index_;
+  std::map<std::string, std::int16_t> index_;
   std::int32_t next_id_ = 0;
 };
 
@@ -143,7 +145,7 @@ class Builder {
 struct Split {
   std::vector<Piece> pieces;
   PhaseMask live = 0;
-  std::int32_t label = -1;
+  std::int16_t label = -1;
   std::vector<std::int32_t> ids;  // live ids of the current run
 };
 
@@ -155,10 +157,10 @@ struct Plan {
   std::vector<std::vector<std::int64_t>> layer_terms;
   std::vector<std::int64_t> layer_input;
   PhaseMask saved_live = 0;
-  std::int32_t act_label = -1;
-  std::int32_t input_label = -1;
+  std::int16_t act_label = -1;
+  std::int16_t input_label = -1;
   std::vector<std::int64_t> transient;  // per layer, when the backward transient is split
-  std::int32_t transient_label = -1;
+  std::int16_t transient_label = -1;
 };
 
 // Claims the items of `tenant` (optionally only those whose mask is `mask`) when their bytes sum
@@ -409,7 +411,7 @@ void load_sequence(const ledger::Context& ctx, Builder& b, int slot) {
     if (g.quantised && !g.mtp) add_group(tensors, g, tensor_elements(g));
   }
   parameter_order(tensors);
-  const std::int32_t lab =
+  const std::int16_t lab =
       b.label("load: one base weight quantised (bf16 copies, NF4 distances)", Tenant::temporaries);
   for (const Piece& pc : tensors) {
     const ledger::LoadTransient t =
@@ -440,7 +442,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   // Every other line: one allocation per run of its mask.
   struct Whole {
     const LedgerItem* item;
-    std::int32_t label;
+    std::int16_t label;
     std::int32_t count = 1;  // equal tensors the line is made of
     std::int32_t id = -1;
   };
