@@ -7,7 +7,9 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 #include "trainmem/distributed.h"
 #include "trainmem/import.h"
@@ -16,6 +18,24 @@
 
 namespace trainmem::cli {
 namespace {
+
+// The long flag names the command line holds (register_only_named_flags); nullopt: register all.
+std::optional<std::set<std::string, std::less<>>>& named_flags() {
+  static std::optional<std::set<std::string, std::less<>>> named;
+  return named;
+}
+
+// Whether an option with CLI11's comma-separated `names` is to be registered.
+bool wanted(std::string_view names) {
+  const auto& named = named_flags();
+  if (!named) return true;
+  while (!names.empty()) {
+    const std::size_t comma = names.find(',');
+    if (named->contains(names.substr(0, comma))) return true;
+    names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+  }
+  return false;
+}
 
 // A CLI11 check built from a vocabulary: an unknown value fails at parse time (exit 2) with the
 // accepted names and the nearest ones.
@@ -31,21 +51,25 @@ CLI::Validator vocabulary_check(const Vocabulary& vocabulary) {
 // Registers one option that records its value as plan setting `key`. `names` is CLI11's list:
 // the trainmem name first, then the ecosystem's spellings (HfArgumentParser accepts both
 // --per_device_train_batch_size and --per-device-train-batch-size).
-CLI::Option* setting(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::string& key,
-                     const std::string& help) {
+// `vocabulary`: the values accepted (checked at parse time), or none.
+void setting(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::string& key,
+             const std::string& help, const Vocabulary* vocabulary = nullptr) {
+  if (!wanted(names)) return;
   const std::string flag = names.substr(0, names.find(','));
-  return cmd.add_option_function<std::string>(
+  CLI::Option* o = cmd.add_option_function<std::string>(
       names,
       [&f, key, flag](const std::string& v) {
         f.given.push_back({key, v, flag, false});
       },
       help);
+  if (vocabulary != nullptr) o->check(vocabulary_check(*vocabulary));
 }
 
 // A flag without a value that stands for a setting (--gradient-checkpointing = --checkpointing
 // full, as HF TrainingArguments spells it).
 void switch_flag(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::string& key,
                  const std::string& value, const std::string& help) {
+  if (!wanted(names)) return;
   const std::string flag = names.substr(0, names.find(','));
   cmd.add_flag_function(
       names,
@@ -80,6 +104,20 @@ Result<E> parse_enum(std::optional<E> (*parse)(std::string_view), const std::str
 
 }  // namespace
 
+void register_only_named_flags(const std::vector<std::string>& args) {
+  std::set<std::string, std::less<>> named;
+  for (const std::string& a : args) {
+    const bool short_option =
+        a.size() >= 2 && a[0] == '-' && a[1] != '-' && !(a[1] >= '0' && a[1] <= '9') && a[1] != '.';
+    if (short_option || a == "--help" || a == "--help-all") {
+      named_flags().reset();  // help lists every flag; -h or -o may be anything
+      return;
+    }
+    if (a.size() > 2 && a.starts_with("--")) named.insert(a.substr(0, a.find('=')));
+  }
+  named_flags() = std::move(named);
+}
+
 void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   // A repeated flag takes its last value, as argparse and HfArgumentParser do, so a suggested
   // change can be appended to a command that already sets the same flag.
@@ -94,23 +132,21 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   // The order of these calls is the order settings apply: --optimizer before --optimizer-impl,
   // so an explicit implementation beats the one an HF optim name implies.
   CLI::App* g = &section(cmd, "Training step");
-  setting(*g, f, "--method", "method", with_default(method_vocabulary(), name_of(d.method)))
-      ->check(vocabulary_check(method_vocabulary()));
+  setting(*g, f, "--method", "method", with_default(method_vocabulary(), name_of(d.method)),
+          &method_vocabulary());
   switch_flag(*g, f, "--load-in-4bit,--load_in_4bit", "method", "qlora",
               "QLoRA: the base in 4-bit (same as --method qlora)");
   setting(*g, f, "--precision", "precision",
-          with_default(precision_vocabulary(), name_of(d.precision)))
-      ->check(vocabulary_check(precision_vocabulary()));
+          with_default(precision_vocabulary(), name_of(d.precision)), &precision_vocabulary());
   switch_flag(*g, f, "--bf16", "precision", "bf16-mixed",
               "HF TrainingArguments bf16=True (same as --precision bf16-mixed)");
   switch_flag(*g, f, "--fp16", "precision", "fp16-mixed",
               "HF TrainingArguments fp16=True (same as --precision fp16-mixed)");
   setting(*g, f, "--optimizer,--optim", "optimizer",
-          with_default(optimizer_vocabulary(), name_of(d.optimizer)))
-      ->check(vocabulary_check(optimizer_vocabulary()));
+          with_default(optimizer_vocabulary(), name_of(d.optimizer)), &optimizer_vocabulary());
   setting(*g, f, "--optimizer-impl", "optimizer_impl",
-          with_default(optimizer_impl_vocabulary(), name_of(d.optimizer_impl)))
-      ->check(vocabulary_check(optimizer_impl_vocabulary()));
+          with_default(optimizer_impl_vocabulary(), name_of(d.optimizer_impl)),
+          &optimizer_impl_vocabulary());
   setting(*g, f,
           "--batch,--per-device-train-batch-size,--per_device_train_batch_size,"
           "--micro-batch-size,--micro_batch_size,--batch-size",
@@ -124,23 +160,22 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
           "grad_accum",
           fmt::format("micro-batches per optimizer step [default: {}]", d.grad_accum));
   setting(*g, f, "--checkpointing", "checkpointing",
-          with_default(checkpointing_vocabulary(), name_of(d.checkpointing)))
-      ->check(vocabulary_check(checkpointing_vocabulary()));
+          with_default(checkpointing_vocabulary(), name_of(d.checkpointing)),
+          &checkpointing_vocabulary());
   switch_flag(*g, f, "--gradient-checkpointing,--gradient_checkpointing", "checkpointing", "full",
               "same as --checkpointing full");
   setting(*g, f, "--attention,--attn-implementation,--attn_implementation", "attention",
-          with_default(attention_vocabulary(), name_of(d.attention)))
-      ->check(vocabulary_check(attention_vocabulary()));
-  setting(*g, f, "--loss", "loss", with_default(loss_vocabulary(), name_of(d.loss)))
-      ->check(vocabulary_check(loss_vocabulary()));
+          with_default(attention_vocabulary(), name_of(d.attention)), &attention_vocabulary());
+  setting(*g, f, "--loss", "loss", with_default(loss_vocabulary(), name_of(d.loss)),
+          &loss_vocabulary());
   switch_flag(*g, f, "--use-liger-kernel,--use_liger_kernel", "loss", "fused",
               "HF use_liger_kernel=True (same as --loss fused)");
   g = &section(cmd, "Evaluation during training");
   setting(*g, f, "--eval-strategy,--eval_strategy,--evaluation-strategy,--evaluation_strategy",
           "eval_strategy",
           with_default(eval_strategy_vocabulary(), name_of(d.eval_strategy)) +
-              "; steps or epoch prices Trainer.evaluate() between optimizer steps")
-      ->check(vocabulary_check(eval_strategy_vocabulary()));
+              "; steps or epoch prices Trainer.evaluate() between optimizer steps",
+          &eval_strategy_vocabulary());
   setting(*g, f,
           "--eval-batch,--per-device-eval-batch-size,--per_device_eval_batch_size,"
           "--eval-batch-size,--eval_batch_size",
@@ -165,8 +200,7 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   switch_flag(*g, f, "--keep-outputs", "keep_outputs", "true",
               "the training loop keeps the model output (logits) alive through backward");
   setting(*g, f, "--convention", "convention",
-          with_default(convention_vocabulary(), name_of(d.convention)))
-      ->check(vocabulary_check(convention_vocabulary()));
+          with_default(convention_vocabulary(), name_of(d.convention)), &convention_vocabulary());
   setting(*g, f, "--params", "params", "price this published parameter count, e.g. 1.54e9");
   g = &section(cmd, "Adapters, quantisation and freezing");
   setting(*g, f, "--lora-rank,--lora-r,--lora_r", "lora_rank",
@@ -180,8 +214,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
               " [default: q,k,v,o,gate,up,down]");
   switch_flag(*g, f, "--dora,--use-dora,--use_dora", "dora", "true",
               "DoRA: add a magnitude vector per adapted linear");
-  setting(*g, f, "--quant", "quant", with_default(quant_vocabulary(), name_of(d.quant.kind)))
-      ->check(vocabulary_check(quant_vocabulary()));
+  setting(*g, f, "--quant", "quant", with_default(quant_vocabulary(), name_of(d.quant.kind)),
+          &quant_vocabulary());
   switch_flag(*g, f, "--no-double-quant", "double_quant", "false", "keep fp32 absmax per block");
   switch_flag(*g, f, "--no-prepare-kbit", "prepare_kbit", "false",
               "skip prepare_model_for_kbit_training's fp32 upcast");
@@ -197,30 +231,42 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
 }
 
 void add_layout_flags(CLI::App& cmd, LayoutFlags& f) {
-  cmd.add_option("--gpus", f.gpus, "GPUs per node")->capture_default_str();
-  cmd.add_option("--nodes", f.nodes, "nodes")->capture_default_str();
-  cmd.add_option("--engine", f.engine,
-                 "ddp | deepspeed | fsdp | megatron (implied by --zero, --fsdp, "
-                 "--distributed-optimizer)");
-  cmd.add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
-  cmd.add_option("--fsdp", f.fsdp, "PyTorch FSDP: full | grad-op | hybrid | none");
-  cmd.add_option("--fsdp-version", f.fsdp_version, "FSDP 1 or 2")->capture_default_str();
-  cmd.add_option("--tp", f.tp, "tensor-parallel size")->capture_default_str();
-  cmd.add_flag("--sequence-parallel", f.sequence_parallel, "sequence parallel (with --tp)");
-  cmd.add_option("--pp", f.pp, "pipeline stages (1F1B)")->capture_default_str();
-  cmd.add_option("--virtual-stages", f.virtual_stages, "interleaved 1F1B chunks per rank")
-      ->capture_default_str();
-  cmd.add_option("--cp", f.cp, "context-parallel size")->capture_default_str();
-  cmd.add_option("--ep", f.ep, "expert-parallel size (MoE)")->capture_default_str();
-  cmd.add_flag("--distributed-optimizer", f.distributed_optimizer,
-               "Megatron: shard fp32 master + Adam over data parallel");
-  cmd.add_option("--offload", f.offload, "optimizer | params | both");
-  cmd.add_option("--offload-to", f.offload_to, "cpu | nvme")->capture_default_str();
-  cmd.add_option("--bucket-cap-mb", f.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();
-  cmd.add_flag("--gradient-as-bucket-view", f.gradient_as_bucket_view,
-               "DDP: gradients are views into the buckets (no second copy)");
-  cmd.add_option("--reduce-bucket-size", f.reduce_bucket_size,
-                 "DeepSpeed reduce_bucket_size in elements (default 5e8)");
+  // Only the named ones once the command line is known (register_only_named_flags).
+  if (wanted("--gpus")) cmd.add_option("--gpus", f.gpus, "GPUs per node")->capture_default_str();
+  if (wanted("--nodes")) cmd.add_option("--nodes", f.nodes, "nodes")->capture_default_str();
+  if (wanted("--engine"))
+    cmd.add_option("--engine", f.engine,
+                   "ddp | deepspeed | fsdp | megatron (implied by --zero, --fsdp, "
+                   "--distributed-optimizer)");
+  if (wanted("--zero")) cmd.add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
+  if (wanted("--fsdp"))
+    cmd.add_option("--fsdp", f.fsdp, "PyTorch FSDP: full | grad-op | hybrid | none");
+  if (wanted("--fsdp-version"))
+    cmd.add_option("--fsdp-version", f.fsdp_version, "FSDP 1 or 2")->capture_default_str();
+  if (wanted("--tp")) cmd.add_option("--tp", f.tp, "tensor-parallel size")->capture_default_str();
+  if (wanted("--sequence-parallel"))
+    cmd.add_flag("--sequence-parallel", f.sequence_parallel, "sequence parallel (with --tp)");
+  if (wanted("--pp")) cmd.add_option("--pp", f.pp, "pipeline stages (1F1B)")->capture_default_str();
+  if (wanted("--virtual-stages"))
+    cmd.add_option("--virtual-stages", f.virtual_stages, "interleaved 1F1B chunks per rank")
+        ->capture_default_str();
+  if (wanted("--cp")) cmd.add_option("--cp", f.cp, "context-parallel size")->capture_default_str();
+  if (wanted("--ep"))
+    cmd.add_option("--ep", f.ep, "expert-parallel size (MoE)")->capture_default_str();
+  if (wanted("--distributed-optimizer"))
+    cmd.add_flag("--distributed-optimizer", f.distributed_optimizer,
+                 "Megatron: shard fp32 master + Adam over data parallel");
+  if (wanted("--offload")) cmd.add_option("--offload", f.offload, "optimizer | params | both");
+  if (wanted("--offload-to"))
+    cmd.add_option("--offload-to", f.offload_to, "cpu | nvme")->capture_default_str();
+  if (wanted("--bucket-cap-mb"))
+    cmd.add_option("--bucket-cap-mb", f.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();
+  if (wanted("--gradient-as-bucket-view"))
+    cmd.add_flag("--gradient-as-bucket-view", f.gradient_as_bucket_view,
+                 "DDP: gradients are views into the buckets (no second copy)");
+  if (wanted("--reduce-bucket-size"))
+    cmd.add_option("--reduce-bucket-size", f.reduce_bucket_size,
+                   "DeepSpeed reduce_bucket_size in elements (default 5e8)");
 }
 
 Result<Layout> make_layout(const LayoutFlags& f) {
