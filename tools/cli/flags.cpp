@@ -37,6 +37,32 @@ bool wanted(std::string_view names) {
   return false;
 }
 
+// Options in a titled section of --help. A section is also a cost boundary: CLI11 checks each new
+// option's names against every option already in its own App (CLI/App.hpp add_option), so ~80
+// options in one App cost a quarter of a whole `trainmem estimate` run; in sections of at most
+// ~20 the check is a tenth of that. Sections keep registration order, and CLI11 runs an App's
+// own options' callbacks and then its sections' in order (App::_process_callbacks), so settings
+// still apply in the order they are registered here. A section's App (~18,000 instructions) is
+// made with its first option, so a section none of whose flags the command line names
+// (register_only_named_flags) costs nothing; with every flag registered, each section is made
+// where it was before, just ahead of its options.
+class Section {
+ public:
+  Section(CLI::App& cmd, std::string title) : cmd_(cmd), title_(std::move(title)) {}
+  CLI::App& app() {
+    if (group_ == nullptr) {
+      group_ = cmd_.add_option_group(title_);
+      group_->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    }
+    return *group_;
+  }
+
+ private:
+  CLI::App& cmd_;
+  std::string title_;
+  CLI::App* group_ = nullptr;
+};
+
 // A CLI11 check built from a vocabulary: an unknown value fails at parse time (exit 2) with the
 // accepted names and the nearest ones.
 CLI::Validator vocabulary_check(const Vocabulary& vocabulary) {
@@ -52,11 +78,11 @@ CLI::Validator vocabulary_check(const Vocabulary& vocabulary) {
 // the trainmem name first, then the ecosystem's spellings (HfArgumentParser accepts both
 // --per_device_train_batch_size and --per-device-train-batch-size).
 // `vocabulary`: the values accepted (checked at parse time), or none.
-void setting(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::string& key,
+void setting(Section& cmd, PlanFlags& f, const std::string& names, const std::string& key,
              const std::string& help, const Vocabulary* vocabulary = nullptr) {
   if (!wanted(names)) return;
   const std::string flag = names.substr(0, names.find(','));
-  CLI::Option* o = cmd.add_option_function<std::string>(
+  CLI::Option* o = cmd.app().add_option_function<std::string>(
       names,
       [&f, key, flag](const std::string& v) {
         f.given.push_back({key, v, flag, false});
@@ -67,28 +93,16 @@ void setting(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::s
 
 // A flag without a value that stands for a setting (--gradient-checkpointing = --checkpointing
 // full, as HF TrainingArguments spells it).
-void switch_flag(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::string& key,
+void switch_flag(Section& cmd, PlanFlags& f, const std::string& names, const std::string& key,
                  const std::string& value, const std::string& help) {
   if (!wanted(names)) return;
   const std::string flag = names.substr(0, names.find(','));
-  cmd.add_flag_function(
+  cmd.app().add_flag_function(
       names,
       [&f, key, value, flag](std::int64_t count) {
         if (count > 0) f.given.push_back({key, value, flag, false});
       },
       help);
-}
-
-// Options in a titled section of --help. A section is also a cost boundary: CLI11 checks each new
-// option's names against every option already in its own App (CLI/App.hpp add_option), so ~80
-// options in one App cost a quarter of a whole `trainmem estimate` run; in sections of at most
-// ~20 the check is a tenth of that. Sections keep registration order, and CLI11 runs an App's
-// own options' callbacks and then its sections' in order (App::_process_callbacks), so settings
-// still apply in the order they are registered here.
-CLI::App& section(CLI::App& cmd, const std::string& title) {
-  CLI::App& group = *cmd.add_option_group(title);
-  group.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  return group;
 }
 
 std::string with_default(const Vocabulary& v, std::string_view current) {
@@ -131,7 +145,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   // The order of these calls is the order settings apply: --optimizer before --optimizer-impl,
   // so an explicit implementation beats the one an HF optim name implies.
-  CLI::App* g = &section(cmd, "Training step");
+  Section step(cmd, "Training step");
+  Section* g = &step;
   setting(*g, f, "--method", "method", with_default(method_vocabulary(), name_of(d.method)),
           &method_vocabulary());
   switch_flag(*g, f, "--load-in-4bit,--load_in_4bit", "method", "qlora",
@@ -170,7 +185,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
           &loss_vocabulary());
   switch_flag(*g, f, "--use-liger-kernel,--use_liger_kernel", "loss", "fused",
               "HF use_liger_kernel=True (same as --loss fused)");
-  g = &section(cmd, "Evaluation during training");
+  Section eval(cmd, "Evaluation during training");
+  g = &eval;
   setting(*g, f, "--eval-strategy,--eval_strategy,--evaluation-strategy,--evaluation_strategy",
           "eval_strategy",
           with_default(eval_strategy_vocabulary(), name_of(d.eval_strategy)) +
@@ -183,7 +199,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
           fmt::format("sequences per evaluation forward (per_device_eval_batch_size) "
                       "[default: {}]",
                       d.eval_batch));
-  g = &section(cmd, "Framework");
+  Section framework(cmd, "Framework");
+  g = &framework;
   setting(*g, f, "--framework", "framework",
           with_default(framework_vocabulary(), d.framework) +
               ", optionally NAME@VERSION; whose allocations are modelled; its profile's defaults "
@@ -202,7 +219,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   setting(*g, f, "--convention", "convention",
           with_default(convention_vocabulary(), name_of(d.convention)), &convention_vocabulary());
   setting(*g, f, "--params", "params", "price this published parameter count, e.g. 1.54e9");
-  g = &section(cmd, "Adapters, quantisation and freezing");
+  Section adapters(cmd, "Adapters, quantisation and freezing");
+  g = &adapters;
   setting(*g, f, "--lora-rank,--lora-r,--lora_r", "lora_rank",
           fmt::format("LoRA rank r [default: {}]", d.lora.rank));
   setting(*g, f, "--lora-alpha,--lora_alpha", "lora_alpha", "LoRA alpha (no memory effect)");
@@ -222,51 +240,61 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   setting(*g, f, "--train-modules", "train_modules", "freeze: modules that train, e.g. q,v,norm");
   setting(*g, f, "--train-layers", "train_layers",
           "freeze: layers that train; lora/qlora: layers adapted, e.g. 20-27");
-  g = &section(cmd, "Accepted from pasted commands");
+  Section pasted(cmd, "Accepted from pasted commands");
+  g = &pasted;
   setting(*g, f, "--learning-rate,--learning_rate,--lr", "learning_rate",
           "accepted so an HF command can be pasted; no memory effect");
   setting(*g, f, "--num-train-epochs,--num_train_epochs", "epochs",
           "accepted so an HF command can be pasted; no memory effect");
-  add_layout_flags(section(cmd, "Layout across GPUs"), f.layout);
+  add_layout_flags(cmd, f.layout);
 }
 
-void add_layout_flags(CLI::App& cmd, LayoutFlags& f) {
+void add_layout_flags(CLI::App& parent, LayoutFlags& f) {
+  Section cmd(parent, "Layout across GPUs");
   // Only the named ones once the command line is known (register_only_named_flags).
-  if (wanted("--gpus")) cmd.add_option("--gpus", f.gpus, "GPUs per node")->capture_default_str();
-  if (wanted("--nodes")) cmd.add_option("--nodes", f.nodes, "nodes")->capture_default_str();
+  if (wanted("--gpus"))
+    cmd.app().add_option("--gpus", f.gpus, "GPUs per node")->capture_default_str();
+  if (wanted("--nodes")) cmd.app().add_option("--nodes", f.nodes, "nodes")->capture_default_str();
   if (wanted("--engine"))
-    cmd.add_option("--engine", f.engine,
-                   "ddp | deepspeed | fsdp | megatron (implied by --zero, --fsdp, "
-                   "--distributed-optimizer)");
-  if (wanted("--zero")) cmd.add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
+    cmd.app().add_option("--engine", f.engine,
+                         "ddp | deepspeed | fsdp | megatron (implied by --zero, --fsdp, "
+                         "--distributed-optimizer)");
+  if (wanted("--zero")) cmd.app().add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
   if (wanted("--fsdp"))
-    cmd.add_option("--fsdp", f.fsdp, "PyTorch FSDP: full | grad-op | hybrid | none");
+    cmd.app().add_option("--fsdp", f.fsdp, "PyTorch FSDP: full | grad-op | hybrid | none");
   if (wanted("--fsdp-version"))
-    cmd.add_option("--fsdp-version", f.fsdp_version, "FSDP 1 or 2")->capture_default_str();
-  if (wanted("--tp")) cmd.add_option("--tp", f.tp, "tensor-parallel size")->capture_default_str();
+    cmd.app().add_option("--fsdp-version", f.fsdp_version, "FSDP 1 or 2")->capture_default_str();
+  if (wanted("--tp"))
+    cmd.app().add_option("--tp", f.tp, "tensor-parallel size")->capture_default_str();
   if (wanted("--sequence-parallel"))
-    cmd.add_flag("--sequence-parallel", f.sequence_parallel, "sequence parallel (with --tp)");
-  if (wanted("--pp")) cmd.add_option("--pp", f.pp, "pipeline stages (1F1B)")->capture_default_str();
+    cmd.app().add_flag("--sequence-parallel", f.sequence_parallel, "sequence parallel (with --tp)");
+  if (wanted("--pp"))
+    cmd.app().add_option("--pp", f.pp, "pipeline stages (1F1B)")->capture_default_str();
   if (wanted("--virtual-stages"))
-    cmd.add_option("--virtual-stages", f.virtual_stages, "interleaved 1F1B chunks per rank")
+    cmd.app()
+        .add_option("--virtual-stages", f.virtual_stages, "interleaved 1F1B chunks per rank")
         ->capture_default_str();
-  if (wanted("--cp")) cmd.add_option("--cp", f.cp, "context-parallel size")->capture_default_str();
+  if (wanted("--cp"))
+    cmd.app().add_option("--cp", f.cp, "context-parallel size")->capture_default_str();
   if (wanted("--ep"))
-    cmd.add_option("--ep", f.ep, "expert-parallel size (MoE)")->capture_default_str();
+    cmd.app().add_option("--ep", f.ep, "expert-parallel size (MoE)")->capture_default_str();
   if (wanted("--distributed-optimizer"))
-    cmd.add_flag("--distributed-optimizer", f.distributed_optimizer,
-                 "Megatron: shard fp32 master + Adam over data parallel");
-  if (wanted("--offload")) cmd.add_option("--offload", f.offload, "optimizer | params | both");
+    cmd.app().add_flag("--distributed-optimizer", f.distributed_optimizer,
+                       "Megatron: shard fp32 master + Adam over data parallel");
+  if (wanted("--offload"))
+    cmd.app().add_option("--offload", f.offload, "optimizer | params | both");
   if (wanted("--offload-to"))
-    cmd.add_option("--offload-to", f.offload_to, "cpu | nvme")->capture_default_str();
+    cmd.app().add_option("--offload-to", f.offload_to, "cpu | nvme")->capture_default_str();
   if (wanted("--bucket-cap-mb"))
-    cmd.add_option("--bucket-cap-mb", f.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();
+    cmd.app()
+        .add_option("--bucket-cap-mb", f.bucket_cap_mb, "DDP bucket_cap_mb")
+        ->capture_default_str();
   if (wanted("--gradient-as-bucket-view"))
-    cmd.add_flag("--gradient-as-bucket-view", f.gradient_as_bucket_view,
-                 "DDP: gradients are views into the buckets (no second copy)");
+    cmd.app().add_flag("--gradient-as-bucket-view", f.gradient_as_bucket_view,
+                       "DDP: gradients are views into the buckets (no second copy)");
   if (wanted("--reduce-bucket-size"))
-    cmd.add_option("--reduce-bucket-size", f.reduce_bucket_size,
-                   "DeepSpeed reduce_bucket_size in elements (default 5e8)");
+    cmd.app().add_option("--reduce-bucket-size", f.reduce_bucket_size,
+                         "DeepSpeed reduce_bucket_size in elements (default 5e8)");
 }
 
 Result<Layout> make_layout(const LayoutFlags& f) {
@@ -340,7 +368,7 @@ Result<Layout> make_layout(const LayoutFlags& f) {
 }
 
 void add_device_flags(CLI::App& parent, DeviceFlags& f) {
-  CLI::App& cmd = section(parent, "Device");
+  CLI::App& cmd = Section(parent, "Device").app();
   cmd.add_option("--memory", f.memory, "device memory, e.g. 32GB or 24GiB");
   cmd.add_option("--gpu", f.gpu,
                  "a device from `trainmem gpus`: its id (rtx-4090) or the name nvidia-smi prints");

@@ -58,6 +58,7 @@ struct OutputFlags {
 // asks for help, has a short option, or was never given (tests, other callers).
 void register_only_named_flags(const std::vector<std::string>& args);
 void add_plan_flags(CLI::App& cmd, PlanFlags& flags);  // includes the layout flags
+// The layout flags, in their own --help section ("Layout across GPUs") of subcommand `cmd`.
 void add_layout_flags(CLI::App& cmd, LayoutFlags& flags);
 Result<Layout> make_layout(const LayoutFlags& flags);
 void add_device_flags(CLI::App& cmd, DeviceFlags& flags);
