@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <concepts>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -74,35 +75,46 @@ CLI::Validator vocabulary_check(const Vocabulary& vocabulary) {
       "", "");
 }
 
+// A flag's help: its text, or a function that makes it, so that the help of a flag left
+// unregistered (register_only_named_flags) is never built.
+std::string help_text(std::string_view text) {
+  return std::string(text);
+}
+template <std::invocable F>
+std::string help_text(const F& make) {
+  return make();
+}
+
 // Registers one option that records its value as plan setting `key`. `names` is CLI11's list:
 // the trainmem name first, then the ecosystem's spellings (HfArgumentParser accepts both
 // --per_device_train_batch_size and --per-device-train-batch-size).
 // `vocabulary`: the values accepted (checked at parse time), or none.
-void setting(Section& cmd, PlanFlags& f, const std::string& names, const std::string& key,
-             const std::string& help, const Vocabulary* vocabulary = nullptr) {
+template <class Help>
+void setting(Section& cmd, PlanFlags& f, std::string_view names, std::string_view key,
+             const Help& help, const Vocabulary& (*vocabulary)() = nullptr) {
   if (!wanted(names)) return;
-  const std::string flag = names.substr(0, names.find(','));
+  const std::string flag(names.substr(0, names.find(',')));
   CLI::Option* o = cmd.app().add_option_function<std::string>(
-      names,
-      [&f, key, flag](const std::string& v) {
+      std::string(names),
+      [&f, key = std::string(key), flag](const std::string& v) {
         f.given.push_back({key, v, flag, false});
       },
-      help);
-  if (vocabulary != nullptr) o->check(vocabulary_check(*vocabulary));
+      help_text(help));
+  if (vocabulary != nullptr) o->check(vocabulary_check(vocabulary()));
 }
 
 // A flag without a value that stands for a setting (--gradient-checkpointing = --checkpointing
 // full, as HF TrainingArguments spells it).
-void switch_flag(Section& cmd, PlanFlags& f, const std::string& names, const std::string& key,
-                 const std::string& value, const std::string& help) {
+void switch_flag(Section& cmd, PlanFlags& f, std::string_view names, std::string_view key,
+                 std::string_view value, std::string_view help) {
   if (!wanted(names)) return;
-  const std::string flag = names.substr(0, names.find(','));
+  const std::string flag(names.substr(0, names.find(',')));
   cmd.app().add_flag_function(
-      names,
-      [&f, key, value, flag](std::int64_t count) {
+      std::string(names),
+      [&f, key = std::string(key), value = std::string(value), flag](std::int64_t count) {
         if (count > 0) f.given.push_back({key, value, flag, false});
       },
-      help);
+      std::string(help));
 }
 
 std::string with_default(const Vocabulary& v, std::string_view current) {
@@ -147,64 +159,84 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   // so an explicit implementation beats the one an HF optim name implies.
   Section step(cmd, "Training step");
   Section* g = &step;
-  setting(*g, f, "--method", "method", with_default(method_vocabulary(), name_of(d.method)),
-          &method_vocabulary());
+  setting(
+      *g, f, "--method", "method",
+      [&] { return with_default(method_vocabulary(), name_of(d.method)); }, method_vocabulary);
   switch_flag(*g, f, "--load-in-4bit,--load_in_4bit", "method", "qlora",
               "QLoRA: the base in 4-bit (same as --method qlora)");
-  setting(*g, f, "--precision", "precision",
-          with_default(precision_vocabulary(), name_of(d.precision)), &precision_vocabulary());
+  setting(
+      *g, f, "--precision", "precision",
+      [&] { return with_default(precision_vocabulary(), name_of(d.precision)); },
+      precision_vocabulary);
   switch_flag(*g, f, "--bf16", "precision", "bf16-mixed",
               "HF TrainingArguments bf16=True (same as --precision bf16-mixed)");
   switch_flag(*g, f, "--fp16", "precision", "fp16-mixed",
               "HF TrainingArguments fp16=True (same as --precision fp16-mixed)");
-  setting(*g, f, "--optimizer,--optim", "optimizer",
-          with_default(optimizer_vocabulary(), name_of(d.optimizer)), &optimizer_vocabulary());
-  setting(*g, f, "--optimizer-impl", "optimizer_impl",
-          with_default(optimizer_impl_vocabulary(), name_of(d.optimizer_impl)),
-          &optimizer_impl_vocabulary());
+  setting(
+      *g, f, "--optimizer,--optim", "optimizer",
+      [&] { return with_default(optimizer_vocabulary(), name_of(d.optimizer)); },
+      optimizer_vocabulary);
+  setting(
+      *g, f, "--optimizer-impl", "optimizer_impl",
+      [&] { return with_default(optimizer_impl_vocabulary(), name_of(d.optimizer_impl)); },
+      optimizer_impl_vocabulary);
   setting(*g, f,
           "--batch,--per-device-train-batch-size,--per_device_train_batch_size,"
           "--micro-batch-size,--micro_batch_size,--batch-size",
-          "batch", fmt::format("micro-batch per GPU (sequences) [default: {}]", d.batch));
+          "batch",
+          [&] { return fmt::format("micro-batch per GPU (sequences) [default: {}]", d.batch); });
   setting(*g, f,
           "--seq,--max-length,--max_length,--max-seq-length,--max_seq_length,--sequence-len,"
           "--cutoff-len,--cutoff_len",
-          "seq",
-          fmt::format("longest sequence in a batch, tokens: 2048, 4k, 32k [default: {}]", d.seq));
+          "seq", [&] {
+            return fmt::format("longest sequence in a batch, tokens: 2048, 4k, 32k [default: {}]",
+                               d.seq);
+          });
   setting(*g, f, "--grad-accum,--gradient-accumulation-steps,--gradient_accumulation_steps",
-          "grad_accum",
-          fmt::format("micro-batches per optimizer step [default: {}]", d.grad_accum));
-  setting(*g, f, "--checkpointing", "checkpointing",
-          with_default(checkpointing_vocabulary(), name_of(d.checkpointing)),
-          &checkpointing_vocabulary());
+          "grad_accum", [&] {
+            return fmt::format("micro-batches per optimizer step [default: {}]", d.grad_accum);
+          });
+  setting(
+      *g, f, "--checkpointing", "checkpointing",
+      [&] { return with_default(checkpointing_vocabulary(), name_of(d.checkpointing)); },
+      checkpointing_vocabulary);
   switch_flag(*g, f, "--gradient-checkpointing,--gradient_checkpointing", "checkpointing", "full",
               "same as --checkpointing full");
-  setting(*g, f, "--attention,--attn-implementation,--attn_implementation", "attention",
-          with_default(attention_vocabulary(), name_of(d.attention)), &attention_vocabulary());
-  setting(*g, f, "--loss", "loss", with_default(loss_vocabulary(), name_of(d.loss)),
-          &loss_vocabulary());
+  setting(
+      *g, f, "--attention,--attn-implementation,--attn_implementation", "attention",
+      [&] { return with_default(attention_vocabulary(), name_of(d.attention)); },
+      attention_vocabulary);
+  setting(
+      *g, f, "--loss", "loss", [&] { return with_default(loss_vocabulary(), name_of(d.loss)); },
+      loss_vocabulary);
   switch_flag(*g, f, "--use-liger-kernel,--use_liger_kernel", "loss", "fused",
               "HF use_liger_kernel=True (same as --loss fused)");
   Section eval(cmd, "Evaluation during training");
   g = &eval;
-  setting(*g, f, "--eval-strategy,--eval_strategy,--evaluation-strategy,--evaluation_strategy",
-          "eval_strategy",
-          with_default(eval_strategy_vocabulary(), name_of(d.eval_strategy)) +
-              "; steps or epoch prices Trainer.evaluate() between optimizer steps",
-          &eval_strategy_vocabulary());
+  setting(
+      *g, f, "--eval-strategy,--eval_strategy,--evaluation-strategy,--evaluation_strategy",
+      "eval_strategy",
+      [&] {
+        return with_default(eval_strategy_vocabulary(), name_of(d.eval_strategy)) +
+               "; steps or epoch prices Trainer.evaluate() between optimizer steps";
+      },
+      eval_strategy_vocabulary);
   setting(*g, f,
           "--eval-batch,--per-device-eval-batch-size,--per_device_eval_batch_size,"
           "--eval-batch-size,--eval_batch_size",
-          "eval_batch",
-          fmt::format("sequences per evaluation forward (per_device_eval_batch_size) "
-                      "[default: {}]",
-                      d.eval_batch));
+          "eval_batch", [&] {
+            return fmt::format(
+                "sequences per evaluation forward (per_device_eval_batch_size) "
+                "[default: {}]",
+                d.eval_batch);
+          });
   Section framework(cmd, "Framework");
   g = &framework;
-  setting(*g, f, "--framework", "framework",
-          with_default(framework_vocabulary(), d.framework) +
-              ", optionally NAME@VERSION; whose allocations are modelled; its profile's defaults "
-              "apply to settings not given (docs/frameworks.md)");
+  setting(*g, f, "--framework", "framework", [&] {
+    return with_default(framework_vocabulary(), d.framework) +
+           ", optionally NAME@VERSION; whose allocations are modelled; its profile's defaults "
+           "apply to settings not given (docs/frameworks.md)";
+  });
   setting(*g, f, "--versions", "versions",
           "library versions whose behaviour differs, e.g. transformers=4.43,"
           "bitsandbytes=0.41 (default: current releases)");
@@ -216,24 +248,28 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
               "step each parameter in backward and free its gradient (torchtune optimizer_in_bwd)");
   switch_flag(*g, f, "--keep-outputs", "keep_outputs", "true",
               "the training loop keeps the model output (logits) alive through backward");
-  setting(*g, f, "--convention", "convention",
-          with_default(convention_vocabulary(), name_of(d.convention)), &convention_vocabulary());
+  setting(
+      *g, f, "--convention", "convention",
+      [&] { return with_default(convention_vocabulary(), name_of(d.convention)); },
+      convention_vocabulary);
   setting(*g, f, "--params", "params", "price this published parameter count, e.g. 1.54e9");
   Section adapters(cmd, "Adapters, quantisation and freezing");
   g = &adapters;
   setting(*g, f, "--lora-rank,--lora-r,--lora_r", "lora_rank",
-          fmt::format("LoRA rank r [default: {}]", d.lora.rank));
+          [&] { return fmt::format("LoRA rank r [default: {}]", d.lora.rank); });
   setting(*g, f, "--lora-alpha,--lora_alpha", "lora_alpha", "LoRA alpha (no memory effect)");
   setting(*g, f, "--lora-dropout,--lora_dropout", "lora_dropout",
           "LoRA dropout (saves masks when > 0)");
   setting(*g, f, "--lora-targets,--target-modules,--target_modules,--lora-target-modules",
-          "lora_targets",
-          "comma-separated: " + help_names(lora_target_vocabulary()) +
-              " [default: q,k,v,o,gate,up,down]");
+          "lora_targets", [&] {
+            return "comma-separated: " + help_names(lora_target_vocabulary()) +
+                   " [default: q,k,v,o,gate,up,down]";
+          });
   switch_flag(*g, f, "--dora,--use-dora,--use_dora", "dora", "true",
               "DoRA: add a magnitude vector per adapted linear");
-  setting(*g, f, "--quant", "quant", with_default(quant_vocabulary(), name_of(d.quant.kind)),
-          &quant_vocabulary());
+  setting(
+      *g, f, "--quant", "quant",
+      [&] { return with_default(quant_vocabulary(), name_of(d.quant.kind)); }, quant_vocabulary);
   switch_flag(*g, f, "--no-double-quant", "double_quant", "false", "keep fp32 absmax per block");
   switch_flag(*g, f, "--no-prepare-kbit", "prepare_kbit", "false",
               "skip prepare_model_for_kbit_training's fp32 upcast");
