@@ -114,28 +114,30 @@ class Builder {
  public:
   EventStream out;
 
-  std::int32_t label(const std::string& text, Tenant t) {
+  std::int16_t label(const std::string& text, Tenant t) {
     auto it = index_.find(text);
     if (it != index_.end()) return it->second;
+    // One label per ledger line or split (a few dozen); AllocEvent keeps it in 16 bits.
+    if (out.labels.size() >= static_cast<std::size_t>(INT16_MAX)) return -1;
     out.labels.push_back(text);
     out.label_tenant.push_back(t);
-    const auto i = static_cast<std::int32_t>(out.labels.size() - 1);
+    const auto i = static_cast<std::int16_t>(out.labels.size() - 1);
     index_.emplace(text, i);
     return i;
   }
-  std::int32_t alloc(std::int64_t bytes, std::int32_t count, int slot, std::int32_t lab) {
+  std::int32_t alloc(std::int64_t bytes, std::int32_t count, int slot, std::int16_t lab) {
     if (bytes <= 0 || count <= 0) return -1;
     out.events.push_back(
-        {Op::alloc, next_id_, count, bytes, 0, static_cast<std::int16_t>(slot), lab});
+        {Op::alloc, 0, static_cast<std::int16_t>(slot), lab, next_id_, count, bytes});
     return next_id_++;
   }
   void free(std::int32_t id, int slot) {
     if (id < 0) return;
-    out.events.push_back({Op::free, id, 1, 0, 0, static_cast<std::int16_t>(slot), -1});
+    out.events.push_back({Op::free, 0, static_cast<std::int16_t>(slot), -1, id, 1, 0});
   }
 
  private:
-  std::map<std::string, std::int32_t> index_;
+  std::map<std::string, std::int16_t> index_;
   std::int32_t next_id_ = 0;
 };
 
@@ -143,7 +145,7 @@ class Builder {
 struct Split {
   std::vector<Piece> pieces;
   PhaseMask live = 0;
-  std::int32_t label = -1;
+  std::int16_t label = -1;
   std::vector<std::int32_t> ids;  // live ids of the current run
 };
 
@@ -155,10 +157,10 @@ struct Plan {
   std::vector<std::vector<std::int64_t>> layer_terms;
   std::vector<std::int64_t> layer_input;
   PhaseMask saved_live = 0;
-  std::int32_t act_label = -1;
-  std::int32_t input_label = -1;
+  std::int16_t act_label = -1;
+  std::int16_t input_label = -1;
   std::vector<std::int64_t> transient;  // per layer, when the backward transient is split
-  std::int32_t transient_label = -1;
+  std::int16_t transient_label = -1;
 };
 
 // Claims the items of `tenant` (optionally only those whose mask is `mask`) when their bytes sum
@@ -301,37 +303,36 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
   const ModelSpec& spec = ctx.model.spec;
   const TrainingPlan& plan = ctx.plan;
   const ledger::LayerActivations& la = ctx.layers;
-  const std::size_t n = la.terms.size();
+  const std::size_t n = la.layer_count();
   const PhaseMask saved = ledger::forward_to_backward_start();
   const PhaseMask late = ledger::late_backward();
   p.layer_terms.assign(n, {});
   p.layer_input.assign(n, 0);
   std::int64_t sum = 0;
   std::int64_t largest = 0;
+  // Each saved tensor's bytes, per list of terms (alike layers share one).
   TermBytes term_bytes(spec, plan);
-  if (plan.checkpointing == Checkpointing::full) {
-    const std::int64_t each = plan.batch * plan.seq * spec.hidden * la.settings.stream_bytes;
-    for (std::size_t i = 0; i < n; ++i) {
+  const bool full = plan.checkpointing == Checkpointing::full;
+  std::vector<std::vector<std::int64_t>> list_terms(la.term_lists.size());
+  for (std::size_t k = 0; k < la.term_lists.size(); ++k) {
+    for (const ActivationTerm& t : la.term_lists[k]) {
+      if (plan.checkpointing == Checkpointing::selective && t.bytes_per_score > 0) continue;
+      list_terms[k].push_back(term_bytes(t));
+    }
+  }
+  const std::int64_t each = plan.batch * plan.seq * spec.hidden * la.settings.stream_bytes;
+  for (std::size_t i = 0; i < n; ++i) {
+    p.layer_terms[i] = list_terms[la.layer_list[i]];
+    if (full) {
       if (la.needs_input[i]) {
         p.layer_input[i] = each;
         sum += each;
       }
-      for (const ActivationTerm& t : la.terms[i]) p.layer_terms[i].push_back(term_bytes(t));
+    } else {
+      for (const std::int64_t bytes : p.layer_terms[i]) sum += bytes;
     }
-    largest = la.max_layer_bytes;
-  } else {
-    for (std::size_t i = 0; i < n; ++i) {
-      std::int64_t layer = 0;
-      for (const ActivationTerm& t : la.terms[i]) {
-        if (plan.checkpointing == Checkpointing::selective && t.bytes_per_score > 0) continue;
-        const std::int64_t bytes = term_bytes(t);
-        p.layer_terms[i].push_back(bytes);
-        layer += bytes;
-      }
-      sum += layer;
-    }
-    largest = la.max_layer_bytes;
   }
+  largest = la.max_layer_bytes;
   // The aggregate (saved through backward_start) and the late-backward line must both be there.
   std::vector<bool> trial = claimed;
   if (claim_one(l, trial, Tenant::activations, sum, saved) == 0) return;
@@ -405,7 +406,7 @@ void load_sequence(const ledger::Context& ctx, Builder& b, int slot) {
     if (g.quantised && !g.mtp) add_group(tensors, g, tensor_elements(g));
   }
   parameter_order(tensors);
-  const std::int32_t lab =
+  const std::int16_t lab =
       b.label("load: one base weight quantised (bf16 copies, NF4 distances)", Tenant::temporaries);
   for (const Piece& pc : tensors) {
     const ledger::LoadTransient t =
@@ -436,7 +437,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   // Every other line: one allocation per run of its mask.
   struct Whole {
     const LedgerItem* item;
-    std::int32_t label;
+    std::int16_t label;
     std::int32_t count = 1;  // equal tensors the line is made of
     std::int32_t id = -1;
   };

@@ -49,12 +49,12 @@ std::int64_t allocation_size(std::int64_t size) {
 
 namespace {
 
+// 40 bytes: a dense 8B model's replay touches ~2,100 blocks, a page per ~100 of them. What only
+// expandable segments and garbage collection read is kept aside (Aside).
 struct Block {
   std::int64_t addr = 0;
   std::int64_t size = 0;
   std::int64_t requested = 0;
-  std::int64_t segment_base = 0;  // expandable segments: start of the reserved address range
-  std::int64_t gc_base = 0;       // pool's get_free_block count when cached (GC age)
   int prev = -1;
   int next = -1;
   int stream = 0;
@@ -62,6 +62,13 @@ struct Block {
   bool allocated = false;
   bool mapped = true;
   bool expandable = false;
+};
+static_assert(sizeof(Block) == 40);
+
+// A block's fields that only some settings read, kept (Model::aside_) only under them.
+struct Aside {
+  std::int64_t segment_base = 0;  // expandable segments: start of the reserved address range
+  std::int64_t gc_base = 0;       // pool's get_free_block count when cached (GC age)
 };
 
 struct Pool {
@@ -80,6 +87,7 @@ class Model {
       allowed_ = static_cast<std::int64_t>(c.per_process_memory_fraction *
                                            static_cast<double>(l.device_bytes));
     }
+    keep_aside_ = c.expandable_segments || gc_enabled();
   }
 
   // malloc(): round, pick the pool, best fit from the cache; else (after GC) a new segment, then
@@ -197,7 +205,10 @@ class Model {
     insert_free(pool, i);
   }
 
-  void reserve(std::size_t tensors) { b_.reserve(2 * tensors + 64); }
+  void reserve(std::size_t tensors) {
+    b_.reserve(2 * tensors + 64);
+    if (keep_aside_) aside_.reserve(2 * tensors + 64);
+  }
   std::int64_t allocated() const { return allocated_; }
   std::int64_t reserved() const { return reserved_; }
   std::int64_t requested() const { return requested_; }
@@ -223,22 +234,32 @@ class Model {
   FreeKey addr_key(int i) const { return {0, b_[i].addr, b_[i].stream, i}; }
   bool is_split(int i) const { return b_[i].prev >= 0 || b_[i].next >= 0; }
 
-  int new_block(const Block& blk) {
+  // A new block `blk`; `like`: the block it was cut from, whose Aside it shares (else none).
+  int new_block(const Block& blk, int like = -1) {
+    int i = 0;
     if (!dead_.empty()) {
-      const int i = dead_.back();
+      i = dead_.back();
       dead_.pop_back();
       b_[i] = blk;
-      return i;
+    } else {
+      b_.push_back(blk);
+      i = static_cast<int>(b_.size()) - 1;
     }
-    b_.push_back(blk);
-    return static_cast<int>(b_.size()) - 1;
+    if (keep_aside_) {
+      if (aside_.size() < b_.size()) aside_.resize(b_.size());
+      aside_[i] = like >= 0 ? aside_[like] : Aside{};
+    }
+    return i;
+  }
+  void set_gc_base(const Pool& pool, int i) {
+    if (keep_aside_) aside_[i].gc_base = pool.gc_calls;
   }
   void kill(int i) {
     b_[i] = Block{};
     dead_.push_back(i);
   }
   void insert_free(Pool& pool, int i) {
-    b_[i].gc_base = pool.gc_calls;
+    set_gc_base(pool, i);
     pool.blocks.insert(size_key(i));
   }
 
@@ -288,13 +309,13 @@ class Model {
       Block front = b_[i];
       front.size = size;
       front.next = i;
-      const int j = new_block(front);
+      const int j = new_block(front, i);
       if (b_[j].prev >= 0) b_[b_[j].prev].next = j;
       b_[i].prev = j;
       b_[i].addr += size;
       b_[i].size -= size;
       if (cached) {
-        b_[i].gc_base = pool.gc_calls;
+        set_gc_base(pool, i);
         pool.blocks.replace(*cached, size_key(i));
       } else {
         insert_free(pool, i);
@@ -369,14 +390,14 @@ class Model {
     const std::int64_t space = (device + device / 8 + g - 1) / g * g;
     Block blk;
     blk.addr = next_addr_;
-    blk.segment_base = next_addr_;
     blk.size = space;
     blk.stream = stream;
     blk.small = pool.small;
     blk.mapped = false;
     blk.expandable = true;
-    next_addr_ += space;
     const int i = new_block(blk);
+    aside_[i].segment_base = next_addr_;  // expandable: kept aside
+    next_addr_ += space;
     pool.unmapped.insert(addr_key(i));
     return i;
   }
@@ -395,7 +416,7 @@ class Model {
       rest.size -= mapped;
       rest.prev = i;
       rest.mapped = false;
-      const int j = new_block(rest);
+      const int j = new_block(rest, i);
       if (b_[j].next >= 0) b_[b_[j].next].prev = j;
       b_[i].next = j;
       b_[i].size = mapped;
@@ -432,7 +453,7 @@ class Model {
   // unmap_block(): give back the whole granules inside a free expandable block.
   void unmap_block(Pool& pool, int i, ReplayResult& r) {
     const std::int64_t g = granule(pool);
-    const std::int64_t base = b_[i].segment_base;
+    const std::int64_t base = aside_[i].segment_base;
     const std::int64_t begin = base + (b_[i].addr - base + g - 1) / g * g;
     const std::int64_t end = base + (b_[i].addr + b_[i].size - base) / g * g;
     if (begin >= end) return;
@@ -441,7 +462,7 @@ class Model {
       Block before = b_[i];
       before.size = begin - b_[i].addr;
       before.next = i;
-      const int j = new_block(before);
+      const int j = new_block(before, i);
       if (b_[j].prev >= 0) b_[b_[j].prev].next = j;
       b_[i].prev = j;
       insert_free(pool, j);
@@ -452,7 +473,7 @@ class Model {
       after.addr = end;
       after.size = stop - end;
       after.prev = i;
-      const int j = new_block(after);
+      const int j = new_block(after, i);
       if (b_[j].next >= 0) b_[b_[j].next].prev = j;
       b_[i].next = j;
       insert_free(pool, j);
@@ -531,7 +552,7 @@ class Model {
     for (const FreeKey& k : large_.blocks) {
       const int i = k.block;
       if (is_split(i)) continue;
-      total_age += large_.gc_calls - b_[i].gc_base;
+      total_age += large_.gc_calls - aside_[i].gc_base;
       ++count;
     }
     std::int64_t reclaimed = 0;
@@ -542,7 +563,7 @@ class Model {
       std::vector<int> victims;
       for (const FreeKey& k : large_.blocks) {
         const int i = k.block;
-        const std::int64_t age = large_.gc_calls - b_[i].gc_base;
+        const std::int64_t age = large_.gc_calls - aside_[i].gc_base;
         if (!is_split(i) && static_cast<double>(age) >= threshold_age) {
           victims.push_back(i);
           total_age -= age;
@@ -561,6 +582,8 @@ class Model {
   ReplayLimits lim_;
   std::int64_t allowed_ = 0;
   std::vector<Block> b_;
+  std::vector<Aside> aside_;  // per block, when keep_aside_ (else empty)
+  bool keep_aside_ = false;   // expandable segments or garbage collection are on
   std::vector<int> dead_;
   std::vector<std::int64_t> per_segment_;  // bulk_malloc's scratch, kept between calls
   Pool small_;

@@ -37,13 +37,15 @@ std::vector<ActivationTerm> drop_scores(std::vector<ActivationTerm> terms) {
 }
 
 // "28 layers x 2,048 tokens x 71,760 B" or, when layers differ, the distinct rows summed.
-std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layers,
-                           const Context& ctx) {
+// Layer i's terms are lists[layer_list[i]] (as LayerActivations keeps them).
+std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& lists,
+                           const std::vector<std::size_t>& layer_list, const Context& ctx) {
   struct Row {
     std::int64_t tok, score, fixed, count;
   };
   std::vector<Row> rows;
-  for (const auto& terms : layers) {
+  for (const std::size_t list : layer_list) {
+    const std::vector<ActivationTerm>& terms = lists[list];
     const std::int64_t t = terms_per_token(terms);
     const std::int64_t sc = terms_per_score(terms);
     std::int64_t fx = 0;
@@ -74,17 +76,19 @@ std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& layer
   return out;
 }
 
-const std::vector<ActivationTerm>& largest_layer(const LayerActivations& la, const Context& ctx) {
+// The list of the first layer with the most bytes.
+std::size_t largest_layer(const LayerActivations& la, const Context& ctx) {
   std::size_t best = 0;
   std::int64_t best_bytes = -1;
-  for (std::size_t i = 0; i < la.terms.size(); ++i) {
-    const std::int64_t b = terms_bytes(la.terms[i], ctx.model.spec, ctx.plan.batch, ctx.plan.seq);
+  for (std::size_t k = 0; k < la.term_lists.size(); ++k) {
+    const std::int64_t b =
+        terms_bytes(la.term_lists[k], ctx.model.spec, ctx.plan.batch, ctx.plan.seq);
     if (b > best_bytes) {
-      best = i;
+      best = k;
       best_bytes = b;
     }
   }
-  return la.terms[best];
+  return best;
 }
 
 }  // namespace
@@ -94,17 +98,18 @@ LayerActivations layer_activations(const Context& ctx) {
   LayerActivations out;
   out.settings = activation_settings(ctx.plan);
   out.plans = layer_plans(spec, ctx.inventory, ctx.plan);
-  out.terms.reserve(out.plans.size());
+  out.layer_list.reserve(out.plans.size());
+  std::int64_t bytes = 0;
   for (std::size_t i = 0; i < out.plans.size(); ++i) {
     const LayerPlan& l = out.plans[i];
-    // Alike layers (all of a dense model's, in most plans) copy the previous layer's terms:
-    // building them was a tenth of a whole `trainmem estimate` process.
-    if (i > 0 && same_layer_terms(spec, out.plans[i - 1], l)) {
-      out.terms.push_back(out.terms.back());
-    } else {
-      out.terms.push_back(layer_terms(spec, l, out.settings));
+    // Alike layers (all of a dense model's, in most plans) share the previous layer's terms:
+    // building them was a tenth of a whole `trainmem estimate` process, copying them 1,300
+    // strings.
+    if (i == 0 || !same_layer_terms(spec, out.plans[i - 1], l)) {
+      out.term_lists.push_back(layer_terms(spec, l, out.settings));
+      bytes = terms_bytes(out.term_lists.back(), spec, ctx.plan.batch, ctx.plan.seq);
     }
-    const std::int64_t bytes = terms_bytes(out.terms.back(), spec, ctx.plan.batch, ctx.plan.seq);
+    out.layer_list.push_back(out.term_lists.size() - 1);
     out.max_layer_bytes = std::max(out.max_layer_bytes, bytes);
     out.needs_input.push_back(l.input_requires_grad || l.trainable || l.trainable_routed ||
                               l.trainable_shared || l.adapted || l.adapted_experts);
@@ -166,26 +171,29 @@ void add_activations(const Context& ctx, Items& items) {
                          "torch.utils.checkpoint",
          .live = forward_to_backward_start(),
          .estimated = true});
-    items.push_back({.id = "activations.recompute",
-                     .tenant = Tenant::activations,
-                     .label = "Recomputed layer during its backward",
-                     .bytes = la.max_layer_bytes,
-                     .formula = fmt::format("the largest layer: {}",
-                                            layers_formula({largest_layer(la, ctx)}, ctx)),
-                     .source = "torch.utils.checkpoint recomputes one layer's forward in backward",
-                     .live = late_backward(),
-                     .estimated = true});
+    items.push_back(
+        {.id = "activations.recompute",
+         .tenant = Tenant::activations,
+         .label = "Recomputed layer during its backward",
+         .bytes = la.max_layer_bytes,
+         .formula = fmt::format("the largest layer: {}",
+                                layers_formula(la.term_lists, {largest_layer(la, ctx)}, ctx)),
+         .source = "torch.utils.checkpoint recomputes one layer's forward in backward",
+         .live = late_backward(),
+         .estimated = true});
   } else {
     // Selective checkpointing recomputes the attention scores: a copy without them. Otherwise the
     // context's terms as they are (no copy: this runs in every estimate).
     std::vector<std::vector<ActivationTerm>> selective;
     if (p.checkpointing == Checkpointing::selective) {
-      for (const auto& t : la.terms) selective.push_back(drop_scores(t));
+      for (const auto& t : la.term_lists) selective.push_back(drop_scores(t));
     }
     const std::vector<std::vector<ActivationTerm>>& saved =
-        p.checkpointing == Checkpointing::selective ? selective : la.terms;
+        p.checkpointing == Checkpointing::selective ? selective : la.term_lists;
+    std::vector<std::int64_t> list_bytes;
+    for (const auto& t : saved) list_bytes.push_back(terms_bytes(t, s, p.batch, p.seq));
     std::int64_t total = 0;
-    for (const auto& t : saved) total = sat_add(total, terms_bytes(t, s, p.batch, p.seq));
+    for (const std::size_t list : la.layer_list) total = sat_add(total, list_bytes[list]);
     items.push_back(
         {.id = "activations.saved",
          .tenant = Tenant::activations,
@@ -194,7 +202,7 @@ void add_activations(const Context& ctx, Items& items) {
              p.checkpointing == Checkpointing::selective ? " (attention scores recomputed)" : "",
              s.estimated_from.empty() ? "" : " (estimated: " + s.estimated_from + " layer shape)"),
          .bytes = total,
-         .formula = layers_formula(saved, ctx),
+         .formula = layers_formula(saved, la.layer_list, ctx),
          .source = model_src,
          .live = forward_to_backward_start(),
          .estimated = true});

@@ -2,6 +2,7 @@
 // several tenants share. Each tenant file appends its lines; none reads another's.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -17,12 +18,20 @@ namespace trainmem::ledger {
 struct LayerActivations {
   ActivationSettings settings;
   std::vector<LayerPlan> plans;
-  std::vector<std::vector<ActivationTerm>> terms;  // per layer
-  std::vector<bool> needs_input;                   // a checkpoint keeps this layer's input
+  // Each layer's saved tensors: the list `layer_list[layer]` of `term_lists`. Alike layers
+  // (same_layer_terms) share one list: copying it per layer was 1,300 string copies a process.
+  std::vector<std::vector<ActivationTerm>> term_lists;
+  std::vector<std::size_t> layer_list;  // per layer
+  std::vector<bool> needs_input;        // a checkpoint keeps this layer's input
   std::vector<ActivationTerm> final_terms;
   std::int64_t max_layer_bytes = 0;
   bool lm_head_trainable = false;
   bool any_requires_grad = false;  // the loss has something to differentiate
+
+  std::size_t layer_count() const { return layer_list.size(); }
+  const std::vector<ActivationTerm>& terms(std::size_t layer) const {
+    return term_lists[layer_list[layer]];
+  }
 };
 
 struct Context {

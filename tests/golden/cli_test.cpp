@@ -140,4 +140,26 @@ TEST(Cli, ModelsListsEveryPresetWithCounts) {
   for (const auto& m : j["models"]) EXPECT_GT(m["params_total"].get<std::int64_t>(), 0);
 }
 
+// main() registers only the plan and layout flags the command line names
+// (register_only_named_flags, tools/cli/flags.h). Every spelling of a flag still reaches it,
+// flags of every section still apply together, and a flag never registered is still refused.
+TEST(Cli, FlagsAreFoundWhateverTheSpellingAndSection) {
+  const nlohmann::json plain = run_json("estimate qwen3-8b --seq 4096 --batch 2");
+  EXPECT_EQ(run_json("estimate qwen3-8b --seq=4096 --per_device_train_batch_size=2"), plain);
+  EXPECT_EQ(run_json("estimate qwen3-8b --max_length 4096 --micro-batch-size 2"), plain);
+  const nlohmann::json many = run_json(
+      "estimate qwen3-8b --seq 4096 --batch 2 --method lora --lora-r 32 --eval-strategy steps "
+      "--keep-outputs --gpus 2 --zero 2");
+  EXPECT_NE(many, plain);
+  EXPECT_EQ(run_json("estimate qwen3-8b --zero=2 --keep-outputs --lora_r 32 --gpus=2 --batch 2 "
+                     "--eval_strategy steps --max-length 4096 --method=lora"),
+            many);
+  const CliRun bad = run("estimate qwen3-8b --bacth 2");
+  EXPECT_EQ(bad.code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--bacth"), std::string::npos) << bad.out;
+  const CliRun value = run("estimate qwen3-8b --method lorra");
+  EXPECT_EQ(value.code, 2) << value.out;
+  EXPECT_NE(value.out.find("lora"), std::string::npos) << value.out;
+}
+
 }  // namespace

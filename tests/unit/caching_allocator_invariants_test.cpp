@@ -30,17 +30,17 @@ std::vector<AllocEvent> random_stream(std::uint64_t seed) {
         const std::int64_t bytes = 1 + static_cast<std::int64_t>(rng() % ranges[rng() % 3]);
         const auto count = static_cast<std::int32_t>(rng() % 4 == 0 ? 1 + rng() % 5 : 1);
         const auto stream = static_cast<std::int16_t>(rng() % 5 == 0 ? 1 : 0);
-        ev.push_back({Op::alloc, next, count, bytes, stream, phase, -1});
+        ev.push_back({Op::alloc, stream, phase, -1, next, count, bytes});
         live.push_back(next++);
       } else {
         const std::size_t at = rng() % live.size();
-        ev.push_back({Op::free, live[at], 1, 0, 0, phase, -1});
+        ev.push_back({Op::free, 0, phase, -1, live[at], 1, 0});
         live[at] = live.back();
         live.pop_back();
       }
     }
   }
-  for (const std::int32_t id : live) ev.push_back({Op::free, id, 1, 0, 0, 3, -1});
+  for (const std::int32_t id : live) ev.push_back({Op::free, 0, 3, -1, id, 1, 0});
   return ev;
 }
 

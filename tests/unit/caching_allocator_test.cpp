@@ -13,11 +13,11 @@ struct Stream {
   std::vector<AllocEvent> events;
   std::int32_t next_id = 0;
   std::int32_t alloc(std::int64_t bytes, std::int16_t phase = 0, std::int16_t stream = 0) {
-    events.push_back({Op::alloc, next_id, 1, bytes, stream, phase, -1});
+    events.push_back({Op::alloc, stream, phase, -1, next_id, 1, bytes});
     return next_id++;
   }
   void free(std::int32_t id, std::int16_t phase = 0) {
-    events.push_back({Op::free, id, 1, 0, 0, phase, -1});
+    events.push_back({Op::free, 0, phase, -1, id, 1, 0});
   }
 };
 
@@ -217,8 +217,8 @@ TEST(CachingAllocator, PerPhaseHighWaterAndPeaks) {
 }
 
 TEST(CachingAllocator, CountedEventsAllocateOneBlockEach) {
-  std::vector<AllocEvent> ev = {{Op::alloc, 0, 3, 3 * MiB, 0, 0, -1},
-                                {Op::free, 0, 1, 0, 0, 0, -1}};
+  std::vector<AllocEvent> ev = {{Op::alloc, 0, 0, -1, 0, 3, 3 * MiB},
+                                {Op::free, 0, 0, -1, 0, 1, 0}};
   const ReplayResult r = replay(ev, {});
   EXPECT_EQ(r.peak_allocated_bytes, 9 * MiB);
   EXPECT_EQ(r.peak_reserved_bytes, 20 * MiB);
@@ -284,11 +284,11 @@ TEST(CachingAllocator, BulkLayoutEqualsOneByOne) {
   std::int32_t id = 0;
   std::int16_t phase = 0;
   for (const std::int64_t bytes : sizes) {
-    ev.push_back({Op::alloc, id, 13, bytes, 0, phase, -1});
-    ev.push_back({Op::alloc, id + 1, 1, bytes / 3 + 1, 0, phase, -1});
-    ev.push_back({Op::free, id + 1, 1, 0, 0, phase, -1});  // leaves a cached block behind
-    ev.push_back({Op::alloc, id + 2, 7, bytes, 0, phase, -1});
-    if (phase % 2 == 1) ev.push_back({Op::free, id, 1, 0, 0, phase, -1});
+    ev.push_back({Op::alloc, 0, phase, -1, id, 13, bytes});
+    ev.push_back({Op::alloc, 0, phase, -1, id + 1, 1, bytes / 3 + 1});
+    ev.push_back({Op::free, 0, phase, -1, id + 1, 1, 0});  // leaves a cached block behind
+    ev.push_back({Op::alloc, 0, phase, -1, id + 2, 7, bytes});
+    if (phase % 2 == 1) ev.push_back({Op::free, 0, phase, -1, id, 1, 0});
     id += 3;
     ++phase;
   }

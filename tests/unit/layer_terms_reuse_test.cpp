@@ -1,7 +1,8 @@
-// layer_activations() builds a layer's saved-tensor terms once and copies them to the next layer
-// when same_layer_terms() says the two layers save alike (docs/performance.md, fourth round). This
-// holds that promise: across every preset and several plans, wherever same_layer_terms() is true
-// for neighbouring layers, layer_terms() really does return the same terms for both.
+// layer_activations() builds a layer's saved-tensor terms once and lets the next layer share them
+// when same_layer_terms() says the two layers save alike (docs/performance.md, fourth and fifth
+// rounds). This holds that promise: across every preset and several plans, wherever
+// same_layer_terms() is true for neighbouring layers, layer_terms() really does return the same
+// terms for both.
 #include <gtest/gtest.h>
 
 #include "ledger/activation_model.h"

@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <concepts>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <string_view>
 
 #include "trainmem/distributed.h"
 #include "trainmem/import.h"
@@ -16,6 +19,50 @@
 
 namespace trainmem::cli {
 namespace {
+
+// The long flag names the command line holds (register_only_named_flags); nullopt: register all.
+std::optional<std::set<std::string, std::less<>>>& named_flags() {
+  static std::optional<std::set<std::string, std::less<>>> named;
+  return named;
+}
+
+// Whether an option with CLI11's comma-separated `names` is to be registered.
+bool wanted(std::string_view names) {
+  const auto& named = named_flags();
+  if (!named) return true;
+  while (!names.empty()) {
+    const std::size_t comma = names.find(',');
+    if (named->contains(names.substr(0, comma))) return true;
+    names = comma == std::string_view::npos ? std::string_view() : names.substr(comma + 1);
+  }
+  return false;
+}
+
+// Options in a titled section of --help. A section is also a cost boundary: CLI11 checks each new
+// option's names against every option already in its own App (CLI/App.hpp add_option), so ~80
+// options in one App cost a quarter of a whole `trainmem estimate` run; in sections of at most
+// ~20 the check is a tenth of that. Sections keep registration order, and CLI11 runs an App's
+// own options' callbacks and then its sections' in order (App::_process_callbacks), so settings
+// still apply in the order they are registered here. A section's App (~18,000 instructions) is
+// made with its first option, so a section none of whose flags the command line names
+// (register_only_named_flags) costs nothing; with every flag registered, each section is made
+// where it was before, just ahead of its options.
+class Section {
+ public:
+  Section(CLI::App& cmd, std::string title) : cmd_(cmd), title_(std::move(title)) {}
+  CLI::App& app() {
+    if (group_ == nullptr) {
+      group_ = cmd_.add_option_group(title_);
+      group_->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    }
+    return *group_;
+  }
+
+ private:
+  CLI::App& cmd_;
+  std::string title_;
+  CLI::App* group_ = nullptr;
+};
 
 // A CLI11 check built from a vocabulary: an unknown value fails at parse time (exit 2) with the
 // accepted names and the nearest ones.
@@ -28,43 +75,46 @@ CLI::Validator vocabulary_check(const Vocabulary& vocabulary) {
       "", "");
 }
 
+// A flag's help: its text, or a function that makes it, so that the help of a flag left
+// unregistered (register_only_named_flags) is never built.
+std::string help_text(std::string_view text) {
+  return std::string(text);
+}
+template <std::invocable F>
+std::string help_text(const F& make) {
+  return make();
+}
+
 // Registers one option that records its value as plan setting `key`. `names` is CLI11's list:
 // the trainmem name first, then the ecosystem's spellings (HfArgumentParser accepts both
 // --per_device_train_batch_size and --per-device-train-batch-size).
-CLI::Option* setting(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::string& key,
-                     const std::string& help) {
-  const std::string flag = names.substr(0, names.find(','));
-  return cmd.add_option_function<std::string>(
-      names,
-      [&f, key, flag](const std::string& v) {
+// `vocabulary`: the values accepted (checked at parse time), or none.
+template <class Help>
+void setting(Section& cmd, PlanFlags& f, std::string_view names, std::string_view key,
+             const Help& help, const Vocabulary& (*vocabulary)() = nullptr) {
+  if (!wanted(names)) return;
+  const std::string flag(names.substr(0, names.find(',')));
+  CLI::Option* o = cmd.app().add_option_function<std::string>(
+      std::string(names),
+      [&f, key = std::string(key), flag](const std::string& v) {
         f.given.push_back({key, v, flag, false});
       },
-      help);
+      help_text(help));
+  if (vocabulary != nullptr) o->check(vocabulary_check(vocabulary()));
 }
 
 // A flag without a value that stands for a setting (--gradient-checkpointing = --checkpointing
 // full, as HF TrainingArguments spells it).
-void switch_flag(CLI::App& cmd, PlanFlags& f, const std::string& names, const std::string& key,
-                 const std::string& value, const std::string& help) {
-  const std::string flag = names.substr(0, names.find(','));
-  cmd.add_flag_function(
-      names,
-      [&f, key, value, flag](std::int64_t count) {
+void switch_flag(Section& cmd, PlanFlags& f, std::string_view names, std::string_view key,
+                 std::string_view value, std::string_view help) {
+  if (!wanted(names)) return;
+  const std::string flag(names.substr(0, names.find(',')));
+  cmd.app().add_flag_function(
+      std::string(names),
+      [&f, key = std::string(key), value = std::string(value), flag](std::int64_t count) {
         if (count > 0) f.given.push_back({key, value, flag, false});
       },
-      help);
-}
-
-// Options in a titled section of --help. A section is also a cost boundary: CLI11 checks each new
-// option's names against every option already in its own App (CLI/App.hpp add_option), so ~80
-// options in one App cost a quarter of a whole `trainmem estimate` run; in sections of at most
-// ~20 the check is a tenth of that. Sections keep registration order, and CLI11 runs an App's
-// own options' callbacks and then its sections' in order (App::_process_callbacks), so settings
-// still apply in the order they are registered here.
-CLI::App& section(CLI::App& cmd, const std::string& title) {
-  CLI::App& group = *cmd.add_option_group(title);
-  group.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  return group;
+      std::string(help));
 }
 
 std::string with_default(const Vocabulary& v, std::string_view current) {
@@ -80,6 +130,20 @@ Result<E> parse_enum(std::optional<E> (*parse)(std::string_view), const std::str
 
 }  // namespace
 
+void register_only_named_flags(const std::vector<std::string>& args) {
+  std::set<std::string, std::less<>> named;
+  for (const std::string& a : args) {
+    const bool short_option =
+        a.size() >= 2 && a[0] == '-' && a[1] != '-' && !(a[1] >= '0' && a[1] <= '9') && a[1] != '.';
+    if (short_option || a == "--help" || a == "--help-all") {
+      named_flags().reset();  // help lists every flag; -h or -o may be anything
+      return;
+    }
+    if (a.size() > 2 && a.starts_with("--")) named.insert(a.substr(0, a.find('=')));
+  }
+  named_flags() = std::move(named);
+}
+
 void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   // A repeated flag takes its last value, as argparse and HfArgumentParser do, so a suggested
   // change can be appended to a command that already sets the same flag.
@@ -93,66 +157,86 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   // The order of these calls is the order settings apply: --optimizer before --optimizer-impl,
   // so an explicit implementation beats the one an HF optim name implies.
-  CLI::App* g = &section(cmd, "Training step");
-  setting(*g, f, "--method", "method", with_default(method_vocabulary(), name_of(d.method)))
-      ->check(vocabulary_check(method_vocabulary()));
+  Section step(cmd, "Training step");
+  Section* g = &step;
+  setting(
+      *g, f, "--method", "method",
+      [&] { return with_default(method_vocabulary(), name_of(d.method)); }, method_vocabulary);
   switch_flag(*g, f, "--load-in-4bit,--load_in_4bit", "method", "qlora",
               "QLoRA: the base in 4-bit (same as --method qlora)");
-  setting(*g, f, "--precision", "precision",
-          with_default(precision_vocabulary(), name_of(d.precision)))
-      ->check(vocabulary_check(precision_vocabulary()));
+  setting(
+      *g, f, "--precision", "precision",
+      [&] { return with_default(precision_vocabulary(), name_of(d.precision)); },
+      precision_vocabulary);
   switch_flag(*g, f, "--bf16", "precision", "bf16-mixed",
               "HF TrainingArguments bf16=True (same as --precision bf16-mixed)");
   switch_flag(*g, f, "--fp16", "precision", "fp16-mixed",
               "HF TrainingArguments fp16=True (same as --precision fp16-mixed)");
-  setting(*g, f, "--optimizer,--optim", "optimizer",
-          with_default(optimizer_vocabulary(), name_of(d.optimizer)))
-      ->check(vocabulary_check(optimizer_vocabulary()));
-  setting(*g, f, "--optimizer-impl", "optimizer_impl",
-          with_default(optimizer_impl_vocabulary(), name_of(d.optimizer_impl)))
-      ->check(vocabulary_check(optimizer_impl_vocabulary()));
+  setting(
+      *g, f, "--optimizer,--optim", "optimizer",
+      [&] { return with_default(optimizer_vocabulary(), name_of(d.optimizer)); },
+      optimizer_vocabulary);
+  setting(
+      *g, f, "--optimizer-impl", "optimizer_impl",
+      [&] { return with_default(optimizer_impl_vocabulary(), name_of(d.optimizer_impl)); },
+      optimizer_impl_vocabulary);
   setting(*g, f,
           "--batch,--per-device-train-batch-size,--per_device_train_batch_size,"
           "--micro-batch-size,--micro_batch_size,--batch-size",
-          "batch", fmt::format("micro-batch per GPU (sequences) [default: {}]", d.batch));
+          "batch",
+          [&] { return fmt::format("micro-batch per GPU (sequences) [default: {}]", d.batch); });
   setting(*g, f,
           "--seq,--max-length,--max_length,--max-seq-length,--max_seq_length,--sequence-len,"
           "--cutoff-len,--cutoff_len",
-          "seq",
-          fmt::format("longest sequence in a batch, tokens: 2048, 4k, 32k [default: {}]", d.seq));
+          "seq", [&] {
+            return fmt::format("longest sequence in a batch, tokens: 2048, 4k, 32k [default: {}]",
+                               d.seq);
+          });
   setting(*g, f, "--grad-accum,--gradient-accumulation-steps,--gradient_accumulation_steps",
-          "grad_accum",
-          fmt::format("micro-batches per optimizer step [default: {}]", d.grad_accum));
-  setting(*g, f, "--checkpointing", "checkpointing",
-          with_default(checkpointing_vocabulary(), name_of(d.checkpointing)))
-      ->check(vocabulary_check(checkpointing_vocabulary()));
+          "grad_accum", [&] {
+            return fmt::format("micro-batches per optimizer step [default: {}]", d.grad_accum);
+          });
+  setting(
+      *g, f, "--checkpointing", "checkpointing",
+      [&] { return with_default(checkpointing_vocabulary(), name_of(d.checkpointing)); },
+      checkpointing_vocabulary);
   switch_flag(*g, f, "--gradient-checkpointing,--gradient_checkpointing", "checkpointing", "full",
               "same as --checkpointing full");
-  setting(*g, f, "--attention,--attn-implementation,--attn_implementation", "attention",
-          with_default(attention_vocabulary(), name_of(d.attention)))
-      ->check(vocabulary_check(attention_vocabulary()));
-  setting(*g, f, "--loss", "loss", with_default(loss_vocabulary(), name_of(d.loss)))
-      ->check(vocabulary_check(loss_vocabulary()));
+  setting(
+      *g, f, "--attention,--attn-implementation,--attn_implementation", "attention",
+      [&] { return with_default(attention_vocabulary(), name_of(d.attention)); },
+      attention_vocabulary);
+  setting(
+      *g, f, "--loss", "loss", [&] { return with_default(loss_vocabulary(), name_of(d.loss)); },
+      loss_vocabulary);
   switch_flag(*g, f, "--use-liger-kernel,--use_liger_kernel", "loss", "fused",
               "HF use_liger_kernel=True (same as --loss fused)");
-  g = &section(cmd, "Evaluation during training");
-  setting(*g, f, "--eval-strategy,--eval_strategy,--evaluation-strategy,--evaluation_strategy",
-          "eval_strategy",
-          with_default(eval_strategy_vocabulary(), name_of(d.eval_strategy)) +
-              "; steps or epoch prices Trainer.evaluate() between optimizer steps")
-      ->check(vocabulary_check(eval_strategy_vocabulary()));
+  Section eval(cmd, "Evaluation during training");
+  g = &eval;
+  setting(
+      *g, f, "--eval-strategy,--eval_strategy,--evaluation-strategy,--evaluation_strategy",
+      "eval_strategy",
+      [&] {
+        return with_default(eval_strategy_vocabulary(), name_of(d.eval_strategy)) +
+               "; steps or epoch prices Trainer.evaluate() between optimizer steps";
+      },
+      eval_strategy_vocabulary);
   setting(*g, f,
           "--eval-batch,--per-device-eval-batch-size,--per_device_eval_batch_size,"
           "--eval-batch-size,--eval_batch_size",
-          "eval_batch",
-          fmt::format("sequences per evaluation forward (per_device_eval_batch_size) "
-                      "[default: {}]",
-                      d.eval_batch));
-  g = &section(cmd, "Framework");
-  setting(*g, f, "--framework", "framework",
-          with_default(framework_vocabulary(), d.framework) +
-              ", optionally NAME@VERSION; whose allocations are modelled; its profile's defaults "
-              "apply to settings not given (docs/frameworks.md)");
+          "eval_batch", [&] {
+            return fmt::format(
+                "sequences per evaluation forward (per_device_eval_batch_size) "
+                "[default: {}]",
+                d.eval_batch);
+          });
+  Section framework(cmd, "Framework");
+  g = &framework;
+  setting(*g, f, "--framework", "framework", [&] {
+    return with_default(framework_vocabulary(), d.framework) +
+           ", optionally NAME@VERSION; whose allocations are modelled; its profile's defaults "
+           "apply to settings not given (docs/frameworks.md)";
+  });
   setting(*g, f, "--versions", "versions",
           "library versions whose behaviour differs, e.g. transformers=4.43,"
           "bitsandbytes=0.41 (default: current releases)");
@@ -167,63 +251,89 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   switch_flag(*g, f, "--compile,--torch-compile,--torch_compile", "compile", "true",
               "torch.compile: the loss saves the logits and two fp32 values per token instead "
               "of the fp32 log_softmax (layers priced as eager)");
-  setting(*g, f, "--convention", "convention",
-          with_default(convention_vocabulary(), name_of(d.convention)))
-      ->check(vocabulary_check(convention_vocabulary()));
+  setting(
+      *g, f, "--convention", "convention",
+      [&] { return with_default(convention_vocabulary(), name_of(d.convention)); },
+      convention_vocabulary);
   setting(*g, f, "--params", "params", "price this published parameter count, e.g. 1.54e9");
-  g = &section(cmd, "Adapters, quantisation and freezing");
+  Section adapters(cmd, "Adapters, quantisation and freezing");
+  g = &adapters;
   setting(*g, f, "--lora-rank,--lora-r,--lora_r", "lora_rank",
-          fmt::format("LoRA rank r [default: {}]", d.lora.rank));
+          [&] { return fmt::format("LoRA rank r [default: {}]", d.lora.rank); });
   setting(*g, f, "--lora-alpha,--lora_alpha", "lora_alpha", "LoRA alpha (no memory effect)");
   setting(*g, f, "--lora-dropout,--lora_dropout", "lora_dropout",
           "LoRA dropout (saves masks when > 0)");
   setting(*g, f, "--lora-targets,--target-modules,--target_modules,--lora-target-modules",
-          "lora_targets",
-          "comma-separated: " + help_names(lora_target_vocabulary()) +
-              " [default: q,k,v,o,gate,up,down]");
+          "lora_targets", [&] {
+            return "comma-separated: " + help_names(lora_target_vocabulary()) +
+                   " [default: q,k,v,o,gate,up,down]";
+          });
   switch_flag(*g, f, "--dora,--use-dora,--use_dora", "dora", "true",
               "DoRA: add a magnitude vector per adapted linear");
-  setting(*g, f, "--quant", "quant", with_default(quant_vocabulary(), name_of(d.quant.kind)))
-      ->check(vocabulary_check(quant_vocabulary()));
+  setting(
+      *g, f, "--quant", "quant",
+      [&] { return with_default(quant_vocabulary(), name_of(d.quant.kind)); }, quant_vocabulary);
   switch_flag(*g, f, "--no-double-quant", "double_quant", "false", "keep fp32 absmax per block");
   switch_flag(*g, f, "--no-prepare-kbit", "prepare_kbit", "false",
               "skip prepare_model_for_kbit_training's fp32 upcast");
   setting(*g, f, "--train-modules", "train_modules", "freeze: modules that train, e.g. q,v,norm");
   setting(*g, f, "--train-layers", "train_layers",
           "freeze: layers that train; lora/qlora: layers adapted, e.g. 20-27");
-  g = &section(cmd, "Accepted from pasted commands");
+  Section pasted(cmd, "Accepted from pasted commands");
+  g = &pasted;
   setting(*g, f, "--learning-rate,--learning_rate,--lr", "learning_rate",
           "accepted so an HF command can be pasted; no memory effect");
   setting(*g, f, "--num-train-epochs,--num_train_epochs", "epochs",
           "accepted so an HF command can be pasted; no memory effect");
-  add_layout_flags(section(cmd, "Layout across GPUs"), f.layout);
+  add_layout_flags(cmd, f.layout);
 }
 
-void add_layout_flags(CLI::App& cmd, LayoutFlags& f) {
-  cmd.add_option("--gpus", f.gpus, "GPUs per node")->capture_default_str();
-  cmd.add_option("--nodes", f.nodes, "nodes")->capture_default_str();
-  cmd.add_option("--engine", f.engine,
-                 "ddp | deepspeed | fsdp | megatron (implied by --zero, --fsdp, "
-                 "--distributed-optimizer)");
-  cmd.add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
-  cmd.add_option("--fsdp", f.fsdp, "PyTorch FSDP: full | grad-op | hybrid | none");
-  cmd.add_option("--fsdp-version", f.fsdp_version, "FSDP 1 or 2")->capture_default_str();
-  cmd.add_option("--tp", f.tp, "tensor-parallel size")->capture_default_str();
-  cmd.add_flag("--sequence-parallel", f.sequence_parallel, "sequence parallel (with --tp)");
-  cmd.add_option("--pp", f.pp, "pipeline stages (1F1B)")->capture_default_str();
-  cmd.add_option("--virtual-stages", f.virtual_stages, "interleaved 1F1B chunks per rank")
-      ->capture_default_str();
-  cmd.add_option("--cp", f.cp, "context-parallel size")->capture_default_str();
-  cmd.add_option("--ep", f.ep, "expert-parallel size (MoE)")->capture_default_str();
-  cmd.add_flag("--distributed-optimizer", f.distributed_optimizer,
-               "Megatron: shard fp32 master + Adam over data parallel");
-  cmd.add_option("--offload", f.offload, "optimizer | params | both");
-  cmd.add_option("--offload-to", f.offload_to, "cpu | nvme")->capture_default_str();
-  cmd.add_option("--bucket-cap-mb", f.bucket_cap_mb, "DDP bucket_cap_mb")->capture_default_str();
-  cmd.add_flag("--gradient-as-bucket-view", f.gradient_as_bucket_view,
-               "DDP: gradients are views into the buckets (no second copy)");
-  cmd.add_option("--reduce-bucket-size", f.reduce_bucket_size,
-                 "DeepSpeed reduce_bucket_size in elements (default 5e8)");
+void add_layout_flags(CLI::App& parent, LayoutFlags& f) {
+  Section cmd(parent, "Layout across GPUs");
+  // Only the named ones once the command line is known (register_only_named_flags).
+  if (wanted("--gpus"))
+    cmd.app().add_option("--gpus", f.gpus, "GPUs per node")->capture_default_str();
+  if (wanted("--nodes")) cmd.app().add_option("--nodes", f.nodes, "nodes")->capture_default_str();
+  if (wanted("--engine"))
+    cmd.app().add_option("--engine", f.engine,
+                         "ddp | deepspeed | fsdp | megatron (implied by --zero, --fsdp, "
+                         "--distributed-optimizer)");
+  if (wanted("--zero")) cmd.app().add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
+  if (wanted("--fsdp"))
+    cmd.app().add_option("--fsdp", f.fsdp, "PyTorch FSDP: full | grad-op | hybrid | none");
+  if (wanted("--fsdp-version"))
+    cmd.app().add_option("--fsdp-version", f.fsdp_version, "FSDP 1 or 2")->capture_default_str();
+  if (wanted("--tp"))
+    cmd.app().add_option("--tp", f.tp, "tensor-parallel size")->capture_default_str();
+  if (wanted("--sequence-parallel"))
+    cmd.app().add_flag("--sequence-parallel", f.sequence_parallel, "sequence parallel (with --tp)");
+  if (wanted("--pp"))
+    cmd.app().add_option("--pp", f.pp, "pipeline stages (1F1B)")->capture_default_str();
+  if (wanted("--virtual-stages"))
+    cmd.app()
+        .add_option("--virtual-stages", f.virtual_stages, "interleaved 1F1B chunks per rank")
+        ->capture_default_str();
+  if (wanted("--cp"))
+    cmd.app().add_option("--cp", f.cp, "context-parallel size")->capture_default_str();
+  if (wanted("--ep"))
+    cmd.app().add_option("--ep", f.ep, "expert-parallel size (MoE)")->capture_default_str();
+  if (wanted("--distributed-optimizer"))
+    cmd.app().add_flag("--distributed-optimizer", f.distributed_optimizer,
+                       "Megatron: shard fp32 master + Adam over data parallel");
+  if (wanted("--offload"))
+    cmd.app().add_option("--offload", f.offload, "optimizer | params | both");
+  if (wanted("--offload-to"))
+    cmd.app().add_option("--offload-to", f.offload_to, "cpu | nvme")->capture_default_str();
+  if (wanted("--bucket-cap-mb"))
+    cmd.app()
+        .add_option("--bucket-cap-mb", f.bucket_cap_mb, "DDP bucket_cap_mb")
+        ->capture_default_str();
+  if (wanted("--gradient-as-bucket-view"))
+    cmd.app().add_flag("--gradient-as-bucket-view", f.gradient_as_bucket_view,
+                       "DDP: gradients are views into the buckets (no second copy)");
+  if (wanted("--reduce-bucket-size"))
+    cmd.app().add_option("--reduce-bucket-size", f.reduce_bucket_size,
+                         "DeepSpeed reduce_bucket_size in elements (default 5e8)");
 }
 
 Result<Layout> make_layout(const LayoutFlags& f) {
@@ -297,7 +407,7 @@ Result<Layout> make_layout(const LayoutFlags& f) {
 }
 
 void add_device_flags(CLI::App& parent, DeviceFlags& f) {
-  CLI::App& cmd = section(parent, "Device");
+  CLI::App& cmd = Section(parent, "Device").app();
   cmd.add_option("--memory", f.memory, "device memory, e.g. 32GB or 24GiB");
   cmd.add_option("--gpu", f.gpu,
                  "a device from `trainmem gpus`: its id (rtx-4090) or the name nvidia-smi prints");

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trainmem/device.h"
 #include "trainmem/errors.h"
@@ -49,7 +50,15 @@ struct OutputFlags {
   std::string units = "gib";
 };
 
+// Registering a CLI11 option is costly (CLI/App.hpp add_option builds the Option, splits its
+// names and checks them against every other option of its App: ~10,000 instructions each), and
+// the plan and layout flags are ~60 with their aliases: a sixth of a whole `trainmem estimate`.
+// A flag the command line does not name would only keep its default, so once the command line is
+// known, add_plan_flags registers only the plan and layout flags it names: all of them when it
+// asks for help, has a short option, or was never given (tests, other callers).
+void register_only_named_flags(const std::vector<std::string>& args);
 void add_plan_flags(CLI::App& cmd, PlanFlags& flags);  // includes the layout flags
+// The layout flags, in their own --help section ("Layout across GPUs") of subcommand `cmd`.
 void add_layout_flags(CLI::App& cmd, LayoutFlags& flags);
 Result<Layout> make_layout(const LayoutFlags& flags);
 void add_device_flags(CLI::App& cmd, DeviceFlags& flags);

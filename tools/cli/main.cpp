@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "flags.h"
 #include "trainmem/trainmem.h"
 
 namespace {
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
     }
   }
   if (invoked != nullptr) {
+    trainmem::cli::register_only_named_flags(commands.args);
     invoked->add(app, commands);
   } else {
     for (const Subcommand& s : subcommands()) s.add(app, commands);
