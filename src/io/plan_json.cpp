@@ -155,6 +155,8 @@ class ObjectReader {
   std::optional<Error> error_;
 };
 
+constexpr std::int64_t kMaxKnobCount = 1'000'000'000;
+
 // One knob of the "behaviour" object by its name in the knob table (src/plan/knobs.cpp).
 std::optional<std::string> read_knob(const std::string& name, const json& value,
                                      std::vector<std::pair<Knob, std::int64_t>>& out) {
@@ -168,8 +170,11 @@ std::optional<std::string> read_knob(const std::string& name, const json& value,
       out.emplace_back(it->knob, value.get<bool>() ? 1 : 0);
       return std::nullopt;
     case KnobKind::count:
-      if (!value.is_number_integer() || value.get<std::int64_t>() < 0) {
-        return "must be a whole number, 0 or more";
+      // Chunk counts and positions, layers: a bound far above any real value keeps the ledger's
+      // arithmetic (ceil_div(seq, positions)) clear of overflow.
+      if (!value.is_number_integer() || value.get<std::int64_t>() < 0 ||
+          value.get<std::int64_t>() > kMaxKnobCount) {
+        return "must be a whole number from 0 to 1,000,000,000";
       }
       out.emplace_back(it->knob, value.get<std::int64_t>());
       return std::nullopt;
