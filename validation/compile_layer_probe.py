@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """What one Hugging Face decoder layer keeps for backward, eager vs torch.compile, on CPU.
 
-The layer is transformers' LlamaDecoderLayer (and Qwen3DecoderLayer when the installed
-transformers has it) in bf16 with random weights, SDPA attention, no mask (causal), no
+The layer is transformers' LlamaDecoderLayer (Qwen2DecoderLayer with `--families llama,qwen2`; the
+committed data is Llama only) in bf16 with random weights, SDPA attention, no mask (causal), no
 checkpointing. Each case runs forward, then walks the autograd graph below the layer's output and
 lists every tensor saved for backward (the `_saved_*` attributes of eager nodes, `saved_tensors` of
 AOTAutograd's CompiledFunctionBackward), once per storage, classed as

@@ -250,8 +250,20 @@ struct FrameworkBehaviour {
   // own dtype, the labels and two fp32 values per row (row max and logsumexp) instead of the fp32
   // log_softmax, and its backward writes one gradient. Measured on CPU with torch 2.4.1 and 2.5.1
   // inductor (validation/compile_loss_probe.py, validation/data/compile-loss-probe-torch*.json).
-  // Only the loss is priced compiled; the compiled layers are priced as eager (an over-estimate).
+  // The decoder layers are priced compiled by compiled_layers.
   bool compiled_loss = false;
+  // torch.compile wraps each decoder layer (torchtune `compile: True` compiles every layer, HF
+  // torch_compile the whole model). AOTAutograd's min-cut partitioner
+  // (torch/_functorch/partitioners.py min_cut_rematerialization_partition, torch 2.5.1:
+  // get_default_op_list puts mm/bmm/SDPA in compute_intensive_ops, never recomputed, and every
+  // pointwise op in recomputable_ops; should_ban_recomputation keeps a reduction 4x smaller than
+  // its input) saves matmul outputs and recomputes pointwise ops in backward. Measured on CPU with
+  // torch 2.5.1 for a bf16 Llama decoder layer (validation/compile_layer_probe.py,
+  // validation/data/compile-layer-probe-torch2.5.1.json): an RMSNorm keeps its bf16 input and
+  // rstd (no fp32 copy, no normalized tensor), the gated MLP keeps the gate and up outputs (not
+  // act(gate)); linear inputs, LoRA terms and attention are as eager
+  // (src/ledger/activation_model.cpp).
+  bool compiled_layers = false;
 };
 
 struct TrainingPlan {

@@ -20,9 +20,24 @@ namespace {
 constexpr const char* kLlama = "transformers models/llama/modeling_llama.py";
 constexpr const char* kAutograd = "PyTorch tools/autograd/derivatives.yaml";
 constexpr const char* kPeft = "peft tuners/lora/layer.py Linear.forward (_cast_input_dtype)";
+constexpr const char* kCompiled =
+    "torch 2.5.1 _functorch/partitioners.py min_cut_rematerialization_partition; "
+    "validation/data/compile-layer-probe-torch2.5.1.json";
 
 bool has(RoleSet set, Role r) {
   return (set & role_bit(r)) != 0;
+}
+
+// The compiled rules cover the layer the probe measured (a Llama decoder layer: pre-norm
+// RMSNorm with a bf16 weight mul, dense SwiGLU MLP, no dropout, 16-bit without autocast); any
+// other layer (Gemma's fp32-weight norm, sandwich or parallel blocks, MoE, MLA, autocast) stays
+// eager under compile.
+bool compiled_layer_probed(const ModelSpec& spec, const LayerPlan& l,
+                           const ActivationSettings& cfg) {
+  return !cfg.autocast && spec.norm == NormKind::rms_norm && !spec.parallel_block &&
+         spec.norm_placement == NormPlacement::pre && !spec.mla && !is_moe_layer(spec, l.layer) &&
+         spec.mlp == MlpKind::gated && spec.activation == Activation::silu &&
+         spec.hidden_dropout <= 0 && cfg.lora_dropout <= 0 && !cfg.dora;
 }
 
 struct Sink {
@@ -77,6 +92,17 @@ bool norm_terms(Sink& s, const ModelSpec& spec, const std::string& what, std::in
     case NormKind::rms_norm:
     case NormKind::rms_norm_fp32: {
       const bool fp32_mul = spec.norm == NormKind::rms_norm_fp32;
+      if (cfg.compiled_layers) {
+        // The min-cut partitioner recomputes the pointwise fp32 cast, x * rstd and the weight mul
+        // in backward; it keeps the input in its own dtype (a placeholder, or rebuilt from the
+        // residual's saved addends) and rstd (a reduction 4x smaller than its input is never
+        // recomputed: partitioners.py should_ban_recomputation, ban_if_reduction).
+        if (input_rg || trainable) {
+          s.token(what + ": input in its own dtype and rstd (compiled)",
+                  cfg.stream_bytes * width + 4 * rows, kCompiled);
+        }
+        return input_rg || trainable;
+      }
       if (input_rg) {
         s.token(what + ": fp32 copy of the input (pow) and rstd", 4 * width + 4 * rows,
                 fp32_mul ? kGemmaNorm : kLlama);
@@ -134,7 +160,12 @@ bool linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_
     s.token(what + ": LoRA A output per adapter", 2 * r * adapted, kPeft);
     return shared_saved;
   }
-  if (cfg.adapter_bytes != in_bytes || dropout) {
+  if (cfg.compiled_layers && cfg.adapter_bytes != in_bytes && !dropout) {
+    // Compiled: the partitioner's graph has one cast of the shared input (common subexpressions
+    // are merged), saved once for every adapter reading it (the probe's fp32 adapters).
+    s.token(what + ": LoRA input cast to the adapter dtype, one copy shared (compiled)",
+            static_cast<std::int64_t>(cfg.adapter_bytes) * width, kCompiled);
+  } else if (cfg.adapter_bytes != in_bytes || dropout) {
     // One cast (or dropped) copy per adapted module: q, k and v each hold their own.
     s.token(what + ": LoRA input cast to the adapter dtype per adapter",
             static_cast<std::int64_t>(cfg.adapter_bytes) * width * adapted, kPeft);
@@ -244,6 +275,7 @@ void qk_norm_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l,
   // The projection outputs are in the compute dtype; the norm's stream width is the same.
   ActivationSettings in_e = cfg;
   in_e.stream_bytes = cfg.compute_bytes;
+  in_e.compiled_layers = false;  // per-head q/k norms under compile were not probed
   norm_terms(s, spec, "q_norm", spec.heads * d, q_rows, true, has(l.trainable, Role::q_norm), in_e);
   norm_terms(s, spec, "k_norm", spec.kv_heads * d, k_rows, true, has(l.trainable, Role::k_norm),
              in_e);
@@ -360,7 +392,7 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
 // and u, down_proj saves the product when its weight trains. The input is counted by the caller.
 void gated_mlp(Sink& s, const ModelSpec& spec, const std::string& what, std::int64_t width,
                std::int64_t copies, bool in_rg, RoleSet trainable, bool adapted_all,
-               RoleSet adapted, const ActivationSettings& cfg) {
+               RoleSet adapted, const ActivationSettings& cfg, bool compiled = false) {
   const int e = cfg.compute_bytes;
   const bool t_gate = has(trainable, Role::gate) || has(trainable, Role::gate_up);
   const bool t_up = has(trainable, Role::up) || has(trainable, Role::gate_up);
@@ -369,12 +401,21 @@ void gated_mlp(Sink& s, const ModelSpec& spec, const std::string& what, std::int
   const bool g_rg = in_rg || t_gate || ad_gate;
   const bool u_rg = in_rg || t_up || ad_up;
   const std::int64_t act_saved = activation_saved_tensors(spec.activation);
-  if (g_rg) {
+  if (compiled) {
+    // Compiled: act(gate) and act(gate) * up are pointwise, recomputed in backward from the two
+    // matmul outputs, which the partitioner keeps (mm is compute-intensive, never recomputed).
+    // The gate output feeds act(gate) (needed by up's gradient) and act' (gate's); the up output
+    // only gate's gradient.
+    if (g_rg || u_rg) s.token(what + ": gate output (compiled)", copies * e * width, kCompiled);
+    if (g_rg) s.token(what + ": up output (compiled)", copies * e * width, kCompiled);
+  } else if (g_rg) {
     s.token(what + ": activation intermediates of the gate output", act_saved * copies * e * width,
             "transformers activations.py ACT2FN");
   }
-  if (u_rg) s.token(what + ": act_fn(gate) (saved by the mul)", copies * e * width, kLlama);
-  if (g_rg) s.token(what + ": up output (saved by the mul)", copies * e * width, kLlama);
+  if (!compiled) {
+    if (u_rg) s.token(what + ": act_fn(gate) (saved by the mul)", copies * e * width, kLlama);
+    if (g_rg) s.token(what + ": up output (saved by the mul)", copies * e * width, kLlama);
+  }
   const bool t_down = has(trainable, Role::down);
   const bool ad_down = adapted_all || has(adapted, Role::down);
   std::vector<ActivationTerm> tmp;
@@ -434,7 +475,8 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
         fused_mlp ? count(l.adapted, {Role::gate_up}) : count(l.adapted, {Role::gate, Role::up});
     linear_inputs(s, "gate/up input (norm output)", h, cfg.stream_bytes, t_in, ad_in, input_saved,
                   cfg, in_rg);
-    gated_mlp(s, spec, "mlp", spec.intermediate, 1, in_rg, l.trainable, false, l.adapted, cfg);
+    gated_mlp(s, spec, "mlp", spec.intermediate, 1, in_rg, l.trainable, false, l.adapted, cfg,
+              cfg.compiled_layers);
   } else {
     // Plain MLP: fc_in, the activation (its intermediates by ACT2FN: GPT-2/Phi's gelu_new saves
     // four, GPT-NeoX/Falcon's gelu and StarCoder2's gelu_pytorch_tanh one), fc_out.
@@ -492,6 +534,7 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   cfg.padding_mask = plan.behaviour.padding_mask;
   cfg.bnb_saves_input = plan.method == Method::qlora && plan.behaviour.bnb_saves_4bit_input;
   cfg.fused_qkv_attention = plan.behaviour.fused_qkv_attention;
+  cfg.compiled_layers = plan.behaviour.compiled_layers;
   return cfg;
 }
 
@@ -630,7 +673,9 @@ bool same_layer_terms(const ModelSpec& spec, const LayerPlan& a, const LayerPlan
 }
 
 std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& l,
-                                        const ActivationSettings& cfg) {
+                                        const ActivationSettings& settings) {
+  ActivationSettings cfg = settings;
+  cfg.compiled_layers = settings.compiled_layers && compiled_layer_probed(spec, l, settings);
   std::vector<ActivationTerm> out;
   Sink s{out};
   const std::int64_t h = spec.hidden;
@@ -705,7 +750,10 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bo
                                         bool lm_head_trainable, const ActivationSettings& cfg) {
   std::vector<ActivationTerm> out;
   Sink s{out};
-  norm_terms(s, spec, "final norm", spec.hidden, 1, input_rg, norm_trainable, cfg);
+  // The final norm is outside the compiled layers (torchtune compiles each layer and the loss).
+  ActivationSettings eager = cfg;
+  eager.compiled_layers = false;
+  norm_terms(s, spec, "final norm", spec.hidden, 1, input_rg, norm_trainable, eager);
   ActivationSettings head = cfg;
   head.bnb_saves_input = false;  // the lm_head stays 16-bit under QLoRA
   linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes, lm_head_trainable ? 1 : 0, 0,

@@ -59,6 +59,11 @@ struct ActivationSettings {
   std::int64_t seq = 0;  // sequence length: a sliding window shorter than it materialises a mask
   bool bnb_saves_input = false;      // bitsandbytes < 0.44: every 4-bit linear keeps its input
   bool fused_qkv_attention = false;  // litgpt CausalSelfAttention (FrameworkBehaviour)
+  // torch.compile'd decoder layers (FrameworkBehaviour::compiled_layers): in a layer of the probed
+  // kind (a Llama layer, compiled_layer_probed in the .cpp) RMSNorms, the SwiGLU MLP and LoRA's
+  // input casts take the saved set the min-cut partitioner leaves (probed on CPU, bf16,
+  // validation/data/compile-layer-probe-torch2.5.1.json); attention and linear inputs are as eager.
+  bool compiled_layers = false;
 };
 
 // Tensors of the MLP width the activation saves for backward, by autograd's rules

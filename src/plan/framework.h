@@ -43,6 +43,7 @@ enum class Knob {
   generates_sample,
   load_quantiser,  // the LoadQuantiser's value (plan.h)
   compiled_loss,
+  compiled_layers,
 };
 // How a knob's value reads: a switch (0/1), a count, or a LoadQuantiser.
 enum class KnobKind { flag, count, load_quantiser };

@@ -66,6 +66,7 @@ constexpr std::array kKnobs{
     KnobInfo{Knob::load_quantiser, "load_quantiser", KnobKind::load_quantiser, &get_load_quantiser,
              &set_load_quantiser},
     flag<&B::compiled_loss>(Knob::compiled_loss, "compiled_loss"),
+    flag<&B::compiled_layers>(Knob::compiled_layers, "compiled_layers"),
 };
 
 constexpr std::array<std::string_view, 4> kLoadQuantisers{"none", "lightning_bnb",

@@ -377,6 +377,8 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
      : s.key == "optimizer_in_backward" ? b.optimizer_in_backward
      : s.key == "compile"               ? b.compiled_loss
                                         : b.outputs_kept) = true;
+    // torch.compile compiles the decoder layers with the loss (FrameworkBehaviour).
+    if (s.key == "compile") b.compiled_layers = true;
   }
   // Settings that the chosen method ignores: an error when typed, a note when imported.
   for (const PlanSetting& s : patch) {

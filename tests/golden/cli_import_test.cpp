@@ -31,8 +31,9 @@ const nlohmann::json* item(const nlohmann::json& j, const std::string& id) {
 }
 
 // torch_compile / compile in a file prices the compiled loss: its row statistics line, no fp32
-// log_softmax line.
+// log_softmax line; and the compiled layers.
 void expect_compiled_loss(const nlohmann::json& j) {
+  EXPECT_EQ(j["plan"]["behaviour"]["compiled_layers"], true) << j["plan"].dump();
   EXPECT_NE(item(j, "logits.compiled_row_stats"), nullptr) << j["items"].dump();
   EXPECT_EQ(item(j, "logits.log_softmax"), nullptr);
   EXPECT_NE(j["notes"].dump().find("torch.compile"), std::string::npos) << j["notes"].dump();

@@ -141,5 +141,65 @@ TEST(Activation, PaddingMaskRepeatsKv) {
   EXPECT_EQ(terms_bytes(terms, m.spec, 1, 1024) - terms_per_token(terms) * 1024, 2LL * 1024 * 1024);
 }
 
+// torch.compile'd layers (FrameworkBehaviour::compiled_layers; probed on CPU,
+// validation/data/compile-layer-probe-torch2.5.1.json). llama-tiny: h=128 a=4 kv=2 d=32 I=352,
+// bf16. Full FT, a layer whose input requires grad: eager 16h + 4ad + 4kv d + 8I + 4a + 8 = 5,656.
+// Compiled: each RMSNorm keeps its bf16 input and rstd (2h + 4, not 4h + 4 + 2h), the MLP the gate
+// and up outputs and the down_proj input (6I, not 8I); linear inputs and attention unchanged:
+// 2 x 260 + 2 x 256 (q/k/v and gate/up inputs) + 784 (q 256, k 128, v 128, out 256, lse 16)
+// + 3 x 704 = 3,928.
+TEST(Activation, CompiledLayerKeepsNormInputsAndMatmulOutputs) {
+  const LoadedModel m = testing_support::validation_model("llama-tiny");
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  EXPECT_EQ(terms_per_token(layers(m, p)[1]), 5'656);
+  p.behaviour.compiled_layers = true;
+  const auto all = layers(m, p);
+  EXPECT_EQ(terms_per_token(all[1]), 3'928);
+  EXPECT_EQ(terms_per_score(all[1]), 0);
+}
+
+// LoRA r=8 on q,v with bf16 adapters (torchtune), layer 1. Eager: input norm 4h + 4 = 516 (its
+// weight is frozen: no normalized copy), q/v LoRA A input 256 + A outputs 2 x 16, attention 784,
+// post norm 516, MLP silu input, act(gate), up 3 x 704 (down is frozen): 4,216. Compiled: norms
+// 2h + 4 = 260 each, MLP gate and up 2 x 704: 260 + 256 + 32 + 784 + 260 + 1,408 = 3,000.
+TEST(Activation, CompiledLayerLoraQv) {
+  const LoadedModel m = testing_support::validation_model("llama-tiny");
+  TrainingPlan p;
+  p.method = Method::lora;
+  p.precision = Precision::bf16;
+  p.lora.rank = 8;
+  p.lora.targets = {"q", "v"};
+  p.behaviour.adapters_fp32 = false;
+  EXPECT_EQ(terms_per_token(layers(m, p)[1]), 4'216);
+  p.behaviour.compiled_layers = true;
+  EXPECT_EQ(terms_per_token(layers(m, p)[1]), 3'000);
+}
+
+// LoRA r=8 on all seven linears with fp32 adapters (PEFT) on a bf16 base, layer 1. Eager casts
+// the input once per adapter: 516 + 3 x 512 + 96 + 784 + (512 + 32) + 516 + 2 x 512 + 64
+// + 3 x 704 + (1,408 + 32) = 8,632. Compiled keeps one cast per input: 260 + 512 + 96 + 784
+// + 544 + 260 + 512 + 64 + 2 x 704 + 1,440 = 5,880.
+TEST(Activation, CompiledLayerSharesTheLoraCast) {
+  const LoadedModel m = testing_support::validation_model("llama-tiny");
+  TrainingPlan p;
+  p.method = Method::lora;
+  p.precision = Precision::bf16;
+  p.lora.rank = 8;
+  EXPECT_EQ(terms_per_token(layers(m, p)[1]), 8'632);
+  p.behaviour.compiled_layers = true;
+  EXPECT_EQ(terms_per_token(layers(m, p)[1]), 5'880);
+}
+
+// Autocast and Gemma-style fp32-weight norms were not probed: compiled_layers leaves them eager.
+TEST(Activation, CompiledLayerLeavesUnprobedCasesEager) {
+  const LoadedModel m = testing_support::validation_model("llama-tiny");
+  TrainingPlan p;
+  p.precision = Precision::autocast_bf16;
+  const std::int64_t eager = terms_per_token(layers(m, p)[1]);
+  p.behaviour.compiled_layers = true;
+  EXPECT_EQ(terms_per_token(layers(m, p)[1]), eager);
+}
+
 }  // namespace
 }  // namespace trainmem
