@@ -392,8 +392,9 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
 // and u, down_proj saves the product when its weight trains. The input is counted by the caller.
 void gated_mlp(Sink& s, const ModelSpec& spec, const std::string& what, std::int64_t width,
                std::int64_t copies, bool in_rg, RoleSet trainable, bool adapted_all,
-               RoleSet adapted, const ActivationSettings& cfg, bool compiled = false) {
+               RoleSet adapted, const ActivationSettings& cfg) {
   const int e = cfg.compute_bytes;
+  const bool compiled = cfg.compiled_layers;  // false for MoE layers (compiled_layer_probed)
   const bool t_gate = has(trainable, Role::gate) || has(trainable, Role::gate_up);
   const bool t_up = has(trainable, Role::up) || has(trainable, Role::gate_up);
   const bool ad_gate = adapted_all || has(adapted, Role::gate) || has(adapted, Role::gate_up);
@@ -475,8 +476,7 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
         fused_mlp ? count(l.adapted, {Role::gate_up}) : count(l.adapted, {Role::gate, Role::up});
     linear_inputs(s, "gate/up input (norm output)", h, cfg.stream_bytes, t_in, ad_in, input_saved,
                   cfg, in_rg);
-    gated_mlp(s, spec, "mlp", spec.intermediate, 1, in_rg, l.trainable, false, l.adapted, cfg,
-              cfg.compiled_layers);
+    gated_mlp(s, spec, "mlp", spec.intermediate, 1, in_rg, l.trainable, false, l.adapted, cfg);
   } else {
     // Plain MLP: fc_in, the activation (its intermediates by ACT2FN: GPT-2/Phi's gelu_new saves
     // four, GPT-NeoX/Falcon's gelu and StarCoder2's gelu_pytorch_tanh one), fc_out.

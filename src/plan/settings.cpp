@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 #include "plan/framework.h"
@@ -14,6 +16,28 @@
 
 namespace trainmem {
 namespace {
+
+// Settings that turn a framework behaviour on, applied after the profile's behaviour (plan_from):
+// each sets its knobs (FrameworkBehaviour, src/plan/knobs.cpp). torch.compile compiles the
+// decoder layers together with the loss.
+struct BehaviourSwitch {
+  std::string_view key;
+  std::array<std::optional<Knob>, 2> knobs;
+};
+constexpr std::array<BehaviourSwitch, 5> kBehaviourSwitches{{
+    {"padding_mask", {Knob::padding_mask, std::nullopt}},
+    {"offload_activations", {Knob::offload_checkpoints, std::nullopt}},
+    {"optimizer_in_backward", {Knob::optimizer_in_backward, std::nullopt}},
+    {"keep_outputs", {Knob::outputs_kept, std::nullopt}},
+    {"compile", {Knob::compiled_loss, Knob::compiled_layers}},
+}};
+
+const BehaviourSwitch* behaviour_switch(std::string_view key) {
+  for (const BehaviourSwitch& b : kBehaviourSwitches) {
+    if (b.key == key) return &b;
+  }
+  return nullptr;
+}
 
 Error setting_error(const PlanSetting& s, std::string reason,
                     ErrorCode code = ErrorCode::bad_input) {
@@ -151,9 +175,8 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
     }
     return std::nullopt;
   }
-  if (k == "padding_mask" || k == "offload_activations" || k == "optimizer_in_backward" ||
-      k == "keep_outputs" || k == "compile") {
-    // Behaviour switches: applied after the framework profile's behaviour (plan_from).
+  if (behaviour_switch(k) != nullptr) {
+    // Applied after the framework profile's behaviour (plan_from); here only checked.
     auto b = boolean(s);
     if (!b) return b.error();
     return std::nullopt;
@@ -366,19 +389,13 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
   // The profile's behaviour, then the switches that turn a behaviour on.
   apply_framework(r.plan);
   for (const PlanSetting& s : patch) {
-    if (s.key != "padding_mask" && s.key != "offload_activations" &&
-        s.key != "optimizer_in_backward" && s.key != "keep_outputs" && s.key != "compile")
-      continue;
+    const BehaviourSwitch* sw = behaviour_switch(s.key);
+    if (sw == nullptr) continue;
     auto on = boolean(s);
     if (!on || !on.value()) continue;
-    FrameworkBehaviour& b = r.plan.behaviour;
-    (s.key == "padding_mask"            ? b.padding_mask
-     : s.key == "offload_activations"   ? b.offload_checkpoints
-     : s.key == "optimizer_in_backward" ? b.optimizer_in_backward
-     : s.key == "compile"               ? b.compiled_loss
-                                        : b.outputs_kept) = true;
-    // torch.compile compiles the decoder layers with the loss (FrameworkBehaviour).
-    if (s.key == "compile") b.compiled_layers = true;
+    for (const std::optional<Knob>& knob : sw->knobs) {
+      if (knob) set_knob(r.plan.behaviour, *knob, 1);
+    }
   }
   // Settings that the chosen method ignores: an error when typed, a note when imported.
   for (const PlanSetting& s : patch) {
