@@ -36,6 +36,8 @@ import sys
 
 import torch
 
+from autograd_saved import graph_saved_tensors
+
 SHAPES = [  # batch, seq, hidden, intermediate, heads, kv_heads
     (1, 64, 256, 704, 4, 2),
     (2, 64, 256, 704, 4, 2),
@@ -114,39 +116,17 @@ def label(v, named):
 
 def saved(out, classes, named=None):
     """Every storage the graph below `out` saves: (class, node, attr, shape, dtype, bytes)."""
-    res, seen, stack, visited, held = [], set(), [out.grad_fn], set(), []
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in visited:
+    res, seen = [], set()
+    for node, name, v in graph_saved_tensors(out.grad_fn):
+        ptr = v.untyped_storage().data_ptr()
+        if ptr in seen or v.untyped_storage().nbytes() == 0:
             continue
-        visited.add(id(node))
-        held.append(node)
-        found = []
-        for name in dir(node):
-            if name.startswith("_saved_"):
-                try:
-                    v = getattr(node, name)
-                except RuntimeError:
-                    continue
-                if isinstance(v, torch.Tensor):
-                    found.append((name, v))
-        try:
-            for i, v in enumerate(getattr(node, "saved_tensors", ()) or ()):
-                if isinstance(v, torch.Tensor):
-                    found.append((f"saved_tensors[{i}]", v))
-        except RuntimeError:
-            pass
-        for name, v in found:
-            ptr = v.untyped_storage().data_ptr()
-            if ptr in seen or v.untyped_storage().nbytes() == 0:
-                continue
-            seen.add(ptr)
-            res.append({"class": classes.get(ptr, "activation"), "node": type(node).__name__,
-                        "matches": label(v, named) if named else "",
-                        "attr": name, "shape": list(v.shape),
-                        "dtype": str(v.dtype).replace("torch.", ""),
-                        "bytes": v.untyped_storage().nbytes()})
-        stack.extend(f for f, _ in node.next_functions)
+        seen.add(ptr)
+        res.append({"class": classes.get(ptr, "activation"), "node": type(node).__name__,
+                    "matches": label(v, named) if named else "",
+                    "attr": name, "shape": list(v.shape),
+                    "dtype": str(v.dtype).replace("torch.", ""),
+                    "bytes": v.untyped_storage().nbytes()})
     return res
 
 

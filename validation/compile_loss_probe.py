@@ -33,6 +33,8 @@ import torch
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
+from autograd_saved import graph_saved_tensors
+
 
 def compute_cross_entropy(logits, labels):
     # torchtune modules/loss/ce_chunked_output_loss.py compute_cross_entropy (reduction "sum").
@@ -48,45 +50,21 @@ def chunked_loss(ce, logits, labels, chunks):
 
 def saved_tensors(loss, logits):
     """Every tensor the graph below `loss` saves, once per storage."""
-    # Python wrappers of graph nodes are made on access: hold each one visited, so that an id()
-    # is not reused by a later wrapper.
-    out, seen, stack, visited, held = [], set(), [loss.grad_fn], set(), []
+    out, seen = [], set()
     base = logits.untyped_storage().data_ptr()
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in visited:
+    for node, name, v in graph_saved_tensors(loss.grad_fn):
+        key = (v.untyped_storage().data_ptr(), v.storage_offset(), tuple(v.shape), v.dtype)
+        if key in seen:
             continue
-        visited.add(id(node))
-        held.append(node)
-        found = []
-        for name in dir(node):
-            if name.startswith("_saved_"):
-                try:
-                    v = getattr(node, name)
-                except RuntimeError:
-                    continue
-                if isinstance(v, torch.Tensor):
-                    found.append((name, v))
-        try:
-            for i, v in enumerate(getattr(node, "saved_tensors", ()) or ()):
-                if isinstance(v, torch.Tensor):
-                    found.append((f"saved_tensors[{i}]", v))
-        except RuntimeError:
-            pass
-        for name, v in found:
-            key = (v.untyped_storage().data_ptr(), v.storage_offset(), tuple(v.shape), v.dtype)
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append({
-                "node": type(node).__name__,
-                "attr": name,
-                "shape": list(v.shape),
-                "dtype": str(v.dtype).replace("torch.", ""),
-                "bytes": v.numel() * v.element_size(),
-                "is_logits_storage": v.untyped_storage().data_ptr() == base,
-            })
-        stack.extend(f for f, _ in node.next_functions)
+        seen.add(key)
+        out.append({
+            "node": type(node).__name__,
+            "attr": name,
+            "shape": list(v.shape),
+            "dtype": str(v.dtype).replace("torch.", ""),
+            "bytes": v.numel() * v.element_size(),
+            "is_logits_storage": v.untyped_storage().data_ptr() == base,
+        })
     return out
 
 
