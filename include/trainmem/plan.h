@@ -244,6 +244,10 @@ struct FrameworkBehaviour {
   bool generates_sample = false;
   // QLoRA: how the base weights are quantised on the GPU at load.
   LoadQuantiser load_quantiser = LoadQuantiser::none;
+  // QLoRA quantises the lm_head too. transformers keeps it 16-bit (get_keys_to_not_convert);
+  // Lightning's BitsandbytesPrecision replaces every nn.Linear unless ignore_modules names it, and
+  // litgpt passes none.
+  bool quantises_lm_head = false;
   // torch.compile wraps the loss (torchtune `compile: True` compiles the loss with the layers;
   // HF TrainingArguments torch_compile compiles the model's forward, loss included): inductor
   // fuses `cross_entropy(logits.float(), labels)` into one kernel that saves the logits in their

@@ -533,6 +533,7 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   cfg.seq = plan.seq;
   cfg.padding_mask = plan.behaviour.padding_mask;
   cfg.bnb_saves_input = plan.method == Method::qlora && plan.behaviour.bnb_saves_4bit_input;
+  cfg.lm_head_quantised = plan.method == Method::qlora && plan.behaviour.quantises_lm_head;
   cfg.fused_qkv_attention = plan.behaviour.fused_qkv_attention;
   cfg.compiled_layers = plan.behaviour.compiled_layers;
   return cfg;
@@ -754,8 +755,10 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bo
   ActivationSettings eager = cfg;
   eager.compiled_layers = false;
   norm_terms(s, spec, "final norm", spec.hidden, 1, input_rg, norm_trainable, eager);
+  // A 4-bit lm_head keeps its input under bitsandbytes < 0.44 like the layers' linears; MatMul4Bit
+  // saves it only when it requires grad (ctx.needs_input_grad). A 16-bit one keeps nothing.
   ActivationSettings head = cfg;
-  head.bnb_saves_input = false;  // the lm_head stays 16-bit under QLoRA
+  head.bnb_saves_input = cfg.bnb_saves_input && cfg.lm_head_quantised && input_rg;
   linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes, lm_head_trainable ? 1 : 0, 0,
                 false, head);
   return out;

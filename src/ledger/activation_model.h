@@ -58,6 +58,7 @@ struct ActivationSettings {
   bool cpu_kernels = false;
   std::int64_t seq = 0;  // sequence length: a sliding window shorter than it materialises a mask
   bool bnb_saves_input = false;      // bitsandbytes < 0.44: every 4-bit linear keeps its input
+  bool lm_head_quantised = false;    // the lm_head is a 4-bit linear too (quantises_lm_head)
   bool fused_qkv_attention = false;  // litgpt CausalSelfAttention (FrameworkBehaviour)
   // torch.compile'd decoder layers (FrameworkBehaviour::compiled_layers): in a layer of the probed
   // kind (a Llama layer, compiled_layer_probed in the .cpp) RMSNorms, the SwiGLU MLP and LoRA's

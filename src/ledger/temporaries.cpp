@@ -123,6 +123,10 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
 // bitsandbytes Linear4bit dequantises the largest 4-bit weight to the compute dtype in forward
 // and again in backward for grad_input (bnb <= 0.49 always; >= 0.50 for more than 1,536 rows),
 // plus its fp32 absmax (bitsandbytes autograd/_functions.py MatMul4Bit, backends/cuda/ops.py).
+// dequantize_4bit writes the dtype the weight was quantised from (quant_state.dtype,
+// functional.py dequantize_4bit: torch.empty(quant_state.shape, dtype=quant_state.dtype)), then
+// MatMul4Bit casts it with `.to(A.dtype)`: Lightning quantises through an fp16 copy
+// (LoadQuantiser::lightning_bnb), so under bf16 compute both the fp16 and the bf16 copy are live.
 void dequantised_weight(const Context& ctx, Items& items) {
   if (ctx.plan.method != Method::qlora) return;
   std::int64_t largest = 0;
@@ -135,15 +139,26 @@ void dequantised_weight(const Context& ctx, Items& items) {
   }
   if (largest == 0) return;
   const std::int64_t block = std::max<std::int64_t>(1, ctx.plan.quant.block_size);
-  const std::int64_t bytes = 2 * largest + 4 * ((largest + block - 1) / block);
+  const std::int64_t blocks = (largest + block - 1) / block;
+  const Dtype compute = recipe(ctx.plan.precision).compute;
+  const bool fp16_then_cast =
+      ctx.plan.behaviour.load_quantiser == LoadQuantiser::lightning_bnb && compute != Dtype::f16;
+  const int compute_bytes = dtype_info(compute).bits / 8;
+  const std::int64_t copy_bytes = fp16_then_cast ? 2 + compute_bytes : compute_bytes;
+  const std::int64_t bytes = copy_bytes * largest + 4 * blocks;
+  const std::string copies =
+      fp16_then_cast ? fmt::format("(2 B fp16 as quantised + {} B {} cast)", compute_bytes,
+                                   dtype_info(compute).name)
+                     : fmt::format("{} B ({})", compute_bytes, dtype_info(compute).name);
   items.push_back(
       {.id = "temporaries.dequantised_weight",
        .tenant = Tenant::temporaries,
        .label = "QLoRA: dequantised copy of the largest 4-bit weight",
        .bytes = bytes,
-       .formula = fmt::format("{} elements x 2 B (bf16) + absmax {} blocks x 4 B",
-                              with_commas(largest), with_commas((largest + block - 1) / block)),
-       .source = "bitsandbytes autograd/_functions.py MatMul4Bit (dequantize_4bit)",
+       .formula = fmt::format("{} elements x {} + absmax {} blocks x 4 B", with_commas(largest),
+                              copies, with_commas(blocks)),
+       .source =
+           "bitsandbytes autograd/_functions.py MatMul4Bit (dequantize_4bit(...).to(A.dtype))",
        .live = forward_to_backward_start() | late_backward(),
        .estimated = false});
 }

@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 27> kDifferences{{
+constexpr std::array<Difference, 28> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -85,6 +85,12 @@ constexpr std::array<Difference, 27> kDifferences{{
      "each 4-bit layer is built in bf16 on the GPU and quantised through an fp16 copy",
      "lightning@2.4.0.dev20240728 fabric/plugins/precision/bitsandbytes.py:305-340 "
      "_Linear4bit.__init__/quantize (weight.to(device, torch.half), quantize_4bit)"},
+    {"litgpt", "qlora", "", "", "", Knob::quantises_lm_head, 1,
+     "the lm_head is a 4-bit layer too: BitsandbytesPrecision replaces every nn.Linear, and "
+     "litgpt names no ignore_modules",
+     "litgpt@00af8b0d finetune/lora.py:138 BitsandbytesPrecision(quantize[4:], dtype); "
+     "lightning fabric/plugins/precision/bitsandbytes.py convert_module, module_init_context "
+     "(_ClassReplacementContextManager torch.nn.Linear), _convert_layers(ignore_modules)"},
     // torchtune.
     {"torchtune", "", "", "", "", Knob::adapters_fp32, 0,
      "LoRA weights are built in the model dtype",
@@ -139,12 +145,15 @@ constexpr std::array<Difference, 27> kDifferences{{
 }};
 
 // framework, method, flag, value, source
-constexpr std::array<ProfileDefault, 15> kDefaults{{
+constexpr std::array<ProfileDefault, 17> kDefaults{{
     {"litgpt", "", "precision", "bf16",
      "litgpt finetune/lora.py: precision defaults to bf16-true where supported"},
     {"litgpt", "", "lora_dropout", "0.05", "litgpt finetune/lora.py setup(lora_dropout=0.05)"},
     {"litgpt", "qlora", "optimizer", "paged-adamw",
      "litgpt finetune/lora.py: AdamW becomes bnb PagedAdamW when quantizing"},
+    {"litgpt", "qlora", "prepare_kbit", "false",
+     "litgpt finetune/lora.py: no PEFT prepare_model_for_kbit_training; norms and embeddings stay "
+     "in the bf16-true dtype"},
     {"torchtune", "", "precision", "bf16", "torchtune recipe configs: dtype: bf16"},
     {"torchtune", "", "checkpointing", "full",
      "torchtune recipe configs: enable_activation_checkpointing: True"},
@@ -152,6 +161,9 @@ constexpr std::array<ProfileDefault, 15> kDefaults{{
      "torchtune recipes/configs/llama3_1/8B_lora_single_device.yaml optimizer.fused: True"},
     {"torchtune", "qlora", "optimizer_impl", "fused",
      "torchtune recipes/configs/llama3_1/8B_qlora_single_device.yaml optimizer.fused: True"},
+    {"torchtune", "qlora", "prepare_kbit", "false",
+     "torchtune recipes/lora_finetune_single_device.py: torchao NF4 base weights, no PEFT "
+     "prepare_model_for_kbit_training; the rest stays in dtype bf16"},
     {"torchtune", "full", "optimizer", "paged-adamw-8bit",
      "torchtune recipes/configs/llama3_1/8B_full_single_device.yaml bitsandbytes PagedAdamW8bit"},
     {"unsloth", "", "checkpointing", "full",

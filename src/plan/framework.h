@@ -42,6 +42,7 @@ enum class Knob {
   eval_between_steps,
   generates_sample,
   load_quantiser,  // the LoadQuantiser's value (plan.h)
+  quantises_lm_head,
   compiled_loss,
   compiled_layers,
 };
@@ -90,7 +91,7 @@ struct Difference {
 struct ProfileDefault {
   std::string_view framework;
   std::string_view method;  // "" = every method
-  std::string_view flag;    // "precision", "optimizer", "optimizer_impl", "checkpointing"
+  std::string_view flag;    // "precision", "optimizer", "optimizer_impl", "checkpointing", ...
   std::string_view value;   // in flag vocabulary
   std::string_view source;
 };

@@ -65,6 +65,7 @@ constexpr std::array kKnobs{
     flag<&B::generates_sample>(Knob::generates_sample, "generates_sample"),
     KnobInfo{Knob::load_quantiser, "load_quantiser", KnobKind::load_quantiser, &get_load_quantiser,
              &set_load_quantiser},
+    flag<&B::quantises_lm_head>(Knob::quantises_lm_head, "quantises_lm_head"),
     flag<&B::compiled_loss>(Knob::compiled_loss, "compiled_loss"),
     flag<&B::compiled_layers>(Knob::compiled_layers, "compiled_layers"),
 };

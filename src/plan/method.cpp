@@ -46,10 +46,11 @@ bool mlp_target(const std::vector<std::string>& t, const TensorGroup& g, std::st
 }
 
 // Bitsandbytes quantises the linear weights; transformers keeps lm_head (get_keys_to_not_convert)
-// and the MoE router in 16-bit, and a bias stays beside its Linear4bit in 16-bit.
-bool quantisable(const TensorGroup& g) {
-  return is_linear_weight(g) && g.role != Role::lm_head && g.role != Role::router &&
-         g.role != Role::shared_expert_gate;
+// and the MoE router in 16-bit, and a bias stays beside its Linear4bit in 16-bit. A framework
+// that converts every nn.Linear (FrameworkBehaviour::quantises_lm_head) quantises lm_head too.
+bool quantisable(const TensorGroup& g, const FrameworkBehaviour& b) {
+  if (g.role == Role::lm_head) return b.quantises_lm_head && is_linear_weight(g);
+  return is_linear_weight(g) && g.role != Role::router && g.role != Role::shared_expert_gate;
 }
 
 Dtype quant_dtype(QuantKind kind) {
@@ -172,7 +173,7 @@ void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterI
 
 void quantise_base(const TrainingPlan& plan, ParameterInventory& inv) {
   for (TensorGroup& g : inv.groups) {
-    if (quantisable(g)) {
+    if (quantisable(g, plan.behaviour)) {
       g.quantised = true;
       g.dtype = quant_dtype(plan.quant.kind);
     } else if (plan.quant.prepare_kbit && dtype_info(g.dtype).bits < 32) {

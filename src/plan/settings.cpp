@@ -374,8 +374,8 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
         std::any_of(patch.begin(), patch.end(), [](const PlanSetting& s) {
           return s.key == "optimizer" && implied_optimizer_impl(s.value).has_value();
         });
-    for (const char* key :
-         {"precision", "optimizer", "optimizer_impl", "checkpointing", "loss", "lora_dropout"}) {
+    for (const char* key : {"precision", "optimizer", "optimizer_impl", "checkpointing", "loss",
+                            "lora_dropout", "prepare_kbit"}) {
       if (given(key) || (std::string_view(key) == "optimizer_impl" && impl_given)) continue;
       const std::string_view d = profile_default(probe.framework, name_of(probe.method), key);
       if (d.empty()) continue;

@@ -197,6 +197,56 @@ TEST(FrameworkLedger, LitgptUntiesTiedEmbeddings) {
             tenant_in(estimate(untied, plain), Tenant::weights, 0, Phase::loaded));
 }
 
+const LedgerItem* find_item(const Ledger& l, const std::string& id) {
+  for (const LedgerItem& i : l.items) {
+    if (i.id == id) return &i;
+  }
+  return nullptr;
+}
+
+// litgpt's QLoRA quantises the lm_head (Lightning's BitsandbytesPrecision converts every
+// nn.Linear; litgpt names no ignore_modules), and Lightning quantises through an fp16 copy, so
+// MatMul4Bit's dequantize_4bit writes fp16 and `.to(bf16)` makes a second copy. On qwen3-tiny
+// (V 8,192, hidden 128, intermediate 384) the largest 4-bit weight becomes the 8,192 x 128 =
+// 1,048,576-element lm_head.
+TEST(FrameworkLedger, LitgptQuantisesTheLmHead) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan lit = plan_for("litgpt", Method::qlora, "bitsandbytes=0.42");
+  EXPECT_TRUE(lit.behaviour.quantises_lm_head);
+  // The settings path (command line, rows) starts litgpt's QLoRA without PEFT's
+  // prepare_model_for_kbit_training, which litgpt never calls; HF keeps it.
+  auto from = [](const char* framework) {
+    auto r = plan_from({{"framework", framework, "--framework"}, {"method", "qlora", "--method"}});
+    EXPECT_TRUE(r.ok());
+    return r ? r->plan : TrainingPlan{};
+  };
+  EXPECT_FALSE(from("litgpt").quant.prepare_kbit);
+  EXPECT_FALSE(from("torchtune").quant.prepare_kbit);
+  EXPECT_TRUE(from("hf").quant.prepare_kbit);
+  lit.quant.prepare_kbit = false;
+  TrainingPlan kept = lit;
+  kept.behaviour.quantises_lm_head = false;
+  const Ledger l = estimate(m, lit);
+  const Ledger k = estimate(m, kept);
+  // Dequantised copy: 1,048,576 x (2 B fp16 + 2 B bf16) + 16,384 absmax blocks x 4 B; with the
+  // lm_head kept 16-bit, the MLP's 49,152 elements x 4 B + 768 x 4 B.
+  ASSERT_NE(find_item(l, "temporaries.dequantised_weight"), nullptr);
+  EXPECT_EQ(find_item(l, "temporaries.dequantised_weight")->bytes, 4'194'304 + 65'536);
+  EXPECT_EQ(find_item(k, "temporaries.dequantised_weight")->bytes, 196'608 + 3'072);
+  // The 16-bit lm_head (2 B per element) leaves the weights; its 4-bit form joins them.
+  const std::int64_t w_lit = tenant_in(l, Tenant::weights, 0, Phase::loaded);
+  const std::int64_t w_kept = tenant_in(k, Tenant::weights, 0, Phase::loaded);
+  EXPECT_LT(w_lit, w_kept - 1'048'576 * 2 * 2 / 3);
+  // bitsandbytes < 0.44 keeps the 4-bit lm_head's bf16 input: 2 x 256 tokens x 128 x 2 B.
+  EXPECT_EQ(find_item(l, "activations.final_norm_head_input")->bytes -
+                find_item(k, "activations.final_norm_head_input")->bytes,
+            2 * 256 * 128 * 2);
+  // The HF profile keeps the lm_head 16-bit (transformers get_keys_to_not_convert) and
+  // dequantises in the dtype it loaded (bf16): one copy.
+  const Ledger hf = estimate(m, plan_for("hf", Method::qlora));
+  EXPECT_EQ(find_item(hf, "temporaries.dequantised_weight")->bytes, 49'152 * 2 + 3'072);
+}
+
 TEST(FrameworkLedger, OptimizerInBackwardHoldsOneGradient) {
   const LoadedModel m = testing_support::validation_model("qwen3-tiny");
   TrainingPlan p = plan_for("hf");
