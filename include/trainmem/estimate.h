@@ -136,6 +136,11 @@ struct GpuOptions {
   // What the process may hold in all (nvidia-smi view); 0: unlimited. The allocator's cudaMalloc
   // fails beyond this less the context, and then frees its cache and retries.
   std::int64_t usable_bytes = 0;
+  // The padded sequence length of each step of a run, in order (a dataset's shuffled batches,
+  // DatasetFit::step_lengths), each at most the plan's seq; empty: every step at the plan's seq.
+  // The steps are replayed through one allocator (src/gpu/run_events.h): the cache that
+  // variable-length batches leave is part of the reserved figure.
+  std::vector<std::int64_t> step_lengths;
 };
 
 struct GpuPhase {
@@ -170,6 +175,12 @@ struct GpuEstimate {
   bool oom = false;
   int oom_slot = -1;
   std::int64_t oom_request_bytes = 0;
+  // The run of GpuOptions::step_lengths (run_steps 0: none): its peaks over every step. The
+  // device total above is the larger of the run's and the single step's.
+  int run_steps = 0;
+  std::int64_t run_peak_allocated_bytes = 0;
+  std::int64_t run_peak_reserved_bytes = 0;
+  std::int64_t run_device_total_bytes = 0;
   std::vector<std::string> notes;
 };
 

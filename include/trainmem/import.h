@@ -142,7 +142,23 @@ struct DatasetFit {
   std::optional<std::int64_t> p95_saves_bytes;
   std::vector<std::string> advice;  // max_length, packing, padding-free, in words
   std::vector<std::string> notes;   // the estimate's basis
+  // One epoch as the run's steps see it (at most kRunSteps): the records in a fixed shuffled
+  // order, batch x grad_accum per optimizer step, each step at the longest of its records
+  // (truncated at max_length): GpuOptions::step_lengths for a single-GPU padded plan.
+  std::vector<std::int64_t> step_lengths;
 };
+
+// The most steps of a dataset's epoch replayed through the allocator (run_events.h): enough for
+// the cache to meet the lengths that matter, and a fraction of a second to replay.
+inline constexpr std::int64_t kRunSteps = 500;
+
+// The padded length of each optimizer step of one epoch of `tokens` (per record): the records
+// shuffled by Fisher-Yates with std::mt19937_64 seeded 0 (the same order on every platform),
+// taken `records_per_step` at a time, each step at its longest record capped at `max_length`,
+// at most kRunSteps steps.
+std::vector<std::int64_t> epoch_step_lengths(std::vector<std::int64_t> tokens,
+                                             std::int64_t records_per_step,
+                                             std::optional<std::int64_t> max_length);
 
 struct DatasetSource {
   std::string file;

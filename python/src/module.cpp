@@ -91,11 +91,13 @@ DatasetFit dataset_fit(const LoadedModel& model, const TrainingPlan& plan,
 }
 
 std::string estimate_document(const LoadedModel& model, const TrainingPlan& plan,
-                              const Ledger& ledger, const std::optional<Device>& d) {
-  // As `trainmem estimate --json`: the allocator replay's figures (not on Apple unified memory)
-  // and the verdict judge() gives.
-  const GpuEstimate gpu =
-      unwrap(gpu_estimate(model, plan, ledger, d ? gpu_options_for(*d, "") : GpuOptions{}));
+                              const Ledger& ledger, const std::optional<Device>& d,
+                              std::vector<std::int64_t> step_lengths = {}) {
+  // As `trainmem estimate --json`: the allocator replay's figures (not on Apple unified memory),
+  // over a dataset's batches when given, and the verdict judge() gives.
+  GpuOptions o = d ? gpu_options_for(*d, "") : GpuOptions{};
+  o.step_lengths = std::move(step_lengths);
+  const GpuEstimate gpu = unwrap(gpu_estimate(model, plan, ledger, o));
   const bool cuda = !d || d->kind != DeviceKind::unified;
   if (!d) return render_json(ledger, nullptr, &gpu);
   const Fit f = judge(gpu, totals(ledger), *d);
@@ -112,7 +114,7 @@ std::string estimate_json(const LoadedModel& model, const std::string& plan_json
   const std::optional<Device> d = device_of(device, memory, reserve);
   if (dataset) {
     const DatasetFit fit = dataset_fit(model, plan, d, *dataset, max_length_given);
-    return with_dataset_json(estimate_document(model, plan, ledger, d), fit);
+    return with_dataset_json(estimate_document(model, plan, ledger, d, fit.step_lengths), fit);
   }
   return estimate_document(model, plan, ledger, d);
 }

@@ -425,8 +425,17 @@ void load_sequence(const ledger::Context& ctx, Builder& b, int slot) {
 
 }  // namespace
 
-EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger) {
+EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger,
+                         bool close_steady_step) {
   Builder b;
+  // A run that ends at `slot` is freed there, except at the stream's last slot, where it is freed
+  // only when closing the steady step and the same line does not cross from the first step into
+  // the steady one.
+  auto ends_here = [&](PhaseMask m, int slot) {
+    if (!run_ends(m, slot)) return false;
+    if (slot + 1 < kPhaseSlots) return true;
+    return close_steady_step && !(live(m, kPhaseCount - 1) && live(m, kPhaseCount));
+  };
   if (plan.convention == Convention::textbook) return b.out;
   const ledger::Context ctx = ledger::make_context(model, plan);
   std::vector<bool> claimed(ledger.items.size(), false);
@@ -539,14 +548,13 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     // Frees at the end of each run.
     if (run_ends(p.scratch.live, slot)) free_all(b, p.scratch, slot);
     for (Whole& w : whole) {
-      if (run_ends(w.item->live, slot) && slot + 1 < kPhaseSlots) {
+      if (ends_here(w.item->live, slot)) {
         b.free(w.id, slot);
         w.id = -1;
       }
     }
     for (Split* s : splits) {
-      if (s != &p.scratch && run_ends(s->live, slot) && slot + 1 < kPhaseSlots)
-        free_all(b, *s, slot);
+      if (s != &p.scratch && ends_here(s->live, slot)) free_all(b, *s, slot);
     }
   }
   return std::move(b.out);

@@ -7,6 +7,7 @@
 #include "gpu/alloc_events.h"
 #include "gpu/caching_allocator.h"
 #include "gpu/cuda_context.h"
+#include "gpu/run_events.h"
 #include "ledger/run_phases.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
@@ -14,6 +15,65 @@
 #include "verdict/judge.h"
 
 namespace trainmem {
+namespace {
+
+// Replays the steps at o.step_lengths through one allocator (run_events.h) and records the run's
+// peaks; the device total becomes the run's when it is the larger.
+void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOptions& o,
+                const gpu::AllocatorConfig& conf, const gpu::ReplayLimits& limits,
+                const gpu::EventStream& step, GpuEstimate& g) {
+  std::vector<std::int64_t> lengths;
+  lengths.reserve(o.step_lengths.size());
+  for (std::int64_t l : o.step_lengths) lengths.push_back(std::clamp<std::int64_t>(l, 1, plan.seq));
+  const std::optional<gpu::RunStream> run = gpu::run_events(model, plan, lengths);
+  if (!run) {
+    g.notes.push_back(
+        "The steps of different lengths could not be chained into one run (what one step hands "
+        "the next differs between lengths); the figures are one step's at the longest length.");
+    return;
+  }
+  gpu::ReplayResult r = gpu::replay(run->events, conf, limits, run->phase_count);
+  if (r.oom) {
+    const int at_step = r.oom_phase < kPhaseSlots ? 1 + r.oom_phase / kPhaseCount
+                                                  : 2 + (r.oom_phase - kPhaseSlots) / kPhaseCount;
+    g.oom = true;
+    g.oom_slot = gpu::run_phase_slot(r.oom_phase);
+    g.oom_request_bytes = r.oom_request_bytes;
+    g.notes.push_back(fmt::format(
+        "Over the run's batches the caching allocator runs out at step {} of {} (a {} request, "
+        "after freeing its cache): the cached blocks of earlier lengths leave no block large "
+        "enough; the run's figures are what it would need.",
+        at_step, run->steps, format_bytes(r.oom_request_bytes, Unit::gib)));
+    r = gpu::replay(run->events, conf, {}, run->phase_count);
+  }
+  g.run_steps = run->steps;
+  g.run_peak_allocated_bytes = r.peak_allocated_bytes;
+  g.run_peak_reserved_bytes = r.peak_reserved_bytes;
+  int peak_phase = 0;
+  for (int ph = 0; ph < run->phase_count; ++ph) {
+    const int slot = gpu::run_phase_slot(ph);
+    const std::int64_t outside = slot >= step.outside_pool_from_slot ? step.outside_pool_bytes : 0;
+    const std::int64_t total =
+        r.phases[static_cast<std::size_t>(ph)].reserved_bytes + g.context_bytes + outside;
+    if (total > g.run_device_total_bytes) {
+      g.run_device_total_bytes = total;
+      peak_phase = ph;
+    }
+  }
+  g.run_device_total_bytes += g.nccl_bytes;
+  g.notes.push_back(fmt::format(
+      "Over {} steps of the dataset's batches (shuffled, each padded to its longest record) the "
+      "cache reaches {} reserved, against {} for steps all at the longest length: blocks cached "
+      "for one length do not serve a longer one, and a shorter one splits them.",
+      run->steps, format_bytes(r.peak_reserved_bytes, Unit::gib),
+      format_bytes(g.peak_reserved_bytes, Unit::gib)));
+  if (g.run_device_total_bytes > g.device_total_bytes) {
+    g.device_total_bytes = g.run_device_total_bytes;
+    g.peak_slot = gpu::run_phase_slot(peak_phase);
+  }
+}
+
+}  // namespace
 
 Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& plan,
                                  const Ledger& ledger, const GpuOptions& o) {
@@ -75,6 +135,10 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
   g.peak_allocated_run_phase = std::string(run_phase_at(ledger, g.peak_allocated_slot));
   g.peak_allocated_bytes = r.peak_allocated_bytes;
   g.peak_reserved_bytes = r.peak_reserved_bytes;
+  if (!o.step_lengths.empty()) {
+    replay_run(model, plan, o, *conf, limits, stream, g);
+    g.peak_run_phase = std::string(run_phase_at(ledger, g.peak_slot));
+  }
   if (conf->async_backend) {
     g.notes.push_back(
         "backend:cudaMallocAsync is not modelled: allocated and reserved are the native "

@@ -27,8 +27,17 @@ std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
       "  {:<16} {:>10}  torch.cuda.max_memory_reserved: allocated plus cached free blocks in the "
       "allocator's segments (2 MiB, 20 MiB, or the request rounded to 2 MiB)\n",
       "Peak reserved", format_bytes(g.peak_reserved_bytes, u));
-  std::string extra = fmt::format("reserved + CUDA context {}{}", format_bytes(g.context_bytes, u),
-                                  g.context_estimated ? " (estimated)" : "");
+  const bool run_peak = g.run_steps > 0 && g.device_total_bytes == g.run_device_total_bytes;
+  if (g.run_steps > 0) {
+    out += fmt::format(
+        "  {:<16} {:>10}  max_memory_reserved over {} steps of the dataset's batches (allocated "
+        "{}): the blocks cached for every length seen\n",
+        "Run reserved", format_bytes(g.run_peak_reserved_bytes, u), g.run_steps,
+        format_bytes(g.run_peak_allocated_bytes, u));
+  }
+  std::string extra =
+      fmt::format("{} + CUDA context {}{}", run_peak ? "run reserved" : "reserved",
+                  format_bytes(g.context_bytes, u), g.context_estimated ? " (estimated)" : "");
   if (g.outside_pool_bytes > 0) {
     extra += fmt::format(" + paged optimizer state {}", format_bytes(g.outside_pool_bytes, u));
   }

@@ -72,6 +72,12 @@ json gpu_json(const GpuEstimate& g) {
     out["oom_phase"] = slot_name(g.oom_slot);
     out["oom_request_bytes"] = g.oom_request_bytes;
   }
+  if (g.run_steps > 0) {
+    out["run"] = {{"steps", g.run_steps},
+                  {"peak_allocated_bytes", g.run_peak_allocated_bytes},
+                  {"peak_reserved_bytes", g.run_peak_reserved_bytes},
+                  {"device_total_bytes", g.run_device_total_bytes}};
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <random>
 
 #include "io/dataset.h"
 #include "io/tokenizer/tokenizer.h"
@@ -104,6 +105,27 @@ void add_advice(DatasetFit& d, const TrainingPlan& plan, Unit unit) {
 
 }  // namespace
 
+std::vector<std::int64_t> epoch_step_lengths(std::vector<std::int64_t> tokens,
+                                             std::int64_t records_per_step,
+                                             std::optional<std::int64_t> max_length) {
+  // Fisher-Yates from the back; `rng() % (i + 1)` rather than a std distribution, whose output
+  // the standard leaves to each library (the bias of the modulo is below 2^-40 here).
+  std::mt19937_64 rng(0);
+  for (std::size_t i = tokens.size(); i > 1; --i) {
+    std::swap(tokens[i - 1], tokens[rng() % i]);
+  }
+  std::vector<std::int64_t> out;
+  const auto per = static_cast<std::size_t>(std::max<std::int64_t>(1, records_per_step));
+  for (std::size_t at = 0; at < tokens.size() && std::ssize(out) < kRunSteps; at += per) {
+    std::int64_t longest = 1;  // a record of no tokens still trains on one
+    for (std::size_t k = at; k < std::min(tokens.size(), at + per); ++k) {
+      longest = std::max(longest, capped(tokens[k], max_length));
+    }
+    out.push_back(longest);
+  }
+  return out;
+}
+
 Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& plan,
                                const PricePlan& price) {
   auto format = dataset_format_of(source.file, source.text);
@@ -183,6 +205,8 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
     d.p95_saves_bytes = row_at(d, "max")->price.peak_bytes - row_at(d, "p95")->price.peak_bytes;
   }
   add_advice(d, plan, source.unit);
+  d.step_lengths = epoch_step_lengths(
+      l.sorted, std::max<std::int64_t>(1, plan.batch * plan.grad_accum), d.max_length);
 
   if (d.tokens_exact) {
     d.notes.push_back(fmt::format(

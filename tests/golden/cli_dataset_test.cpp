@@ -68,6 +68,31 @@ TEST(CliDataset, TheMaxRowIsWhatEstimatePricesAtThatSeq) {
   EXPECT_EQ(d["priced"][2]["fit"]["fits"], j["fit"]["fits"]);
 }
 
+// The estimate replays one epoch of the dataset's batches through the allocator: 20 records at
+// batch 4 are 5 steps, and the device total is the larger of the run's and one step's.
+TEST(CliDataset, TheGpuFiguresCoverARunOfTheBatches) {
+  const CliRun r = run_cli("estimate qwen3-0.6b --dataset " + data("long_tail.jsonl") +
+                           " --max-length 4k --batch 4 --gpu rtx-4090 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object() && j["gpu"].contains("run")) << r.out;
+  const auto& g = j["gpu"];
+  EXPECT_EQ(g["run"]["steps"], 5);
+  EXPECT_GE(g["run"]["peak_reserved_bytes"].get<long long>(),
+            g["run"]["peak_allocated_bytes"].get<long long>());
+  EXPECT_EQ(g["device_total_bytes"].get<long long>(),
+            std::max(g["run"]["device_total_bytes"].get<long long>(),
+                     g["by_phase"][g["peak_phase"].get<std::string>()]["device_total_bytes"]
+                         .get<long long>()));
+  const CliRun text = run_cli("estimate qwen3-0.6b --dataset " + data("long_tail.jsonl") +
+                              " --max-length 4k --batch 4 --gpu rtx-4090");
+  EXPECT_TRUE(contains(text, "Run reserved")) << text.out;
+  EXPECT_TRUE(contains(text, "over 5 steps of the dataset's batches")) << text.out;
+  // Without a dataset there is no run.
+  const CliRun plain = run_cli("estimate qwen3-0.6b --seq 4096 --batch 4 --gpu rtx-4090 --json");
+  EXPECT_FALSE(nlohmann::json::parse(plain.out, nullptr, false)["gpu"].contains("run"));
+}
+
 TEST(CliDataset, TextReportNamesTheEstimateAndTheAdvice) {
   const CliRun r = run_cli("estimate qwen3-0.6b --dataset " + data("long_tail.jsonl") +
                            " --max-length 4096 --batch 4 --gpu rtx-4090");

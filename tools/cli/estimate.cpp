@@ -126,7 +126,8 @@ int run_estimate(const EstimateArgs& a, bool explain) {
   if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain, data);
   Ledger ledger = estimate(in->model, in->plan);
   ledger.notes.insert(ledger.notes.begin(), in->notes.begin(), in->notes.end());
-  const GpuOptions gopt = gpu_options(a, in->device);
+  GpuOptions gopt = gpu_options(a, in->device);
+  if (data) gopt.step_lengths = data->step_lengths;  // the run over the dataset's batches
   auto gpu = gpu_estimate(in->model, in->plan, ledger, gopt);
   if (!gpu) return report(gpu.error());
   std::optional<Fit> verdict;

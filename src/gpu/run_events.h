@@ -1,0 +1,40 @@
+// A run of training steps whose batches have different padded lengths, as one allocation event
+// stream. The caching allocator keeps the blocks of every size it has seen, so a run of
+// variable-length batches reserves more than one step at the longest length: a longer batch
+// cannot reuse the smaller cached blocks, and a shorter one splits larger blocks, leaving
+// fragments. Replaying the steps in their order reproduces that (docs/gpu.md, "Variable-length
+// batches").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "gpu/alloc_event.h"
+#include "trainmem/estimate.h"
+#include "trainmem/model.h"
+#include "trainmem/plan.h"
+
+namespace trainmem::gpu {
+
+struct RunStream {
+  std::vector<AllocEvent> events;
+  int phase_count = 0;  // kPhaseSlots + (steps - 1) x kPhaseCount
+  int steps = 0;
+};
+
+// The steps at `lengths` (each step's padded sequence length, in order; `plan.seq` is ignored):
+// the first as alloc_events builds it (the first step, which creates the optimizer state, then a
+// steady one), every later one as a steady step at its own length, with its own phases
+// (kPhaseSlots + (i - 1) x kPhaseCount + phase). What one step hands to the next (the gradients a
+// late zero_grad frees, the logits a loop keeps until the next forward) is freed by the next step
+// as alloc_events frees the first step's. Empty `lengths`, or steps whose hand-over does not line
+// up (a framework whose steps differ in structure): nullopt.
+std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan& plan,
+                                    std::span<const std::int64_t> lengths);
+
+// The slot of the two-step layout (0 .. kPhaseSlots - 1) that a phase of a run stream stands for.
+int run_phase_slot(int phase);
+
+}  // namespace trainmem::gpu

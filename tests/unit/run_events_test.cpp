@@ -1,0 +1,146 @@
+// Steps of different lengths chained into one event stream (src/gpu/run_events.h) and replayed
+// through one allocator: the hand-over between steps, the phase numbering, that a run of equal
+// steps is one step, and that lengths that vary leave the cache larger.
+#include "gpu/run_events.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "gpu/alloc_events.h"
+#include "gpu/caching_allocator.h"
+#include "plan/framework.h"
+#include "support/models.h"
+#include "trainmem/estimate.h"
+#include "trainmem/import.h"
+
+namespace trainmem {
+namespace {
+
+// torchtune 0.1's LoRA recipe on Llama-2-7B (the tutorial rows of the published GPU data):
+// batch 2, checkpointing on, the bf16 logits kept through backward.
+TrainingPlan tutorial_plan(std::int64_t seq) {
+  TrainingPlan p;
+  p.method = Method::lora;
+  p.precision = Precision::bf16;
+  p.batch = 2;
+  p.seq = seq;
+  p.checkpointing = Checkpointing::full;
+  p.lora.rank = 8;
+  p.lora.targets = {"q", "v"};
+  EXPECT_FALSE(parse_framework("torchtune@0.1", p.framework, p.library_versions).has_value());
+  apply_framework(p);
+  return p;
+}
+
+gpu::ReplayResult replay_run(const gpu::RunStream& run) {
+  return gpu::replay(run.events, *gpu::parse_alloc_conf(""), {}, run.phase_count);
+}
+
+// Allocations left live at the end of a stream (alloc minus free).
+std::int64_t live_at_end(const std::vector<gpu::AllocEvent>& events) {
+  std::map<std::int32_t, int> live;
+  for (const gpu::AllocEvent& e : events) {
+    if (e.op == gpu::Op::alloc) live[e.id] = 1;
+    if (e.op == gpu::Op::free) live.erase(e.id);
+  }
+  return static_cast<std::int64_t>(live.size());
+}
+
+TEST(RunEvents, PhasesOfLaterStepsMapToTheSteadySlots) {
+  EXPECT_EQ(gpu::run_phase_slot(0), 0);
+  EXPECT_EQ(gpu::run_phase_slot(kPhaseSlots - 1), kPhaseSlots - 1);
+  // Step 3's first phase (after the two-step layout's kPhaseSlots and step 2's kPhaseCount) is
+  // the steady step's first slot; its last is the steady step's last.
+  EXPECT_EQ(gpu::run_phase_slot(kPhaseSlots + kPhaseCount), kPhaseCount);
+  EXPECT_EQ(gpu::run_phase_slot(kPhaseSlots + 2 * kPhaseCount - 1), kPhaseSlots - 1);
+}
+
+TEST(RunEvents, EqualStepsReplayAsOneStep) {
+  const LoadedModel m = testing_support::validation_model("published/llama-2-7b");
+  const TrainingPlan p = tutorial_plan(512);
+  const Ledger l = estimate(m, p);
+  const gpu::ReplayResult single =
+      gpu::replay(gpu::alloc_events(m, p, l).events, *gpu::parse_alloc_conf(""), {}, kPhaseSlots);
+  const std::vector<std::int64_t> lengths = {512, 512, 512, 512};
+  const auto run = gpu::run_events(m, p, lengths);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->steps, 4);
+  EXPECT_EQ(run->phase_count, kPhaseSlots + 3 * kPhaseCount);
+  const gpu::ReplayResult r = replay_run(*run);
+  // The steady state repeats: every later step finds the blocks the one before freed.
+  EXPECT_EQ(r.peak_allocated_bytes, single.peak_allocated_bytes);
+  EXPECT_EQ(r.peak_reserved_bytes, single.peak_reserved_bytes);
+  // What each step hands the next is freed by it: a run leaks nothing a single closed step
+  // does not keep (weights, optimizer state, workspaces).
+  EXPECT_EQ(live_at_end(run->events), live_at_end(gpu::alloc_events(m, p, l, true).events));
+}
+
+TEST(RunEvents, VaryingLengthsLeaveTheCacheLarger) {
+  const LoadedModel m = testing_support::validation_model("published/llama-2-7b");
+  const TrainingPlan p = tutorial_plan(512);
+  const std::vector<std::int64_t> same = {512, 512, 512};
+  const std::vector<std::int64_t> rising = {128, 256, 384, 512};
+  const gpu::ReplayResult flat = replay_run(*gpu::run_events(m, p, same));
+  const gpu::ReplayResult varied = replay_run(*gpu::run_events(m, p, rising));
+  // The longest step holds no more than in a flat run (less: the logits the loop keeps from the
+  // step before are 384 tokens' there)...
+  EXPECT_LT(varied.peak_allocated_bytes, flat.peak_allocated_bytes);
+  // ...but the blocks cached for 128, 256 and 384 tokens cannot serve 512 (each large request is
+  // its own segment, rounded to 2 MiB), so more is reserved.
+  EXPECT_GT(varied.peak_reserved_bytes, flat.peak_reserved_bytes);
+}
+
+TEST(RunEvents, EmptyLengthsAreNoRun) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  EXPECT_FALSE(gpu::run_events(m, tutorial_plan(64), {}).has_value());
+}
+
+// gpu_estimate over a run: the run's figures, and a device total that is the larger one.
+TEST(RunEvents, GpuEstimateReportsTheRun) {
+  const LoadedModel m = testing_support::validation_model("published/llama-2-7b");
+  const TrainingPlan p = tutorial_plan(512);
+  const Ledger l = estimate(m, p);
+  GpuOptions o;
+  const GpuEstimate single = *gpu_estimate(m, p, l, o);
+  EXPECT_EQ(single.run_steps, 0);
+  o.step_lengths = {128, 256, 384, 512, 2048};  // 2,048 is beyond seq: priced at 512
+  const GpuEstimate run = *gpu_estimate(m, p, l, o);
+  EXPECT_EQ(run.run_steps, 5);
+  EXPECT_EQ(run.peak_reserved_bytes, single.peak_reserved_bytes) << "the single step's own";
+  EXPECT_GT(run.run_peak_reserved_bytes, single.peak_reserved_bytes);
+  EXPECT_LE(run.run_peak_allocated_bytes, single.peak_allocated_bytes);
+  EXPECT_EQ(run.device_total_bytes, run.run_device_total_bytes);
+  EXPECT_EQ(run.run_device_total_bytes - run.run_peak_reserved_bytes,
+            single.device_total_bytes - single.peak_reserved_bytes)
+      << "the same context on top";
+}
+
+// One epoch's steps: hand-checkable properties of the fixed shuffle.
+TEST(EpochStepLengths, BatchesTheShuffledRecords) {
+  const std::vector<std::int64_t> tokens = {5, 1, 9, 3, 7, 2, 8};
+  // One record per step: the records themselves, in some order.
+  std::vector<std::int64_t> one = epoch_step_lengths(tokens, 1, std::nullopt);
+  std::vector<std::int64_t> sorted_one = one;
+  std::sort(sorted_one.begin(), sorted_one.end());
+  EXPECT_EQ(sorted_one, (std::vector<std::int64_t>{1, 2, 3, 5, 7, 8, 9}));
+  EXPECT_EQ(one, epoch_step_lengths(tokens, 1, std::nullopt)) << "the same order every time";
+  EXPECT_NE(one, tokens) << "shuffled";
+  // Three per step: ceil(7 / 3) = 3 steps, each its longest record capped at max_length 6; the
+  // step that holds the record of 9 is priced at 6.
+  const std::vector<std::int64_t> three = epoch_step_lengths(tokens, 3, 6);
+  ASSERT_EQ(three.size(), 3u);
+  for (std::int64_t l : three) EXPECT_LE(l, 6);
+  EXPECT_NE(std::find(three.begin(), three.end(), 6), three.end());
+  // All records in one step: the longest, capped.
+  EXPECT_EQ(epoch_step_lengths(tokens, 7, std::nullopt), std::vector<std::int64_t>{9});
+  EXPECT_EQ(epoch_step_lengths(tokens, 100, 4), std::vector<std::int64_t>{4});
+  // A record of no tokens trains on one; a long epoch stops at kRunSteps.
+  EXPECT_EQ(epoch_step_lengths({0}, 1, std::nullopt), std::vector<std::int64_t>{1});
+  EXPECT_EQ(std::ssize(epoch_step_lengths(std::vector<std::int64_t>(2000, 10), 2, std::nullopt)),
+            kRunSteps);
+}
+
+}  // namespace
+}  // namespace trainmem
