@@ -42,8 +42,12 @@ def test_a_tokenizer_beside_the_config_counts_exactly(model_dir):
     assert d["truncated_records"] == sum(1 for c in counts if c > 256)
     # The same report as the command line's.
     cli = cli_json("estimate", str(model_dir / "config.json"), "--dataset", DATASET, "--seq",
-                   "256")["dataset"]
-    assert d == cli
+                   "256")
+    assert d == cli["dataset"]
+    # And the same run of the file's batches through the allocator (docs/gpu.md).
+    run = r.to_dict()["gpu"]["run"]
+    assert run == cli["gpu"]["run"]
+    assert run["steps"] == len(counts)  # batch 1: one step per record
 
 
 def test_without_a_tokenizer_the_counts_are_estimates(model_dir):
