@@ -9,6 +9,7 @@
 // the k-th allocation step i - 1 left live.
 #include "gpu/run_events.h"
 
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -81,16 +82,18 @@ std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan
   };
 
   RunStream run;
-  run.steps = static_cast<int>(lengths.size());
-  run.phase_count = kPhaseSlots + (run.steps - 1) * kPhaseCount;
   const Stream& first = stream_at(lengths.front());
   run.events = first.events;
   std::int32_t next_id = 0;
   for (const AllocEvent& e : run.events) next_id = std::max(next_id, e.id + 1);
   std::vector<std::int32_t> live_out = left_live(first.events);
 
-  for (std::size_t i = 1; i < lengths.size(); ++i) {
+  std::size_t steps = 1;
+  for (std::size_t i = 1; i < lengths.size(); ++i, ++steps) {
     const Stream& s = stream_at(lengths[i]);
+    if (run.events.size() + s.events.size() > kMaxRunEvents) break;
+    // AllocEvent::phase is 16 bits: at most 4,679 steps.
+    if (kPhaseSlots + static_cast<std::int64_t>(i) * kPhaseCount > INT16_MAX) break;
     const std::vector<std::int32_t> in = handed_over(s.events);
     if (in.size() != live_out.size()) return std::nullopt;
     std::unordered_map<std::int32_t, std::int32_t> id_of;  // this stream's id -> the run's
@@ -114,6 +117,8 @@ std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan
     for (std::int32_t id : left_live(s.events)) next_out.push_back(id_of.at(id));
     live_out = std::move(next_out);
   }
+  run.steps = static_cast<int>(steps);
+  run.phase_count = kPhaseSlots + (run.steps - 1) * kPhaseCount;
   return run;
 }
 

@@ -18,6 +18,10 @@
 
 namespace trainmem::gpu {
 
+// The most events a run holds (24 B each: 96 MiB): a model with many tensors per step (a large
+// MoE, ~6,000 events per step) is replayed over fewer steps rather than held whole.
+inline constexpr std::size_t kMaxRunEvents = 4'000'000;
+
 struct RunStream {
   std::vector<AllocEvent> events;
   int phase_count = 0;  // kPhaseSlots + (steps - 1) x kPhaseCount
@@ -30,7 +34,8 @@ struct RunStream {
 // (kPhaseSlots + (i - 1) x kPhaseCount + phase). What one step hands to the next (the gradients a
 // late zero_grad frees, the logits a loop keeps until the next forward) is freed by the next step
 // as alloc_events frees the first step's. Empty `lengths`, or steps whose hand-over does not line
-// up (a framework whose steps differ in structure): nullopt.
+// up (a framework whose steps differ in structure): nullopt. The run stops before the step that
+// would pass kMaxRunEvents or the 16-bit phase numbers (`steps` says how many were chained).
 std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan& plan,
                                     std::span<const std::int64_t> lengths);
 

@@ -92,6 +92,18 @@ TEST(RunEvents, VaryingLengthsLeaveTheCacheLarger) {
   EXPECT_GT(varied.peak_reserved_bytes, flat.peak_reserved_bytes);
 }
 
+// A run stops before the step that would overflow the 16-bit phase numbers: 4,679 steps.
+TEST(RunEvents, LongRunsStopAtThePhaseLimit) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  const std::vector<std::int64_t> lengths(6000, 32);
+  const auto run = gpu::run_events(m, tutorial_plan(64), lengths);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->steps, 1 + (INT16_MAX - kPhaseSlots) / kPhaseCount);
+  EXPECT_LE(run->phase_count, INT16_MAX + 1);
+  const gpu::ReplayResult r = replay_run(*run);
+  EXPECT_GT(r.peak_allocated_bytes, 0);
+}
+
 TEST(RunEvents, EmptyLengthsAreNoRun) {
   const LoadedModel m = testing_support::validation_model("qwen3-tiny");
   EXPECT_FALSE(gpu::run_events(m, tutorial_plan(64), {}).has_value());
