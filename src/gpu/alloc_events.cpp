@@ -26,6 +26,7 @@
 
 #include "ledger/context.h"
 #include "ledger/format.h"
+#include "ledger/overhead.h"
 #include "ledger/phases.h"
 #include "ledger/run_phases.h"
 #include "model/dtype.h"
@@ -426,7 +427,8 @@ void load_sequence(const ledger::Context& ctx, Builder& b, int slot) {
 }  // namespace
 
 EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger,
-                         bool close_steady_step) {
+                         const StreamOptions& options) {
+  const bool close_steady_step = options.close_steady_step;
   Builder b;
   // A run that ends at `slot` is freed there, except at the stream's last slot, where it is freed
   // only when closing the steady step and the same line does not cross from the first step into
@@ -448,6 +450,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     const LedgerItem* item;
     std::int16_t label;
     std::int32_t count = 1;  // equal tensors the line is made of
+    std::int64_t bytes = 0;  // each
     std::int32_t id = -1;
   };
   std::vector<Whole> whole;
@@ -459,7 +462,16 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
       load_live |= i.live;  // replayed tensor by tensor (load_sequence)
       continue;
     }
-    whole.push_back({&i, b.label(i.label, i.tenant), loss_grad_tensors(i, plan)});
+    if (i.id == "overhead.cublas_workspaces") {
+      // One workspace per handle, the device's size when given (ledger/overhead.h).
+      const auto handles = static_cast<std::int32_t>(ledger::kCublasHandlesInTraining);
+      const std::int64_t each =
+          options.cublas_workspace_bytes > 0 ? options.cublas_workspace_bytes : i.bytes / handles;
+      whole.push_back({&i, b.label(i.label, i.tenant), handles, each});
+      continue;
+    }
+    const std::int32_t n = loss_grad_tensors(i, plan);
+    whole.push_back({&i, b.label(i.label, i.tenant), n, i.bytes / n});
   }
   // Lines made by the lm_head and loss come after the layers in forward.
   auto late_in_forward = [](const LedgerItem& i) {
@@ -489,7 +501,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     // Whole lines that start here (the head's and loss's after the layers, in forward).
     for (Whole& w : whole) {
       if (run_starts(w.item->live, slot) && !(ph == Phase::forward && late_in_forward(*w.item))) {
-        w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
+        w.id = b.alloc(w.bytes, w.count, slot, w.label);
       }
     }
     // Parameter-shaped splits that start here, except gradients made during backward.
@@ -513,7 +525,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     if (ph == Phase::forward) {
       for (Whole& w : whole) {
         if (run_starts(w.item->live, slot) && late_in_forward(*w.item)) {
-          w.id = b.alloc(w.item->bytes / w.count, w.count, slot, w.label);
+          w.id = b.alloc(w.bytes, w.count, slot, w.label);
         }
       }
     }

@@ -31,13 +31,20 @@ struct EventStream {
   int items_split = 0;
 };
 
-// The stream for `ledger` (which must be estimate(model, plan)). Lines live at the end of the
-// steady step stay allocated; with `close_steady_step` those that end with the step are freed
-// there: the ones the first step frees at its own end (live in its last phase but not in the
-// steady step's first), such as gradients that zero_grad(set_to_none) drops (run_events.h chains
-// such steps).
+struct StreamOptions {
+  // Lines live at the end of the steady step stay allocated; with `close_steady_step` those that
+  // end with the step are freed there: the ones the first step frees at its own end (live in its
+  // last phase but not in the steady step's first), such as gradients that
+  // zero_grad(set_to_none) drops (run_events.h chains such steps).
+  bool close_steady_step = false;
+  // The device's cuBLAS workspace per handle (gpu::cublas_workspace); 0: the ledger's line, which
+  // prices sm90's. Either way the line is one workspace per handle.
+  std::int64_t cublas_workspace_bytes = 0;
+};
+
+// The stream for `ledger` (which must be estimate(model, plan)).
 EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger,
-                         bool close_steady_step = false);
+                         const StreamOptions& options = {});
 
 // Requested bytes live after each event, summed per slot at its high-water: a check that the
 // stream reproduces the ledger's per-phase live bytes.

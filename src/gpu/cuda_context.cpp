@@ -98,4 +98,8 @@ WorkspaceFigure cublas_workspace(std::string_view cc) {
   return w;
 }
 
+std::int64_t replay_cublas_workspace(std::string_view cc) {
+  return cc.empty() ? 0 : cublas_workspace(cc).cublas_bytes;
+}
+
 }  // namespace trainmem::gpu

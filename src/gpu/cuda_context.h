@@ -41,5 +41,8 @@ struct WorkspaceFigure {
 
 // torch's default workspace per handle for a device family (CUBLAS_WORKSPACE_CONFIG unset).
 WorkspaceFigure cublas_workspace(std::string_view compute_capability);
+// The per-handle workspace the allocator replay uses: the device's, or 0 without one (then the
+// ledger's line, sm90's, stands: StreamOptions::cublas_workspace_bytes).
+std::int64_t replay_cublas_workspace(std::string_view cc);
 
 }  // namespace trainmem::gpu

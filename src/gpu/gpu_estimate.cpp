@@ -8,6 +8,7 @@
 #include "gpu/caching_allocator.h"
 #include "gpu/cuda_context.h"
 #include "gpu/run_events.h"
+#include "ledger/overhead.h"
 #include "ledger/run_phases.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
@@ -17,6 +18,10 @@
 namespace trainmem {
 namespace {
 
+std::int64_t device_workspace(const GpuOptions& o) {
+  return gpu::replay_cublas_workspace(o.compute_capability);
+}
+
 // Replays the steps at o.step_lengths through one allocator (run_events.h) and records the run's
 // peaks; the device total becomes the run's when it is the larger.
 void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOptions& o,
@@ -25,7 +30,8 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
   std::vector<std::int64_t> lengths;
   lengths.reserve(o.step_lengths.size());
   for (std::int64_t l : o.step_lengths) lengths.push_back(std::clamp<std::int64_t>(l, 1, plan.seq));
-  const std::optional<gpu::RunStream> run = gpu::run_events(model, plan, lengths);
+  const std::optional<gpu::RunStream> run =
+      gpu::run_events(model, plan, lengths, device_workspace(o));
   if (!run) {
     g.notes.push_back(
         "The steps of different lengths could not be chained into one run (what one step hands "
@@ -84,7 +90,8 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
   g.expandable_segments = conf->expandable_segments;
   if (plan.convention == Convention::textbook) return g;
 
-  const gpu::EventStream stream = gpu::alloc_events(model, plan, ledger);
+  const gpu::EventStream stream =
+      gpu::alloc_events(model, plan, ledger, {.cublas_workspace_bytes = device_workspace(o)});
   const gpu::ContextFigure ctx =
       gpu::cuda_context(o.compute_capability, {o.cuda_major, o.cuda_minor, o.lazy_loading});
   g.available = true;
@@ -95,6 +102,18 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
   g.outside_pool_bytes = stream.outside_pool_bytes;
   g.cublas_workspace_bytes = gpu::cublas_workspace(o.compute_capability).cublas_bytes;
   if (!ctx.note.empty()) g.notes.push_back(ctx.note);
+  const bool budget_has_workspaces =
+      std::any_of(ledger.items.begin(), ledger.items.end(),
+                  [](const LedgerItem& i) { return i.id == "overhead.cublas_workspaces"; });
+  if (budget_has_workspaces && device_workspace(o) > 0 &&
+      device_workspace(o) != ledger::kCublasWorkspaceBytes) {
+    g.notes.push_back(fmt::format(
+        "cuBLAS workspaces on compute capability {}: {} handles x {} (the budget's overhead line "
+        "prices sm90's {} each; the figures here use this device's).",
+        o.compute_capability, ledger::kCublasHandlesInTraining,
+        format_bytes(device_workspace(o), Unit::mib),
+        format_bytes(ledger::kCublasWorkspaceBytes, Unit::mib)));
+  }
 
   gpu::ReplayLimits limits;
   if (o.usable_bytes > 0) {

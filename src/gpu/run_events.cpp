@@ -23,11 +23,15 @@ struct Stream {
   std::vector<AllocEvent> events;
 };
 
-Stream step_stream(const LoadedModel& model, const TrainingPlan& plan, std::int64_t length) {
+Stream step_stream(const LoadedModel& model, const TrainingPlan& plan, std::int64_t length,
+                   std::int64_t cublas_workspace_bytes) {
   TrainingPlan p = plan;
   p.seq = length;
   const Ledger l = estimate(model, p);
-  return {alloc_events(model, p, l, true).events};
+  return {
+      alloc_events(model, p, l,
+                   {.close_steady_step = true, .cublas_workspace_bytes = cublas_workspace_bytes})
+          .events};
 }
 
 bool in_first_step(const AllocEvent& e) {
@@ -71,13 +75,15 @@ int run_phase_slot(int phase) {
 }
 
 std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan& plan,
-                                    std::span<const std::int64_t> lengths) {
+                                    std::span<const std::int64_t> lengths,
+                                    std::int64_t cublas_workspace_bytes) {
   if (lengths.empty()) return std::nullopt;
   std::map<std::int64_t, Stream> by_length;  // a run repeats few lengths (often the longest)
   auto stream_at = [&](std::int64_t length) -> const Stream& {
     auto it = by_length.find(length);
     if (it == by_length.end())
-      it = by_length.emplace(length, step_stream(model, plan, length)).first;
+      it =
+          by_length.emplace(length, step_stream(model, plan, length, cublas_workspace_bytes)).first;
     return it->second;
   };
 

@@ -36,8 +36,10 @@ struct RunStream {
 // as alloc_events frees the first step's. Empty `lengths`, or steps whose hand-over does not line
 // up (a framework whose steps differ in structure): nullopt. The run stops before the step that
 // would pass kMaxRunEvents or the 16-bit phase numbers (`steps` says how many were chained).
+// `cublas_workspace_bytes`: as StreamOptions (alloc_events.h).
 std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan& plan,
-                                    std::span<const std::int64_t> lengths);
+                                    std::span<const std::int64_t> lengths,
+                                    std::int64_t cublas_workspace_bytes = 0);
 
 // The slot of the two-step layout (0 .. kPhaseSlots - 1) that a phase of a run stream stands for.
 int run_phase_slot(int phase);

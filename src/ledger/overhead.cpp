@@ -5,18 +5,14 @@
 // handle. Size on sm90 (H100/H200): 4,096 KiB x 8 = 32 MiB each (aten/src/ATen/cuda/
 // CublasHandlePool.cpp, CUBLAS_WORKSPACE_CONFIG default; accounting.md 8). CPU traces (the
 // validation data) have none, so `trainmem validate` drops this tenant.
+#include "ledger/overhead.h"
+
 #include <fmt/format.h>
 
 #include "ledger/context.h"
 #include "ledger/format.h"
 
 namespace trainmem::ledger {
-
-// cuBLAS workspace per handle on sm90 (H100/H200): 4,096 KiB x 8 chunks
-// (PyTorch aten/src/ATen/cuda/CublasHandlePool.cpp, getChosenWorkspaceSize); autograd's
-// backward thread gets its own handle, so a training step holds two.
-constexpr std::int64_t kCublasWorkspaceBytes = std::int64_t{4096} * 1024 * 8;
-constexpr std::int64_t kCublasHandlesInTraining = 2;
 
 void add_overhead(const Context& ctx, Items& items) {
   // Apple/MLX has no cuBLAS (FrameworkBehaviour::cublas_workspaces, src/plan/framework.cpp).

@@ -7,6 +7,7 @@
 
 #include "gpu/alloc_events.h"
 #include "gpu/caching_allocator.h"
+#include "gpu/cuda_context.h"
 #include "ledger/totals.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
@@ -33,7 +34,10 @@ std::string render_alloc_timeline(const LoadedModel& model, const TrainingPlan& 
   if (plan.convention == Convention::textbook) {
     return "Allocation events: none for the textbook convention (uniform rates, no tensors).\n";
   }
-  const gpu::EventStream stream = gpu::alloc_events(model, plan, ledger);
+  // The device's cuBLAS workspaces when it is known, as gpu_estimate replays them.
+  const gpu::EventStream stream = gpu::alloc_events(
+      model, plan, ledger,
+      {.cublas_workspace_bytes = gpu::replay_cublas_workspace(options.compute_capability)});
   const gpu::ReplayResult r = gpu::replay(stream.events, *conf, {}, kPhaseSlots);
   const Unit u = render.unit;
   std::string out = fmt::format(

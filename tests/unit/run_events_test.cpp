@@ -74,7 +74,7 @@ TEST(RunEvents, EqualStepsReplayAsOneStep) {
   EXPECT_EQ(r.peak_reserved_bytes, single.peak_reserved_bytes);
   // What each step hands the next is freed by it: a run leaks nothing a single closed step
   // does not keep (weights, optimizer state, workspaces).
-  EXPECT_EQ(live_at_end(run->events), live_at_end(gpu::alloc_events(m, p, l, true).events));
+  EXPECT_EQ(live_at_end(run->events), live_at_end(gpu::alloc_events(m, p, l, {.close_steady_step = true}).events));
 }
 
 TEST(RunEvents, VaryingLengthsLeaveTheCacheLarger) {
@@ -127,6 +127,35 @@ TEST(RunEvents, GpuEstimateReportsTheRun) {
   EXPECT_EQ(run.run_device_total_bytes - run.run_peak_reserved_bytes,
             single.device_total_bytes - single.peak_reserved_bytes)
       << "the same context on top";
+}
+
+// The replay holds the device's cuBLAS workspaces, one per handle: on sm86 4,096 KiB x 2 +
+// 16 KiB x 8 = 8,519,680 B each, on sm90 4,096 KiB x 8 = 33,554,432 B (CublasHandlePool.cpp
+// defaults). Both are multiples of 512, so peak allocated differs by exactly 2 x the difference.
+TEST(RunEvents, TheReplayUsesTheDevicesCublasWorkspaces) {
+  const LoadedModel m = testing_support::validation_model("published/llama-2-7b");
+  const TrainingPlan p = tutorial_plan(512);
+  const Ledger l = estimate(m, p);
+  GpuOptions hopper;
+  hopper.compute_capability = "9.0";
+  GpuOptions ampere;
+  ampere.compute_capability = "8.6";
+  const GpuEstimate h = *gpu_estimate(m, p, l, hopper);
+  const GpuEstimate a = *gpu_estimate(m, p, l, ampere);
+  EXPECT_EQ(h.peak_allocated_bytes - a.peak_allocated_bytes, 2 * (33'554'432 - 8'519'680));
+  // Without a device the ledger's line (sm90's) is replayed.
+  EXPECT_EQ(gpu_estimate(m, p, l, GpuOptions{})->peak_allocated_bytes, h.peak_allocated_bytes);
+  // And the stream allocates it as two workspaces of the size given.
+  const gpu::EventStream s = gpu::alloc_events(m, p, l, {.cublas_workspace_bytes = 8'519'680});
+  std::int64_t workspaces = 0;
+  for (const gpu::AllocEvent& e : s.events) {
+    if (e.op == gpu::Op::alloc && e.label >= 0 &&
+        s.labels[static_cast<std::size_t>(e.label)].starts_with("cuBLAS workspaces")) {
+      workspaces += e.count;
+      EXPECT_EQ(e.bytes, 8'519'680);
+    }
+  }
+  EXPECT_EQ(workspaces, 2);
 }
 
 // One epoch's steps: hand-checkable properties of the fixed shuffle.
