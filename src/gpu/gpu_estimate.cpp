@@ -38,7 +38,11 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
         "the next differs between lengths); the figures are one step's at the longest length.");
     return;
   }
-  gpu::ReplayResult r = gpu::replay(run->events, conf, limits, run->phase_count);
+  // A step at the plan's length that already runs out says what the run would: replay the run
+  // unlimited then, and limited only to find where fragmentation alone runs out.
+  const bool step_fits = !g.oom;
+  gpu::ReplayResult r =
+      gpu::replay(run->events, conf, step_fits ? limits : gpu::ReplayLimits{}, run->phase_count);
   if (r.oom) {
     const int at_step = r.oom_phase < kPhaseSlots ? 1 + r.oom_phase / kPhaseCount
                                                   : 2 + (r.oom_phase - kPhaseSlots) / kPhaseCount;
@@ -47,8 +51,9 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
     g.oom_request_bytes = r.oom_request_bytes;
     g.notes.push_back(fmt::format(
         "Over the run's batches the caching allocator runs out at step {} of {} (a {} request, "
-        "after freeing its cache): the cached blocks of earlier lengths leave no block large "
-        "enough; the run's figures are what it would need.",
+        "after freeing its cache), though one step at the plan's length fits: the blocks that "
+        "the lengths before it left split leave no free block large enough; the run's figures "
+        "are what it would need.",
         at_step, run->steps, format_bytes(r.oom_request_bytes, Unit::gib)));
     r = gpu::replay(run->events, conf, {}, run->phase_count);
   }
@@ -67,12 +72,20 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
     }
   }
   g.run_device_total_bytes += g.nccl_bytes;
-  g.notes.push_back(fmt::format(
+  const std::string over = fmt::format(
       "Over {} steps of the dataset's batches (shuffled, each padded to its longest record) the "
-      "cache reaches {} reserved, against {} for steps all at the longest length: blocks cached "
-      "for one length do not serve a longer one, and a shorter one splits them.",
-      run->steps, format_bytes(r.peak_reserved_bytes, Unit::gib),
-      format_bytes(g.peak_reserved_bytes, Unit::gib)));
+      "cache reaches {} reserved",
+      run->steps, format_bytes(r.peak_reserved_bytes, Unit::gib));
+  if (r.peak_reserved_bytes > g.peak_reserved_bytes) {
+    g.notes.push_back(fmt::format(
+        "{}, against {} for steps all at the plan's length ({} tokens): blocks cached for one "
+        "length do not serve a longer one, and a shorter one splits them.",
+        over, format_bytes(g.peak_reserved_bytes, Unit::gib), plan.seq));
+  } else {
+    g.notes.push_back(fmt::format(
+        "{}, no more than one step at the plan's length ({} tokens, {}): its batches are shorter.",
+        over, plan.seq, format_bytes(g.peak_reserved_bytes, Unit::gib)));
+  }
   if (g.run_device_total_bytes > g.device_total_bytes) {
     g.device_total_bytes = g.run_device_total_bytes;
     g.peak_slot = gpu::run_phase_slot(peak_phase);

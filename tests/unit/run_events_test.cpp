@@ -127,6 +127,17 @@ TEST(RunEvents, GpuEstimateReportsTheRun) {
   EXPECT_EQ(run.run_device_total_bytes - run.run_peak_reserved_bytes,
             single.device_total_bytes - single.peak_reserved_bytes)
       << "the same context on top";
+  auto says = [](const GpuEstimate& e, const std::string& text) {
+    return std::any_of(e.notes.begin(), e.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(says(run, "blocks cached for one length do not serve a longer one"));
+  // A run of batches all shorter than the plan's length reserves no more than one step at it.
+  o.step_lengths = {64, 128};
+  const GpuEstimate shorter = *gpu_estimate(m, p, l, o);
+  EXPECT_LT(shorter.run_peak_reserved_bytes, single.peak_reserved_bytes);
+  EXPECT_EQ(shorter.device_total_bytes, single.device_total_bytes);
+  EXPECT_TRUE(says(shorter, "no more than one step at the plan's length (512 tokens"));
 }
 
 // The replay holds the device's cuBLAS workspaces, one per handle: on sm86 4,096 KiB x 2 +
