@@ -21,17 +21,29 @@ namespace {
 
 struct Stream {
   std::vector<AllocEvent> events;
+  std::int64_t steady_tensors = 0;  // tensors the steady step allocates
 };
+
+std::int64_t steady_tensors(const std::vector<AllocEvent>& events) {
+  std::int64_t n = 0;
+  for (const AllocEvent& e : events) {
+    if (e.op == Op::alloc && e.phase >= kPhaseCount) n += e.count;
+  }
+  return n;
+}
 
 Stream step_stream(const LoadedModel& model, const TrainingPlan& plan, std::int64_t length,
                    std::int64_t cublas_workspace_bytes) {
   TrainingPlan p = plan;
   p.seq = length;
   const Ledger l = estimate(model, p);
-  return {
+  Stream s;
+  s.events =
       alloc_events(model, p, l,
                    {.close_steady_step = true, .cublas_workspace_bytes = cublas_workspace_bytes})
-          .events};
+          .events;
+  s.steady_tensors = steady_tensors(s.events);
+  return s;
 }
 
 bool in_first_step(const AllocEvent& e) {
@@ -94,10 +106,14 @@ std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan
   for (const AllocEvent& e : run.events) next_id = std::max(next_id, e.id + 1);
   std::vector<std::int32_t> live_out = left_live(first.events);
 
+  std::int64_t tensors = 0;  // allocated so far: both steps of the first stream
+  for (const AllocEvent& e : first.events) tensors += e.op == Op::alloc ? e.count : 0;
   std::size_t steps = 1;
   for (std::size_t i = 1; i < lengths.size(); ++i, ++steps) {
     const Stream& s = stream_at(lengths[i]);
     if (run.events.size() + s.events.size() > kMaxRunEvents) break;
+    if (tensors + s.steady_tensors > kMaxRunTensors) break;
+    tensors += s.steady_tensors;
     // AllocEvent::phase is 16 bits: at most 4,679 steps.
     if (kPhaseSlots + static_cast<std::int64_t>(i) * kPhaseCount > INT16_MAX) break;
     const std::vector<std::int32_t> in = handed_over(s.events);

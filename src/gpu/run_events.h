@@ -18,9 +18,12 @@
 
 namespace trainmem::gpu {
 
-// The most events a run holds (24 B each: 96 MiB): a model with many tensors per step (a large
-// MoE, ~6,000 events per step) is replayed over fewer steps rather than held whole.
+// The most events a run holds (24 B each: 96 MiB), and the most tensors it allocates (an event
+// of count n allocates n, one by one in the replay, about 0.2 us each): a model with many tensors
+// per step (a large MoE, ~6,000 events and tens of thousands of tensors per step) is replayed over
+// fewer steps rather than for seconds.
 inline constexpr std::size_t kMaxRunEvents = 4'000'000;
+inline constexpr std::int64_t kMaxRunTensors = 10'000'000;
 
 struct RunStream {
   std::vector<AllocEvent> events;
@@ -35,7 +38,8 @@ struct RunStream {
 // late zero_grad frees, the logits a loop keeps until the next forward) is freed by the next step
 // as alloc_events frees the first step's. Empty `lengths`, or steps whose hand-over does not line
 // up (a framework whose steps differ in structure): nullopt. The run stops before the step that
-// would pass kMaxRunEvents or the 16-bit phase numbers (`steps` says how many were chained).
+// would pass kMaxRunEvents, kMaxRunTensors or the 16-bit phase numbers (`steps` says how many
+// were chained).
 // `cublas_workspace_bytes`: as StreamOptions (alloc_events.h).
 std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan& plan,
                                     std::span<const std::int64_t> lengths,

@@ -74,7 +74,8 @@ TEST(RunEvents, EqualStepsReplayAsOneStep) {
   EXPECT_EQ(r.peak_reserved_bytes, single.peak_reserved_bytes);
   // What each step hands the next is freed by it: a run leaks nothing a single closed step
   // does not keep (weights, optimizer state, workspaces).
-  EXPECT_EQ(live_at_end(run->events), live_at_end(gpu::alloc_events(m, p, l, {.close_steady_step = true}).events));
+  EXPECT_EQ(live_at_end(run->events),
+            live_at_end(gpu::alloc_events(m, p, l, {.close_steady_step = true}).events));
 }
 
 TEST(RunEvents, VaryingLengthsLeaveTheCacheLarger) {
@@ -102,6 +103,35 @@ TEST(RunEvents, LongRunsStopAtThePhaseLimit) {
   EXPECT_LE(run->phase_count, INT16_MAX + 1);
   const gpu::ReplayResult r = replay_run(*run);
   EXPECT_GT(r.peak_allocated_bytes, 0);
+}
+
+// A model with tens of thousands of tiny experts allocates ~10^7 tensors a step (each replayed
+// one by one): its run stops at kMaxRunTensors instead of running for minutes.
+TEST(RunEvents, RunsStopAtTheTensorLimit) {
+  ModelSpec s;
+  s.name = "many-experts";
+  s.model_type = "llama";
+  s.heads = 1;
+  s.kv_heads = 1;
+  s.head_dim = 64;
+  s.hidden = 64;
+  s.intermediate = 2;
+  s.vocab = 17;
+  s.layers = 3;
+  s.max_positions = 1024;
+  s.moe.experts = 33'550;
+  s.moe.top_k = 1;
+  s.moe.expert_intermediate = 2;
+  const LoadedModel m = model_from_spec(s, SourceKind::preset, "many-experts");
+  TrainingPlan p;
+  p.seq = 8;
+  const std::vector<std::int64_t> lengths(100, 8);
+  const auto run = gpu::run_events(m, p, lengths);
+  ASSERT_TRUE(run.has_value());
+  std::int64_t tensors = 0;
+  for (const gpu::AllocEvent& e : run->events) tensors += e.op == gpu::Op::alloc ? e.count : 0;
+  EXPECT_LT(run->steps, 100);
+  EXPECT_LE(tensors, gpu::kMaxRunTensors);
 }
 
 TEST(RunEvents, EmptyLengthsAreNoRun) {
