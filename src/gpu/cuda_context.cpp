@@ -6,6 +6,8 @@
 
 #include <array>
 
+#include "ledger/overhead.h"
+
 namespace trainmem::gpu {
 namespace {
 
@@ -88,8 +90,8 @@ WorkspaceFigure cublas_workspace(std::string_view cc) {
   const bool hopper = cc == "9.0";
   const bool newer = cc == "10.0" || cc == "12.0";
   if (hopper || newer) {
-    w.cublas_bytes = std::int64_t{4096} * 1024 * 8;
-    w.estimated = newer;  // the sm90 default, assumed for Blackwell
+    w.cublas_bytes = ledger::kCublasWorkspaceBytes;  // the ledger prices this one (overhead.h)
+    w.estimated = newer;                             // the sm90 default, assumed for Blackwell
   } else {
     w.cublas_bytes = std::int64_t{4096} * 1024 * 2 + std::int64_t{16} * 1024 * 8;
     w.estimated = cc.empty() || !known_family(cc);

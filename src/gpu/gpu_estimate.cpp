@@ -18,20 +18,15 @@
 namespace trainmem {
 namespace {
 
-std::int64_t device_workspace(const GpuOptions& o) {
-  return gpu::replay_cublas_workspace(o.compute_capability);
-}
-
 // Replays the steps at o.step_lengths through one allocator (run_events.h) and records the run's
 // peaks; the device total becomes the run's when it is the larger.
 void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOptions& o,
                 const gpu::AllocatorConfig& conf, const gpu::ReplayLimits& limits,
-                const gpu::EventStream& step, GpuEstimate& g) {
+                const gpu::EventStream& step, std::int64_t workspace, GpuEstimate& g) {
   std::vector<std::int64_t> lengths;
   lengths.reserve(o.step_lengths.size());
   for (std::int64_t l : o.step_lengths) lengths.push_back(std::clamp<std::int64_t>(l, 1, plan.seq));
-  const std::optional<gpu::RunStream> run =
-      gpu::run_events(model, plan, lengths, device_workspace(o));
+  const std::optional<gpu::RunStream> run = gpu::run_events(model, plan, lengths, workspace);
   if (!run) {
     g.notes.push_back(
         "The steps of different lengths could not be chained into one run (what one step hands "
@@ -103,8 +98,10 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
   g.expandable_segments = conf->expandable_segments;
   if (plan.convention == Convention::textbook) return g;
 
+  // The device's cuBLAS workspace per handle (0 without a device: the ledger's line stands).
+  const std::int64_t workspace = gpu::replay_cublas_workspace(o.compute_capability);
   const gpu::EventStream stream =
-      gpu::alloc_events(model, plan, ledger, {.cublas_workspace_bytes = device_workspace(o)});
+      gpu::alloc_events(model, plan, ledger, {.cublas_workspace_bytes = workspace});
   const gpu::ContextFigure ctx =
       gpu::cuda_context(o.compute_capability, {o.cuda_major, o.cuda_minor, o.lazy_loading});
   g.available = true;
@@ -118,13 +115,11 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
   const bool budget_has_workspaces =
       std::any_of(ledger.items.begin(), ledger.items.end(),
                   [](const LedgerItem& i) { return i.id == "overhead.cublas_workspaces"; });
-  if (budget_has_workspaces && device_workspace(o) > 0 &&
-      device_workspace(o) != ledger::kCublasWorkspaceBytes) {
+  if (budget_has_workspaces && workspace > 0 && workspace != ledger::kCublasWorkspaceBytes) {
     g.notes.push_back(fmt::format(
         "cuBLAS workspaces on compute capability {}: {} handles x {} (the budget's overhead line "
         "prices sm90's {} each; the figures here use this device's).",
-        o.compute_capability, ledger::kCublasHandlesInTraining,
-        format_bytes(device_workspace(o), Unit::mib),
+        o.compute_capability, ledger::kCublasHandlesInTraining, format_bytes(workspace, Unit::mib),
         format_bytes(ledger::kCublasWorkspaceBytes, Unit::mib)));
   }
 
@@ -168,7 +163,7 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
   g.peak_allocated_bytes = r.peak_allocated_bytes;
   g.peak_reserved_bytes = r.peak_reserved_bytes;
   if (!o.step_lengths.empty()) {
-    replay_run(model, plan, o, *conf, limits, stream, g);
+    replay_run(model, plan, o, *conf, limits, stream, workspace, g);
     g.peak_run_phase = std::string(run_phase_at(ledger, g.peak_slot));
   }
   if (conf->async_backend) {

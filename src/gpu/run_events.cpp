@@ -113,9 +113,9 @@ std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan
     const Stream& s = stream_at(lengths[i]);
     if (run.events.size() + s.events.size() > kMaxRunEvents) break;
     if (tensors + s.steady_tensors > kMaxRunTensors) break;
-    tensors += s.steady_tensors;
     // AllocEvent::phase is 16 bits: at most 4,679 steps.
     if (kPhaseSlots + static_cast<std::int64_t>(i) * kPhaseCount > INT16_MAX) break;
+    tensors += s.steady_tensors;
     const std::vector<std::int32_t> in = handed_over(s.events);
     if (in.size() != live_out.size()) return std::nullopt;
     std::unordered_map<std::int32_t, std::int32_t> id_of;  // this stream's id -> the run's
