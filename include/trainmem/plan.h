@@ -182,7 +182,7 @@ struct FreezePlan {
 };
 
 // How the framework that runs the step allocates, as knobs the ledger reads. The defaults are the
-// Hugging Face behaviour (transformers >= 4.49 Trainer, PEFT, bitsandbytes >= 0.44); a framework
+// Hugging Face behaviour (transformers >= 4.49 Trainer, PEFT, bitsandbytes >= 0.43.2); a framework
 // profile (src/plan/framework.h, docs/frameworks.md) changes some of them when the plan is built.
 struct FrameworkBehaviour {
   // The model output (logits) stays referenced through backward and into the next forward: a
@@ -212,7 +212,7 @@ struct FrameworkBehaviour {
   // Checkpointed layer inputs are copied to host memory (torchtune enable_activation_offloading,
   // unsloth's offloaded gradient checkpointing): two layers' inputs stay on the device.
   bool offload_checkpoints = false;
-  // bitsandbytes < 0.44: MatMul4Bit keeps its input for backward even though the 4-bit weight
+  // bitsandbytes < 0.43.2: MatMul4Bit keeps its input for backward even though the 4-bit weight
   // gets no gradient.
   bool bnb_saves_4bit_input = false;
   // The batch carries a padding mask: SDPA repeats K/V to every head and saves a float mask.

@@ -162,6 +162,13 @@ struct Plan {
   std::int16_t input_label = -1;
   std::vector<std::int64_t> transient;  // per layer, when the backward transient is split
   std::int16_t transient_label = -1;
+  // Tensors the graph holds (ActivationTerm::held_by_graph): per layer, then after the layers;
+  // allocated with the layer's saved tensors, freed where the held line's mask ends.
+  std::vector<std::vector<std::int64_t>> layer_held;
+  std::vector<std::int64_t> final_held;
+  PhaseMask held_live = 0;
+  std::int16_t held_label = -1;
+  std::vector<std::int32_t> held_ids;
 };
 
 // Claims the items of `tenant` (optionally only those whose mask is `mask`) when their bytes sum
@@ -315,10 +322,12 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
   TermBytes term_bytes(spec, plan);
   const bool full = plan.checkpointing == Checkpointing::full;
   std::vector<std::vector<std::int64_t>> list_terms(la.term_lists.size());
+  std::vector<std::vector<std::int64_t>> list_held(la.term_lists.size());
   for (std::size_t k = 0; k < la.term_lists.size(); ++k) {
     for (const ActivationTerm& t : la.term_lists[k]) {
       if (plan.checkpointing == Checkpointing::selective && t.bytes_per_score > 0) continue;
-      list_terms[k].push_back(term_bytes(t));
+      // A recomputed layer's graph is its own (reentrant checkpoint): held terms go with it.
+      (t.held_by_graph && !full ? list_held[k] : list_terms[k]).push_back(term_bytes(t));
     }
   }
   const std::int64_t each = plan.batch * plan.seq * spec.hidden * la.settings.stream_bytes;
@@ -333,11 +342,36 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
       for (const std::int64_t bytes : p.layer_terms[i]) sum += bytes;
     }
   }
-  largest = la.max_layer_bytes;
+  largest = full ? la.max_layer_bytes : la.max_layer_freed_bytes;
   // The aggregate (saved through backward_start) and the late-backward line must both be there.
   std::vector<bool> trial = claimed;
   if (claim_one(l, trial, Tenant::activations, sum, saved) == 0) return;
   if (claim_one(l, trial, Tenant::activations, largest, late) == 0) return;
+  if (la.held_by_graph) {
+    // The held line (activations.cpp add_held_by_graph), split per layer when its bytes match.
+    std::vector<std::vector<std::int64_t>> held(n);
+    std::int64_t held_sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      held[i] = list_held[la.layer_list[i]];
+      for (const std::int64_t bytes : held[i]) held_sum += bytes;
+    }
+    std::vector<std::int64_t> fin;
+    for (const ActivationTerm& t : la.final_terms) {
+      if (t.held_by_graph) fin.push_back(term_bytes(t));
+    }
+    for (const std::int64_t bytes : fin) held_sum += bytes;
+    const auto it = std::find_if(l.items.begin(), l.items.end(), [](const LedgerItem& i) {
+      return i.id == "activations.held_by_graph";
+    });
+    const auto k = static_cast<std::size_t>(it - l.items.begin());
+    if (it == l.items.end() || trial[k] || it->bytes != held_sum) return;
+    trial[k] = true;
+    p.layer_held = std::move(held);
+    p.final_held = std::move(fin);
+    p.held_live = it->live;
+    p.held_label = b.label(it->label, Tenant::activations);
+    ++b.out.items_split;
+  }
   claimed = trial;
   p.layered = true;
   p.checkpointed = plan.checkpointing == Checkpointing::full;
@@ -494,6 +528,8 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   for (const std::vector<std::int64_t>& terms : p.layer_terms) {
     allocations += steps * (terms.size() + 2);  // saved tensors or input, recompute, transient
   }
+  for (const std::vector<std::int64_t>& held : p.layer_held) allocations += steps * held.size();
+  allocations += steps * p.final_held.size();
   b.out.events.reserve(2 * allocations);
 
   for (int slot = 0; slot < kPhaseSlots; ++slot) {
@@ -511,6 +547,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     }
     // The QLoRA load transient after the weights it is quantised among.
     if (live(load_live, slot)) load_sequence(ctx, b, slot);
+    const bool held_here = ph == Phase::forward && run_starts(p.held_live, slot);
     if (ph == Phase::forward && p.layered && live(p.saved_live, slot)) {
       for (std::size_t i = 0; i < layers; ++i) {
         if (p.checkpointed) {
@@ -520,6 +557,16 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
             act_ids[i].push_back(b.alloc(bytes, 1, slot, p.act_label));
           }
         }
+        if (held_here && i < p.layer_held.size()) {
+          for (std::int64_t bytes : p.layer_held[i]) {
+            p.held_ids.push_back(b.alloc(bytes, 1, slot, p.held_label));
+          }
+        }
+      }
+    }
+    if (held_here) {
+      for (std::int64_t bytes : p.final_held) {
+        p.held_ids.push_back(b.alloc(bytes, 1, slot, p.held_label));
       }
     }
     if (ph == Phase::forward) {
@@ -559,6 +606,10 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     }
     // Frees at the end of each run.
     if (run_ends(p.scratch.live, slot)) free_all(b, p.scratch, slot);
+    if (ends_here(p.held_live, slot)) {
+      for (std::int32_t id : p.held_ids) b.free(id, slot);
+      p.held_ids.clear();
+    }
     for (Whole& w : whole) {
       if (ends_here(w.item->live, slot)) {
         b.free(w.id, slot);

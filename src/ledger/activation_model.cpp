@@ -20,6 +20,9 @@ namespace {
 constexpr const char* kLlama = "transformers models/llama/modeling_llama.py";
 constexpr const char* kAutograd = "PyTorch tools/autograd/derivatives.yaml";
 constexpr const char* kPeft = "peft tuners/lora/layer.py Linear.forward (_cast_input_dtype)";
+constexpr const char* kBnbCtx =
+    "bitsandbytes 0.43.1 autograd/_functions.py MatMul4Bit.forward ctx.tensors = (A, B) "
+    "(0.43.2, #1270: (None, B))";
 constexpr const char* kCompiled =
     "torch 2.5.1 _functorch/partitioners.py min_cut_rematerialization_partition; "
     "validation/data/compile-layer-probe-torch2.5.1.json";
@@ -56,6 +59,14 @@ struct Sink {
   }
   void fixed(std::string name, std::int64_t bytes, const char* source) {
     if (bytes > 0) out.push_back({.name = std::move(name), .source = source, .bytes_fixed = bytes});
+  }
+  // A per-token tensor the graph holds until it is freed (ActivationTerm::held_by_graph).
+  void held(std::string name, std::int64_t bytes, const char* source) {
+    if (bytes > 0)
+      out.push_back({.name = std::move(name),
+                     .bytes_per_token = bytes,
+                     .source = source,
+                     .held_by_graph = true});
   }
 };
 
@@ -137,11 +148,12 @@ bool linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_
     }
   }
   if (cfg.bnb_saves_input && !shared_saved) {
-    // bitsandbytes < 0.44 MatMul4Bit.forward keeps its input A in ctx.tensors whenever the input
+    // bitsandbytes < 0.43.2 MatMul4Bit.forward keeps its input A in ctx.tensors whenever the input
     // requires grad, though the 4-bit weight gets no gradient; the linears reading one tensor
-    // share it (Linear4bit's cast to the compute dtype is a no-op in bf16).
-    s.token(what + ": input kept by bitsandbytes MatMul4Bit (< 0.44)", in_bytes * width,
-            "bitsandbytes v0.43 autograd/_functions.py MatMul4Bit.forward ctx.tensors = (A, B)");
+    // share it (Linear4bit's cast to the compute dtype is a no-op in bf16). ctx.tensors is a plain
+    // attribute, not save_for_backward, so backward does not release it: it lives as long as the
+    // graph (held_by_graph).
+    s.held(what + ": input kept by bitsandbytes MatMul4Bit (< 0.43.2)", in_bytes * width, kBnbCtx);
     shared_saved = true;
   }
   if (adapted == 0 || cfg.lora_rank == 0) return shared_saved;
@@ -256,7 +268,14 @@ void attention_output(Sink& s, const ModelSpec& spec, const LayerPlan& l, std::i
                   count(l.adapted, {Role::o}), false, cfg);
     return;
   }
-  s.token("attention output (shared with the o_proj input)", e * value_width, src);
+  if (cfg.bnb_saves_input) {
+    // The 4-bit o_proj keeps this same tensor in ctx.tensors (bitsandbytes < 0.43.2): the graph
+    // holds it past the attention node's backward.
+    s.held("attention output (shared with the o_proj input, kept by MatMul4Bit)", e * value_width,
+           kBnbCtx);
+  } else {
+    s.token("attention output (shared with the o_proj input)", e * value_width, src);
+  }
   s.token("attention logsumexp, fp32", 4 * spec.heads, src);
   if (sdpa_with_mask(spec, l, cfg)) {
     s.pair("SDPA: float copy of the bool mask (padding or sliding window)", e,
@@ -755,8 +774,9 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bo
   ActivationSettings eager = cfg;
   eager.compiled_layers = false;
   norm_terms(s, spec, "final norm", spec.hidden, 1, input_rg, norm_trainable, eager);
-  // A 4-bit lm_head keeps its input under bitsandbytes < 0.44 like the layers' linears; MatMul4Bit
-  // saves it only when it requires grad (ctx.needs_input_grad). A 16-bit one keeps nothing.
+  // A 4-bit lm_head keeps its input under bitsandbytes < 0.43.2 like the layers' linears;
+  // MatMul4Bit saves it only when it requires grad (ctx.needs_input_grad). A 16-bit one keeps
+  // nothing.
   ActivationSettings head = cfg;
   head.bnb_saves_input = cfg.bnb_saves_input && cfg.lm_head_quantised && input_rg;
   linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes, lm_head_trainable ? 1 : 0, 0,
@@ -776,12 +796,19 @@ std::int64_t terms_per_score(const std::vector<ActivationTerm>& terms) {
   return n;
 }
 
+bool any_held_by_graph(const std::vector<ActivationTerm>& terms) {
+  return std::any_of(terms.begin(), terms.end(),
+                     [](const ActivationTerm& t) { return t.held_by_graph; });
+}
+
 std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSpec& spec,
-                         std::int64_t batch, std::int64_t seq) {
+                         std::int64_t batch, std::int64_t seq, TermLife which) {
   // Saturating: near the size limits (limits.h) a sum of many terms can pass 2^63; a saturated
   // total is reported as too large to price, never wrapped.
   std::int64_t total = 0;
   for (const ActivationTerm& t : terms) {
+    if (which == TermLife::freed_in_backward && t.held_by_graph) continue;
+    if (which == TermLife::held_by_graph && !t.held_by_graph) continue;
     total = sat_add(total, sat_mul(sat_mul(t.bytes_per_token, batch), seq));
     total = sat_add(
         total, sat_mul(sat_mul(sat_mul(sat_mul(t.bytes_per_score, batch), spec.heads), seq), seq));

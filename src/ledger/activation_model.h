@@ -21,6 +21,10 @@ struct ActivationTerm {
   std::int64_t bytes_per_pair = 0;   // bytes per element of the b x s x s mask
   const char* source = "";           // the framework code that saves it (a literal)
   std::int64_t bytes_fixed = 0;      // bytes per layer whatever the batch (DoRA's identity)
+  // Held by the autograd graph rather than saved by its node: a custom Function that stores the
+  // tensor as a plain ctx attribute (bitsandbytes < 0.43.2 MatMul4Bit ctx.tensors) keeps it until
+  // the graph itself is freed, not when the node's backward releases its saved variables.
+  bool held_by_graph = false;
 };
 
 // A set of roles, one bit per Role value.
@@ -57,7 +61,7 @@ struct ActivationSettings {
   // dropout runs the math kernel instead of a fused one.
   bool cpu_kernels = false;
   std::int64_t seq = 0;  // sequence length: a sliding window shorter than it materialises a mask
-  bool bnb_saves_input = false;      // bitsandbytes < 0.44: every 4-bit linear keeps its input
+  bool bnb_saves_input = false;      // bitsandbytes < 0.43.2: every 4-bit linear keeps its input
   bool lm_head_quantised = false;    // the lm_head is a 4-bit linear too (quantises_lm_head)
   bool fused_qkv_attention = false;  // litgpt CausalSelfAttention (FrameworkBehaviour)
   // torch.compile'd decoder layers (FrameworkBehaviour::compiled_layers): in a layer of the probed
@@ -112,9 +116,15 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_requir
 std::int64_t terms_per_token(const std::vector<ActivationTerm>& terms);
 std::int64_t terms_per_score(const std::vector<ActivationTerm>& terms);
 
+// Which terms a sum takes: all, those a node frees in backward, or those the graph holds.
+enum class TermLife { any, freed_in_backward, held_by_graph };
+
 // Sum of terms for a micro-batch of `batch` sequences of `seq` tokens.
 std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSpec& spec,
-                         std::int64_t batch, std::int64_t seq);
+                         std::int64_t batch, std::int64_t seq, TermLife which = TermLife::any);
+
+// True when some term is held by the graph (ActivationTerm::held_by_graph).
+bool any_held_by_graph(const std::vector<ActivationTerm>& terms);
 
 // Transient of one layer's backward on top of what it saved: the MLP's gate/up gradients
 // (2 x N x I x compute bytes, accounting.md 2.7) and eager softmax backward (10 B per score).

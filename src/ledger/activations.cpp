@@ -36,6 +36,12 @@ std::vector<ActivationTerm> drop_scores(std::vector<ActivationTerm> terms) {
   return terms;
 }
 
+// The terms of one lifetime (ActivationTerm::held_by_graph).
+std::vector<ActivationTerm> only(std::vector<ActivationTerm> terms, bool held_by_graph) {
+  std::erase_if(terms, [&](const ActivationTerm& t) { return t.held_by_graph != held_by_graph; });
+  return terms;
+}
+
 // "28 layers x 2,048 tokens x 71,760 B" or, when layers differ, the distinct rows summed.
 // Layer i's terms are lists[layer_list[i]] (as LayerActivations keeps them).
 std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& lists,
@@ -91,6 +97,70 @@ std::size_t largest_layer(const LayerActivations& la, const Context& ctx) {
   return best;
 }
 
+// Tensors the autograd graph holds rather than its nodes' saved variables (bitsandbytes < 0.43.2
+// MatMul4Bit's ctx.tensors): backward does not release them, the graph's end does. That is the
+// end of backward when the loop lets the loss go (Trainer.training_step returns loss.detach()),
+// and the next forward when the loop keeps the output (FrameworkBehaviour outputs_kept: litgpt's
+// `logits = model(...)`, `loss = ...` are rebound only then), so the previous step's are live in
+// it beside this step's. Under full checkpointing the layers' are in the recomputed layer's own
+// graph (reentrant checkpoint, freed after its backward) and only the final ones are here.
+void add_held_by_graph(const Context& ctx, Items& items) {
+  const LayerActivations& la = ctx.layers;
+  if (!la.held_by_graph) return;
+  const ModelSpec& s = ctx.model.spec;
+  const TrainingPlan& p = ctx.plan;
+  const std::int64_t tokens = p.batch * p.seq;
+  std::int64_t bytes = terms_bytes(la.final_terms, s, p.batch, p.seq, TermLife::held_by_graph);
+  std::string formula;
+  if (p.checkpointing != Checkpointing::full) {
+    std::vector<std::vector<ActivationTerm>> held;
+    for (const auto& t : la.term_lists) held.push_back(only(t, true));
+    for (const std::size_t list : la.layer_list) {
+      bytes = sat_add(bytes, terms_bytes(held[list], s, p.batch, p.seq));
+    }
+    formula = layers_formula(held, la.layer_list, ctx);
+  }
+  const std::int64_t head = terms_per_token(only(la.final_terms, true));
+  if (head > 0) {
+    formula += fmt::format("{}{} tokens x {} B/token (lm_head input)", formula.empty() ? "" : " + ",
+                           with_commas(tokens), with_commas(head));
+  }
+  if (bytes <= 0) return;
+  // The held terms' own source (activation_model.cpp), one line for all of them.
+  const char* src = "";
+  for (const ActivationTerm& t : la.final_terms) {
+    if (t.held_by_graph) src = t.source;
+  }
+  for (const auto& list : la.term_lists) {
+    for (const ActivationTerm& t : list) {
+      if (t.held_by_graph) src = t.source;
+    }
+  }
+  const bool kept = p.behaviour.outputs_kept;
+  items.push_back(
+      {.id = "activations.held_by_graph",
+       .tenant = Tenant::activations,
+       .label = kept ? "4-bit layer inputs in MatMul4Bit's ctx, held by the graph the loop keeps "
+                       "until the next forward returns"
+                     : "4-bit layer inputs in MatMul4Bit's ctx, held by the graph to the end of "
+                       "backward",
+       .bytes = bytes,
+       .formula = formula,
+       .source = src,
+       .live = kept ? from_phase(0, Phase::forward) : forward_to_end_of_backward(),
+       .estimated = true});
+  if (kept) {
+    items.push_back({.id = "activations.previous_held_by_graph",
+                     .tenant = Tenant::activations,
+                     .label = "previous step's 4-bit layer inputs, until forward returns",
+                     .bytes = bytes,
+                     .formula = formula,
+                     .source = src,
+                     .live = phase_bit(1, Phase::forward),
+                     .estimated = true});
+  }
+}
+
 }  // namespace
 
 LayerActivations layer_activations(const Context& ctx) {
@@ -100,6 +170,7 @@ LayerActivations layer_activations(const Context& ctx) {
   out.plans = layer_plans(spec, ctx.inventory, ctx.plan);
   out.layer_list.reserve(out.plans.size());
   std::int64_t bytes = 0;
+  std::int64_t freed = 0;
   for (std::size_t i = 0; i < out.plans.size(); ++i) {
     const LayerPlan& l = out.plans[i];
     // Alike layers (all of a dense model's, in most plans) share the previous layer's terms:
@@ -107,10 +178,14 @@ LayerActivations layer_activations(const Context& ctx) {
     // strings.
     if (i == 0 || !same_layer_terms(spec, out.plans[i - 1], l)) {
       out.term_lists.push_back(layer_terms(spec, l, out.settings));
-      bytes = terms_bytes(out.term_lists.back(), spec, ctx.plan.batch, ctx.plan.seq);
+      const std::vector<ActivationTerm>& terms = out.term_lists.back();
+      bytes = terms_bytes(terms, spec, ctx.plan.batch, ctx.plan.seq);
+      freed = terms_bytes(terms, spec, ctx.plan.batch, ctx.plan.seq, TermLife::freed_in_backward);
+      out.held_by_graph = out.held_by_graph || any_held_by_graph(terms);
     }
     out.layer_list.push_back(out.term_lists.size() - 1);
     out.max_layer_bytes = std::max(out.max_layer_bytes, bytes);
+    out.max_layer_freed_bytes = std::max(out.max_layer_freed_bytes, freed);
     out.needs_input.push_back(l.input_requires_grad || l.trainable || l.trainable_routed ||
                               l.trainable_shared || l.adapted || l.adapted_experts);
   }
@@ -127,6 +202,7 @@ LayerActivations layer_activations(const Context& ctx) {
   out.lm_head_trainable = head_t;
   const bool rg = !out.needs_input.empty() && out.needs_input.back();
   out.final_terms = final_terms(spec, rg, norm_t, head_t, out.settings);
+  out.held_by_graph = out.held_by_graph || any_held_by_graph(out.final_terms);
   out.any_requires_grad = rg || norm_t || head_t;
   return out;
 }
@@ -182,14 +258,18 @@ void add_activations(const Context& ctx, Items& items) {
          .live = late_backward(),
          .estimated = true});
   } else {
-    // Selective checkpointing recomputes the attention scores: a copy without them. Otherwise the
-    // context's terms as they are (no copy: this runs in every estimate).
-    std::vector<std::vector<ActivationTerm>> selective;
-    if (p.checkpointing == Checkpointing::selective) {
-      for (const auto& t : la.term_lists) selective.push_back(drop_scores(t));
+    // Selective checkpointing recomputes the attention scores, and terms the graph holds have a
+    // line of their own (add_held_by_graph): a copy without them. Otherwise the context's terms
+    // as they are (no copy: this runs in every estimate).
+    std::vector<std::vector<ActivationTerm>> filtered;
+    const bool selective = p.checkpointing == Checkpointing::selective;
+    if (selective || la.held_by_graph) {
+      for (const auto& t : la.term_lists) {
+        filtered.push_back(only(selective ? drop_scores(t) : t, false));
+      }
     }
     const std::vector<std::vector<ActivationTerm>>& saved =
-        p.checkpointing == Checkpointing::selective ? selective : la.term_lists;
+        filtered.empty() ? la.term_lists : filtered;
     std::vector<std::int64_t> list_bytes;
     for (const auto& t : saved) list_bytes.push_back(terms_bytes(t, s, p.batch, p.seq));
     std::int64_t total = 0;
@@ -209,21 +289,23 @@ void add_activations(const Context& ctx, Items& items) {
     items.push_back({.id = "activations.last_layer",
                      .tenant = Tenant::activations,
                      .label = "One layer's saved activations, late in backward",
-                     .bytes = la.max_layer_bytes,
+                     .bytes = la.max_layer_freed_bytes,
                      .formula = "the largest layer's share, still held while its "
                                 "backward runs and every gradient exists",
                      .source = model_src,
                      .live = late_backward(),
                      .estimated = true});
   }
-  const std::int64_t fin = terms_bytes(la.final_terms, s, p.batch, p.seq);
+  add_held_by_graph(ctx, items);
+  const std::vector<ActivationTerm> final_freed = only(la.final_terms, false);
+  const std::int64_t fin = terms_bytes(final_freed, s, p.batch, p.seq);
   if (fin > 0) {
     items.push_back({.id = "activations.final_norm_head_input",
                      .tenant = Tenant::activations,
                      .label = "Final norm and lm_head input",
                      .bytes = fin,
                      .formula = fmt::format("{} tokens x {} B/token", with_commas(tokens),
-                                            terms_per_token(la.final_terms)),
+                                            terms_per_token(final_freed)),
                      .source = "transformers modeling_llama.py (norm, lm_head)",
                      .live = forward_to_backward_start(),
                      .estimated = true});

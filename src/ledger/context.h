@@ -24,7 +24,10 @@ struct LayerActivations {
   std::vector<std::size_t> layer_list;  // per layer
   std::vector<bool> needs_input;        // a checkpoint keeps this layer's input
   std::vector<ActivationTerm> final_terms;
-  std::int64_t max_layer_bytes = 0;
+  std::int64_t max_layer_bytes = 0;  // the largest layer's terms, all of them (a recompute)
+  // The largest layer's terms its nodes free in backward (not held by the graph).
+  std::int64_t max_layer_freed_bytes = 0;
+  bool held_by_graph = false;  // some layer or final term is held by the graph
   bool lm_head_trainable = false;
   bool any_requires_grad = false;  // the loss has something to differentiate
 

@@ -53,7 +53,7 @@ std::string framework_note(const TrainingPlan& plan) {
   std::string out = fmt::format("Framework assumptions ({}{}): ", plan.framework, versions);
   const auto applied = applied_differences(plan);
   if (applied.empty()) {
-    out += "transformers >= 4.49 loss; PEFT adapters in fp32; bitsandbytes >= 0.44.";
+    out += "transformers >= 4.49 loss; PEFT adapters in fp32; bitsandbytes >= 0.43.2.";
   } else {
     for (std::size_t i = 0; i < applied.size(); ++i) {
       out += fmt::format("{}{}", i ? "; " : "", applied[i]->what);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <string>
 #include <vector>
@@ -188,6 +189,68 @@ TEST(AllocEvents, PagedOptimizerStateStaysOutsideThePool) {
   for (const AllocEvent& e : s.events) {
     if (e.label >= 0) {
       EXPECT_NE(s.label_tenant[static_cast<std::size_t>(e.label)], Tenant::optimizer_states);
+    }
+  }
+}
+
+// Phase by phase the stream's live bytes are the ledger's (late backward at least the ledger's).
+void expect_phases_match(const Ledger& l, const EventStream& s) {
+  const Totals t = totals(l);
+  const std::vector<std::int64_t> hw = requested_high_water(s);
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    SCOPED_TRACE(slot_name(slot));
+    const std::int64_t want = t.by_slot[static_cast<std::size_t>(slot)];
+    if (static_cast<Phase>(slot % kPhaseCount) == Phase::backward) {
+      EXPECT_GE(hw[static_cast<std::size_t>(slot)], want);
+    } else {
+      EXPECT_EQ(hw[static_cast<std::size_t>(slot)], want);
+    }
+  }
+}
+
+TEST(AllocEvents, GraphHeldInputsArePerLayerTensorsFreedWithTheGraph) {
+  const LoadedModel m = validation_model("qwen3-tiny");
+  for (const bool kept : {false, true}) {
+    SCOPED_TRACE(kept ? "the loop keeps the output" : "the loss is let go after backward");
+    TrainingPlan p =
+        plan_for({"qwen3-tiny", Method::qlora, Checkpointing::none, OptimizerKind::adamw});
+    p.lora.targets = {"q", "v"};
+    p.behaviour.bnb_saves_4bit_input = true;
+    p.behaviour.outputs_kept = kept;
+    const Ledger l = estimate(m, p);
+    const LedgerItem* held = nullptr;
+    for (const LedgerItem& i : l.items) {
+      if (i.id == "activations.held_by_graph") held = &i;
+    }
+    ASSERT_NE(held, nullptr);
+    const EventStream s = alloc_events(m, p, l);
+    expect_well_formed(s);
+    expect_phases_match(l, s);
+    // Four distinct 4-bit inputs per layer (q/k/v input, attention output, MLP input, down_proj
+    // input), 4 layers, allocated in each forward that starts the held line's run.
+    std::map<std::int32_t, std::int64_t> held_ids;  // id -> step
+    std::array<std::int64_t, 2> count{}, bytes{};
+    for (const AllocEvent& e : s.events) {
+      if (e.op != Op::alloc || e.label < 0 ||
+          s.labels[static_cast<std::size_t>(e.label)] != held->label) {
+        continue;
+      }
+      const std::size_t step = e.phase < kPhaseCount ? 0 : 1;
+      EXPECT_EQ(e.phase % kPhaseCount, static_cast<int>(Phase::forward));
+      count[step] += e.count;
+      bytes[step] += e.bytes * e.count;
+      held_ids.emplace(e.id, step);
+    }
+    EXPECT_EQ(count[0], 16);
+    EXPECT_EQ(bytes[0], held->bytes);
+    // The Trainer's graph dies at the end of backward, so each step makes its own; a kept graph
+    // crosses into the steady step (its previous-step copy is a line of its own).
+    EXPECT_EQ(count[1], kept ? 0 : 16);
+    for (const AllocEvent& e : s.events) {
+      if (e.op == Op::free && held_ids.contains(e.id)) {
+        EXPECT_EQ(e.phase % kPhaseCount, static_cast<int>(Phase::end_of_backward));
+        EXPECT_FALSE(kept);
+      }
     }
   }
 }

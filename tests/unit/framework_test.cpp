@@ -237,10 +237,15 @@ TEST(FrameworkLedger, LitgptQuantisesTheLmHead) {
   const std::int64_t w_lit = tenant_in(l, Tenant::weights, 0, Phase::loaded);
   const std::int64_t w_kept = tenant_in(k, Tenant::weights, 0, Phase::loaded);
   EXPECT_LT(w_lit, w_kept - 1'048'576 * 2 * 2 / 3);
-  // bitsandbytes < 0.44 keeps the 4-bit lm_head's bf16 input: 2 x 256 tokens x 128 x 2 B.
-  EXPECT_EQ(find_item(l, "activations.final_norm_head_input")->bytes -
-                find_item(k, "activations.final_norm_head_input")->bytes,
+  // bitsandbytes < 0.43.2 keeps the 4-bit lm_head's bf16 input (2 x 256 tokens x 128 x 2 B) in
+  // MatMul4Bit's ctx, so the graph holds it beside the layers' 4-bit inputs.
+  ASSERT_NE(find_item(l, "activations.held_by_graph"), nullptr);
+  ASSERT_NE(find_item(k, "activations.held_by_graph"), nullptr);
+  EXPECT_EQ(find_item(l, "activations.held_by_graph")->bytes -
+                find_item(k, "activations.held_by_graph")->bytes,
             2 * 256 * 128 * 2);
+  EXPECT_EQ(find_item(l, "activations.final_norm_head_input")->bytes,
+            find_item(k, "activations.final_norm_head_input")->bytes);
   // The HF profile keeps the lm_head 16-bit (transformers get_keys_to_not_convert) and
   // dequantises in the dtype it loaded (bf16): one copy.
   const Ledger hf = estimate(m, plan_for("hf", Method::qlora));
@@ -299,6 +304,52 @@ TEST(FrameworkLedger, OldBitsandbytesKeepsFourBitInputs) {
   // 512 tokens.
   const std::int64_t extra = acts("bitsandbytes=0.43") - acts("bitsandbytes=0.44");
   EXPECT_EQ(extra, 4 * 512 * 4 * (128 + kIntermediate));
+}
+
+TEST(FrameworkLedger, GraphHeldInputsOutliveBackward) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  const auto plan = [&](const std::string& fw, const std::string& versions) {
+    TrainingPlan p = plan_for(fw, Method::qlora, versions);
+    p.lora.targets = {"q", "v"};
+    p.quant.prepare_kbit = false;  // a bf16 stream: 2 B per element
+    p.behaviour.quantises_lm_head = false;
+    return p;
+  };
+  // Per token per layer, the distinct 4-bit inputs: q/k/v input 128, attention output 4 heads x
+  // 32 = 128, MLP input 128, down_proj input 384, 2 B each; 4 layers x 512 tokens.
+  const std::int64_t held = 4 * 512 * (128 + 128 + 128 + kIntermediate) * 2;
+  const Ledger hf = estimate(m, plan("hf", "bitsandbytes=0.43.1"));
+  const LedgerItem* h = find_item(hf, "activations.held_by_graph");
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->bytes, held);
+  // The Trainer lets the loss go after backward: held through it, gone at the optimizer step.
+  EXPECT_TRUE(h->live & phase_bit(1, Phase::backward));
+  EXPECT_TRUE(h->live & phase_bit(1, Phase::end_of_backward));
+  EXPECT_FALSE(h->live & phase_bit(1, Phase::optimizer_step));
+  EXPECT_FALSE(h->live & phase_bit(1, Phase::loaded));
+  EXPECT_EQ(find_item(hf, "activations.previous_held_by_graph"), nullptr);
+  // In forward the held line adds to what 0.43.2 saves only the inputs nothing else keeps: all
+  // but the attention output, which SDPA saves either way.
+  const Ledger fixed = estimate(m, plan("hf", "bitsandbytes=0.43.2"));
+  EXPECT_EQ(find_item(fixed, "activations.held_by_graph"), nullptr);
+  EXPECT_EQ(tenant_in(hf, Tenant::activations, 1, Phase::forward) -
+                tenant_in(fixed, Tenant::activations, 1, Phase::forward),
+            held - 4 * 512 * 128 * 2);
+  // Late in backward the held inputs are all still there; 0.43.2 has freed the rest of the
+  // layers' but the last one's.
+  EXPECT_GE(tenant_in(hf, Tenant::activations, 1, Phase::backward),
+            held + tenant_in(fixed, Tenant::activations, 1, Phase::backward) - 512 * 128 * 2);
+  // litgpt keeps `logits` and `loss` until the next micro-batch's forward returns: the previous
+  // step's inputs are live in that forward beside its own.
+  const Ledger lit = estimate(m, plan("litgpt", "bitsandbytes=0.42.0"));
+  const LedgerItem* kept = find_item(lit, "activations.held_by_graph");
+  const LedgerItem* prev = find_item(lit, "activations.previous_held_by_graph");
+  ASSERT_NE(kept, nullptr);
+  ASSERT_NE(prev, nullptr);
+  EXPECT_EQ(prev->bytes, kept->bytes);
+  EXPECT_TRUE(kept->live & phase_bit(1, Phase::loaded));
+  EXPECT_TRUE(kept->live & phase_bit(0, Phase::optimizer_step));
+  EXPECT_EQ(prev->live, phase_bit(1, Phase::forward));
 }
 
 TEST(FrameworkLedger, MlxAdaptsTheLastSixteenLayersAndHasNoCublas) {

@@ -99,7 +99,7 @@ TEST(PlanJson, FrameworkVersionsAndSwitchesRoundTrip) {
                                   {"versions", "bitsandbytes=0.42.0", "--versions"},
                                   {"padding_mask", "true", "--padding-mask"}});
   ASSERT_TRUE(p.behaviour.padding_mask);
-  ASSERT_TRUE(p.behaviour.bnb_saves_4bit_input);  // bitsandbytes < 0.44
+  ASSERT_TRUE(p.behaviour.bnb_saves_4bit_input);  // bitsandbytes < 0.43.2
   const std::string text = render_plan_json(p);
   EXPECT_NE(text.find("\"padding_mask\": true"), std::string::npos) << text;
   EXPECT_NE(text.find("\"bitsandbytes\": \"0.42.0\""), std::string::npos) << text;
