@@ -387,7 +387,11 @@ class Model {
     const std::int64_t g = granule(pool);
     const std::int64_t device =
         device_limit() == kUnlimited ? (std::int64_t{1} << 44) : device_limit();
-    const std::int64_t space = (device + device / 8 + g - 1) / g * g;
+    // PyTorch reserves 9/8 of the card, more than any request a card can map. Without a device
+    // limit a request can pass 2^44 B: the segment then spans the request, as a card that large
+    // would (found by replay_fuzz: the mapping loop ran past the segment's last block).
+    const std::int64_t space =
+        std::max((device + device / 8 + g - 1) / g * g, (size + g - 1) / g * g);
     Block blk;
     blk.addr = next_addr_;
     blk.size = space;
@@ -435,6 +439,8 @@ class Model {
     if (!b_[c].mapped && !map_block(pool, c, std::min(b_[c].size, size), r)) return -1;
     while (b_[c].size < size) {
       const int n = b_[c].next;
+      // find_expandable_block() found room for `size`, so a next block exists; never read past.
+      if (n < 0) return -1;
       if (!map_block(pool, n, std::min(size - b_[c].size, b_[n].size), r)) return -1;
       c = n;  // map_block merged c into n
     }

@@ -137,6 +137,21 @@ TEST(CachingAllocator, ExpandableSegmentsGrowInGranules) {
   EXPECT_EQ(f.peak_reserved_bytes, 50 * MiB);
 }
 
+TEST(CachingAllocator, ExpandableSegmentSpansARequestBeyondItsReservation) {
+  // Without a device limit the segment reserves 9/8 of 2^44 B; a request of 2^45 B (found by
+  // replay_fuzz) gets a segment spanning it: mapped in 20 MiB granules, 2^45 is a multiple of 20
+  // MiB only after rounding up: ceil(2^45 / 20 MiB) granules.
+  Stream s;
+  const std::int64_t big = std::int64_t{1} << 45;
+  const std::int32_t a = s.alloc(big);
+  s.free(a);
+  s.alloc(3 * MiB);
+  const ReplayResult e = replay(s.events, conf("expandable_segments:True"));
+  const std::int64_t granules = (big + 20 * MiB - 1) / (20 * MiB);
+  EXPECT_EQ(e.peak_allocated_bytes, big);
+  EXPECT_EQ(e.peak_reserved_bytes, granules * 20 * MiB);
+}
+
 TEST(CachingAllocator, ExpandableSmallPoolMapsTwoMiBPages) {
   Stream s;
   // 5 x 700 KiB = 3,500 KiB of small blocks: packed into two 2 MiB pages.
