@@ -212,8 +212,8 @@ struct FrameworkBehaviour {
   // Checkpointed layer inputs are copied to host memory (torchtune enable_activation_offloading,
   // unsloth's offloaded gradient checkpointing): two layers' inputs stay on the device.
   bool offload_checkpoints = false;
-  // bitsandbytes < 0.43.2: MatMul4Bit keeps its input for backward even though the 4-bit weight
-  // gets no gradient.
+  // bitsandbytes < 0.43.2: MatMul4Bit keeps its input in ctx.tensors even though the 4-bit weight
+  // gets no gradient, and backward does not release it: it lives as long as the autograd graph.
   bool bnb_saves_4bit_input = false;
   // The batch carries a padding mask: SDPA repeats K/V to every head and saves a float mask.
   bool padding_mask = false;

@@ -364,13 +364,15 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
       return i.id == "activations.held_by_graph";
     });
     const auto k = static_cast<std::size_t>(it - l.items.begin());
-    if (it == l.items.end() || trial[k] || it->bytes != held_sum) return;
-    trial[k] = true;
-    p.layer_held = std::move(held);
-    p.final_held = std::move(fin);
-    p.held_live = it->live;
-    p.held_label = b.label(it->label, Tenant::activations);
-    ++b.out.items_split;
+    // Otherwise the line stays whole (one allocation per run of its mask).
+    if (it != l.items.end() && !trial[k] && it->bytes == held_sum) {
+      trial[k] = true;
+      p.layer_held = std::move(held);
+      p.final_held = std::move(fin);
+      p.held_live = it->live;
+      p.held_label = b.label(it->label, Tenant::activations);
+      ++b.out.items_split;
+    }
   }
   claimed = trial;
   p.layered = true;
