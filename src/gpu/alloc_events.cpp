@@ -169,6 +169,11 @@ struct Plan {
   PhaseMask held_live = 0;
   std::int16_t held_label = -1;
   std::vector<std::int32_t> held_ids;
+  std::string held_item_id;  // the ledger line the held split came from
+  // A kept held line's previous-step copy (ledger::previous_step_copy_of): where it is live the
+  // step's held tensors are allocated anew, and the older ones are freed where it ends.
+  PhaseMask held_previous_live = 0;
+  std::vector<std::int32_t> held_old;
 };
 
 // Claims the items of `tenant` (optionally only those whose mask is `mask`) when their bytes sum
@@ -370,6 +375,7 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
       p.layer_held = std::move(held);
       p.final_held = std::move(fin);
       p.held_live = it->live;
+      p.held_item_id = it->id;
       p.held_label = b.label(it->label, Tenant::activations);
       ++b.out.items_split;
     }
@@ -488,6 +494,10 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     std::int32_t count = 1;  // equal tensors the line is made of
     std::int64_t bytes = 0;  // each
     std::int32_t id = -1;
+    // A previous-step copy (ledger::previous_step_copy_of) of the whole line `kept`, or of the
+    // held split (held_previous): see below.
+    std::int32_t kept = -1;
+    bool held_previous = false;
   };
   std::vector<Whole> whole;
   PhaseMask load_live = 0;
@@ -509,6 +519,37 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     const std::int32_t n = loss_grad_tensors(i, plan);
     whole.push_back({&i, b.label(i.label, i.tenant), n, i.bytes / n});
   }
+  // A loop that keeps a line's tensors into the next forward (the logits, the graph's held
+  // inputs) frees the older ones when that forward returns and keeps the new ones: the ledger
+  // prices that as the line plus its previous-step copy, and the stream makes the next step's
+  // tensors of the line where they are made and frees the older ones where the copy ends, so the
+  // allocator sees the holes the real loop leaves, and a run chains each step's at its own length
+  // (run_events.cpp hands them over like the gradients a late zero_grad frees).
+  for (Whole& w : whole) {
+    const std::string_view of = ledger::previous_step_copy_of(w.item->id);
+    if (of.empty()) continue;
+    if (!p.held_item_id.empty() && of == p.held_item_id) {
+      w.held_previous = true;
+      p.held_previous_live = w.item->live;
+      continue;
+    }
+    for (std::size_t k = 0; k < whole.size(); ++k) {
+      const Whole& c = whole[k];
+      if (c.item->id == of && c.bytes == w.bytes && c.count == w.count) {
+        w.kept = static_cast<std::int32_t>(k);
+      }
+    }
+  }
+  auto start = [&](Whole& w, int slot) {
+    if (w.held_previous) return;  // the layers' held tensors are made in the layer loop
+    if (w.kept >= 0 && whole[static_cast<std::size_t>(w.kept)].id >= 0) {
+      Whole& k = whole[static_cast<std::size_t>(w.kept)];
+      w.id = k.id;  // the older tensors, freed where this copy ends
+      k.id = b.alloc(k.bytes, k.count, slot, k.label);
+      return;
+    }
+    w.id = b.alloc(w.bytes, w.count, slot, w.label);
+  };
   // Lines made by the lm_head and loss come after the layers in forward.
   auto late_in_forward = [](const LedgerItem& i) {
     return i.tenant == Tenant::logits || (i.tenant == Tenant::activations &&
@@ -539,7 +580,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     // Whole lines that start here (the head's and loss's after the layers, in forward).
     for (Whole& w : whole) {
       if (run_starts(w.item->live, slot) && !(ph == Phase::forward && late_in_forward(*w.item))) {
-        w.id = b.alloc(w.bytes, w.count, slot, w.label);
+        start(w, slot);
       }
     }
     // Parameter-shaped splits that start here, except gradients made during backward.
@@ -549,7 +590,15 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     }
     // The QLoRA load transient after the weights it is quantised among.
     if (live(load_live, slot)) load_sequence(ctx, b, slot);
-    const bool held_here = ph == Phase::forward && run_starts(p.held_live, slot);
+    // The held split is made where its run starts, and again where a kept line's previous-step
+    // copy is live (the older tensors then wait in held_old).
+    const bool held_again =
+        ph == Phase::forward && live(p.held_previous_live, slot) && !p.held_ids.empty();
+    const bool held_here = ph == Phase::forward && (run_starts(p.held_live, slot) || held_again);
+    if (held_again) {
+      p.held_old = std::move(p.held_ids);
+      p.held_ids.clear();
+    }
     if (ph == Phase::forward && p.layered && live(p.saved_live, slot)) {
       for (std::size_t i = 0; i < layers; ++i) {
         if (p.checkpointed) {
@@ -573,9 +622,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     }
     if (ph == Phase::forward) {
       for (Whole& w : whole) {
-        if (run_starts(w.item->live, slot) && late_in_forward(*w.item)) {
-          w.id = b.alloc(w.bytes, w.count, slot, w.label);
-        }
+        if (run_starts(w.item->live, slot) && late_in_forward(*w.item)) start(w, slot);
       }
     }
     if (ph == Phase::backward) {
@@ -611,6 +658,10 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     if (ends_here(p.held_live, slot)) {
       for (std::int32_t id : p.held_ids) b.free(id, slot);
       p.held_ids.clear();
+    }
+    if (run_ends(p.held_previous_live, slot)) {
+      for (std::int32_t id : p.held_old) b.free(id, slot);
+      p.held_old.clear();
     }
     for (Whole& w : whole) {
       if (ends_here(w.item->live, slot)) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "ledger/activation_model.h"
@@ -29,5 +30,15 @@ inline PhaseMask late_backward() {
 }
 
 LayerActivations layer_activations(const Context& ctx);
+
+// A loop that keeps a line's tensors into the next forward (outputs_kept: the logits, and the
+// 4-bit inputs the graph holds) is priced as the line plus a previous-step copy live in the
+// steady forward. The id of the line a copy stands for, or "" when `id` is not such a copy
+// (logits.cpp, activations.cpp); the event stream uses it to free the older tensors.
+inline std::string_view previous_step_copy_of(std::string_view id) {
+  if (id == "logits.previous_output") return "logits.output";
+  if (id == "activations.previous_held_by_graph") return "activations.held_by_graph";
+  return "";
+}
 
 }  // namespace trainmem::ledger

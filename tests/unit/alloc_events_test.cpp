@@ -243,15 +243,24 @@ TEST(AllocEvents, GraphHeldInputsArePerLayerTensorsFreedWithTheGraph) {
     }
     EXPECT_EQ(count[0], 16);
     EXPECT_EQ(bytes[0], held->bytes);
-    // The Trainer's graph dies at the end of backward, so each step makes its own; a kept graph
-    // crosses into the steady step (its previous-step copy is a line of its own).
-    EXPECT_EQ(count[1], kept ? 0 : 16);
+    // Each step makes its own. The Trainer's graph dies at the end of backward; a kept graph
+    // lives until the next forward returns, so the first step's are freed in the steady forward
+    // (and the steady step's cross the stream's end).
+    EXPECT_EQ(count[1], 16);
+    EXPECT_EQ(bytes[1], held->bytes);
+    int freed_first = 0;
     for (const AllocEvent& e : s.events) {
-      if (e.op == Op::free && held_ids.contains(e.id)) {
-        EXPECT_EQ(e.phase % kPhaseCount, static_cast<int>(Phase::end_of_backward));
-        EXPECT_FALSE(kept);
+      if (e.op != Op::free || !held_ids.contains(e.id)) continue;
+      const std::int64_t step = held_ids.at(e.id);
+      if (kept) {
+        EXPECT_EQ(step, 0);
+        EXPECT_EQ(e.phase, kPhaseCount + static_cast<int>(Phase::forward));
+      } else {
+        EXPECT_EQ(e.phase, step * kPhaseCount + static_cast<int>(Phase::end_of_backward));
       }
+      freed_first += step == 0 ? 1 : 0;
     }
+    EXPECT_EQ(freed_first, 16);
   }
 }
 
