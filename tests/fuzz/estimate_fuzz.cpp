@@ -66,6 +66,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   p.lora.rank = in.ConsumeIntegralInRange<std::int64_t>(1, 65536);
   p.lora.dropout = in.ConsumeBool() ? 0.1 : 0.0;
   if (in.ConsumeBool()) p.params_override = in.ConsumeIntegralInRange<std::int64_t>(1, INT64_MAX);
+  // Framework behaviour that adds lines of its own (held 4-bit inputs, kept outputs); read last,
+  // so the committed seeds still decode as before (an exhausted provider gives false).
+  p.behaviour.bnb_saves_4bit_input = in.ConsumeBool();
+  p.behaviour.outputs_kept = in.ConsumeBool();
+  p.behaviour.quantises_lm_head = in.ConsumeBool();
   const LoadedModel model = model_from_spec(s, SourceKind::preset, "fuzz");
   fuzz::check_invariants(model, p);
   return 0;
