@@ -13,6 +13,7 @@
 #include <string>
 
 #include "fuzz_invariants.h"
+#include "fuzz_plan.h"
 #include "trainmem/model.h"
 
 namespace {
@@ -53,14 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     s.moe.shared_intermediate = in.ConsumeIntegralInRange<std::int64_t>(1, 8192);
   }
   TrainingPlan p;
-  p.method = static_cast<Method>(in.ConsumeIntegralInRange<int>(0, 3));
-  if (p.method == Method::freeze) p.freeze.train_modules = {"q", "norm"};
-  p.precision = static_cast<Precision>(in.ConsumeIntegralInRange<int>(0, 4));
-  p.optimizer = static_cast<OptimizerKind>(in.ConsumeIntegralInRange<int>(0, 9));
-  p.optimizer_impl = static_cast<OptimizerImpl>(in.ConsumeIntegralInRange<int>(0, 2));
-  p.checkpointing = static_cast<Checkpointing>(in.ConsumeIntegralInRange<int>(0, 2));
-  p.attention = static_cast<Attention>(in.ConsumeIntegralInRange<int>(0, 2));
-  p.loss = static_cast<Loss>(in.ConsumeIntegralInRange<int>(0, 2));
+  fuzz::consume_plan_kinds(in, p);
   p.batch = in.ConsumeIntegralInRange<std::int64_t>(1, 64);
   p.seq = in.ConsumeIntegralInRange<std::int64_t>(1, 8192);
   p.grad_accum = in.ConsumeIntegralInRange<std::int64_t>(1, 8);

@@ -51,6 +51,23 @@ void expect_well_formed(const EventStream& s) {
   }
 }
 
+// Phase by phase the stream's live bytes are the ledger's. Late backward: the ledger's moment
+// (every gradient, one layer's activations) is in the stream, and the phase also inherits what
+// backward_start left, so it is at least the ledger's.
+void expect_phases_match(const Ledger& l, const EventStream& s) {
+  const Totals t = totals(l);
+  const std::vector<std::int64_t> hw = requested_high_water(s);
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    SCOPED_TRACE(slot_name(slot));
+    const std::int64_t want = t.by_slot[static_cast<std::size_t>(slot)];
+    if (static_cast<Phase>(slot % kPhaseCount) == Phase::backward) {
+      EXPECT_GE(hw[static_cast<std::size_t>(slot)], want);
+    } else {
+      EXPECT_EQ(hw[static_cast<std::size_t>(slot)], want);
+    }
+  }
+}
+
 TEST(AllocEvents, PhasesReproduceTheLedger) {
   const Case cases[] = {
       {"qwen3-tiny", Method::full, Checkpointing::none, OptimizerKind::adamw},
@@ -67,18 +84,8 @@ TEST(AllocEvents, PhasesReproduceTheLedger) {
     const EventStream s = alloc_events(m, p, l);
     expect_well_formed(s);
     EXPECT_GE(s.items_split, 5);  // weights, master, grads, states, activations (+ scratch)
+    expect_phases_match(l, s);
     const std::vector<std::int64_t> hw = requested_high_water(s);
-    for (int slot = 0; slot < kPhaseSlots; ++slot) {
-      SCOPED_TRACE(slot_name(slot));
-      const std::int64_t want = t.by_slot[static_cast<std::size_t>(slot)];
-      if (static_cast<Phase>(slot % kPhaseCount) == Phase::backward) {
-        // Late backward: the ledger's moment (every gradient, one layer's activations) is in
-        // the stream; the phase also inherits what backward_start left.
-        EXPECT_GE(hw[static_cast<std::size_t>(slot)], want);
-      } else {
-        EXPECT_EQ(hw[static_cast<std::size_t>(slot)], want);
-      }
-    }
     EXPECT_EQ(*std::max_element(hw.begin(), hw.end()), t.peak_bytes);
   }
 }
@@ -189,21 +196,6 @@ TEST(AllocEvents, PagedOptimizerStateStaysOutsideThePool) {
   for (const AllocEvent& e : s.events) {
     if (e.label >= 0) {
       EXPECT_NE(s.label_tenant[static_cast<std::size_t>(e.label)], Tenant::optimizer_states);
-    }
-  }
-}
-
-// Phase by phase the stream's live bytes are the ledger's (late backward at least the ledger's).
-void expect_phases_match(const Ledger& l, const EventStream& s) {
-  const Totals t = totals(l);
-  const std::vector<std::int64_t> hw = requested_high_water(s);
-  for (int slot = 0; slot < kPhaseSlots; ++slot) {
-    SCOPED_TRACE(slot_name(slot));
-    const std::int64_t want = t.by_slot[static_cast<std::size_t>(slot)];
-    if (static_cast<Phase>(slot % kPhaseCount) == Phase::backward) {
-      EXPECT_GE(hw[static_cast<std::size_t>(slot)], want);
-    } else {
-      EXPECT_EQ(hw[static_cast<std::size_t>(slot)], want);
     }
   }
 }
