@@ -86,6 +86,9 @@ std::string gb_and_gib(std::int64_t bytes);
 
 // Options for a device: its compute capability, and what a process may hold on it (usable).
 GpuOptions gpu_options_for(const Device& device, std::string alloc_conf);
+// The same with the plan's allocator configuration (TrainingPlan::alloc_conf); without a device,
+// only that (no compute capability, no limit).
+GpuOptions gpu_options_for(const std::optional<Device>& device, const TrainingPlan& plan);
 
 // The one verdict of a plan on a device: estimate, solve, advise, sweep, the web page and Python
 // all judge with these. CUDA cards and --memory budgets are judged on the device total (the step
@@ -96,7 +99,7 @@ Fit judge(const GpuEstimate& gpu, const Totals& totals, const Device& device);
 // Replays the ledger when the device is judged on its total. Errors: a malformed alloc_conf.
 Result<Fit> judge(const LoadedModel& model, const TrainingPlan& plan, const Ledger& ledger,
                   const Device& device, const GpuOptions& options);
-// The same from the plan alone, with PyTorch's default allocator settings for the device.
+// The same from the plan alone, with the plan's allocator settings (alloc_conf) for the device.
 Fit judge(const LoadedModel& model, const TrainingPlan& plan, const Device& device);
 
 }  // namespace trainmem

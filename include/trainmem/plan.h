@@ -301,6 +301,10 @@ struct TrainingPlan {
   // Price the kernels PyTorch picks on CPU instead of CUDA (set by `validate` for CPU traces;
   // see ActivationSettings::cpu_kernels).
   bool cpu_kernels = false;
+  // PYTORCH_CUDA_ALLOC_CONF of the run ("": PyTorch's defaults): the caching allocator the GPU
+  // replay models (docs/gpu.md), for every command's verdict. The command line takes --alloc-conf,
+  // else the environment variable.
+  std::string alloc_conf;
 
   Convention convention = Convention::exact;
   std::int64_t params_override = 0;  // price this published count instead (0: use inventory)

@@ -82,7 +82,7 @@ DatasetFit dataset_fit(const LoadedModel& model, const TrainingPlan& plan,
     LengthPrice out;
     out.peak_bytes = totals(ledger).peak_bytes;
     if (!d) return out;
-    auto f = judge(model, p, ledger, *d, gpu_options_for(*d, ""));
+    auto f = judge(model, p, ledger, *d, gpu_options_for(*d, p));
     if (!f) return f.error();
     out.fit = *f;
     out.peak_bytes = f->peak_bytes;
@@ -95,7 +95,7 @@ std::string estimate_document(const LoadedModel& model, const TrainingPlan& plan
                               std::vector<std::int64_t> step_lengths = {}) {
   // As `trainmem estimate --json`: the allocator replay's figures (not on Apple unified memory),
   // over a dataset's batches when given, and the verdict judge() gives.
-  GpuOptions o = d ? gpu_options_for(*d, "") : GpuOptions{};
+  GpuOptions o = gpu_options_for(d, plan);
   o.step_lengths = std::move(step_lengths);
   const GpuEstimate gpu = unwrap(gpu_estimate(model, plan, ledger, o));
   const bool cuda = !d || d->kind != DeviceKind::unified;
@@ -131,8 +131,7 @@ std::string report_text(const LoadedModel& model, const std::string& plan_json,
   const Ledger ledger = estimate(model, plan);
   if (explain) return render_explain(ledger, options);
   const std::optional<Device> d = device_of(device, memory, std::nullopt);
-  const GpuEstimate gpu =
-      unwrap(gpu_estimate(model, plan, ledger, d ? gpu_options_for(*d, "") : GpuOptions{}));
+  const GpuEstimate gpu = unwrap(gpu_estimate(model, plan, ledger, gpu_options_for(d, plan)));
   const bool cuda = !d || d->kind != DeviceKind::unified;
   std::optional<Fit> f;
   if (d) f = judge(gpu, totals(ledger), *d);

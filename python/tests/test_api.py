@@ -109,6 +109,27 @@ def test_solve_and_advise():
     assert all(o.peak_bytes > 0 for o in a.options)
 
 
+def test_allocator_configuration_travels_with_the_plan():
+    # alloc_conf is PYTORCH_CUDA_ALLOC_CONF of the run: estimate, solve and advise replay the
+    # allocator with it, as the command line does with --alloc-conf.
+    kw = dict(batch=4, seq=1024, gpu="h100")
+    plain = trainmem.estimate("qwen3-0.6b", **kw).to_dict()["gpu"]
+    grown = trainmem.estimate("qwen3-0.6b", alloc_conf="expandable_segments:True", **kw).to_dict()
+    doc = cli_json("estimate", "qwen3-0.6b", "--batch", "4", "--seq", "1024", "--gpu", "h100",
+                   "--alloc-conf", "expandable_segments:True")
+    assert grown["gpu"]["peak_reserved_bytes"] == doc["gpu"]["peak_reserved_bytes"]
+    assert grown["gpu"]["peak_reserved_bytes"] < plain["peak_reserved_bytes"]
+    assert grown["plan"]["alloc_conf"] == "expandable_segments:True"
+    s = trainmem.solve("qwen3-1.7b", "max-batch", gpu="rtx-4090", seq=1024, method="lora",
+                       precision="bf16", alloc_conf="expandable_segments:True")
+    doc = cli_json("solve", "qwen3-1.7b", "--for", "max-batch", "--gpu", "rtx-4090", "--seq",
+                   "1024", "--method", "lora", "--precision", "bf16", "--alloc-conf",
+                   "expandable_segments:True")
+    assert s.answer == doc["answer"]
+    with pytest.raises(trainmem.TrainmemError, match="alloc_conf: 'bogus': unknown key"):
+        trainmem.estimate("qwen3-0.6b", gpu="h100", alloc_conf="bogus:1")
+
+
 def test_devices_and_models():
     devs = {d.id: d for d in trainmem.devices()}
     assert devs["rtx-4090"].capacity_bytes == 24564 * 2**20

@@ -188,6 +188,13 @@ GpuOptions gpu_options_for(const Device& device, std::string alloc_conf) {
   return o;
 }
 
+GpuOptions gpu_options_for(const std::optional<Device>& device, const TrainingPlan& plan) {
+  if (device) return gpu_options_for(*device, plan.alloc_conf);
+  GpuOptions o;
+  o.alloc_conf = plan.alloc_conf;
+  return o;
+}
+
 Fit fit_gpu(const GpuEstimate& gpu, const Device& device) {
   Fit f = fit(gpu.device_total_bytes, device);
   if (gpu.oom && f.fits) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 
+#include "gpu/caching_allocator.h"
 #include "plan/framework.h"
 #include "plan/plan.h"
 #include "trainmem/plan.h"
@@ -246,6 +247,15 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
     p.params_override = n.value();
     return std::nullopt;
   }
+  if (k == "alloc_conf") {
+    // Checked here, where the setting's origin (--alloc-conf, PYTORCH_CUDA_ALLOC_CONF, a row)
+    // can be named; the replay parses it again.
+    if (auto c = gpu::parse_alloc_conf(s.value, s.origin.empty() ? s.key : s.origin); !c) {
+      return c.error();
+    }
+    p.alloc_conf = s.value;
+    return std::nullopt;
+  }
   if (k == "learning_rate" || k == "epochs") {
     notes.push_back(fmt::format("{} = {}: no effect on memory, not priced.", s.origin, s.value));
     return std::nullopt;
@@ -311,7 +321,8 @@ const std::vector<std::string>& plan_setting_keys() {
                                                 "keep_outputs",
                                                 "compile",
                                                 "eval_strategy",
-                                                "eval_batch"};
+                                                "eval_batch",
+                                                "alloc_conf"};
   return keys;
 }
 
@@ -345,7 +356,8 @@ PlanPatch default_settings() {
       {"train_modules", join(d.freeze.train_modules)},
       {"train_layers", ""},
       {"eval_strategy", std::string(name_of(d.eval_strategy))},
-      {"eval_batch", std::to_string(d.eval_batch)}};
+      {"eval_batch", std::to_string(d.eval_batch)},
+      {"alloc_conf", d.alloc_conf}};
   PlanPatch out;
   for (const auto& [key, value] : values)
     out.push_back({key, value, "hf_trainer_defaults()", false});

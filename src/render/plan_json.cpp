@@ -113,7 +113,8 @@ nlohmann::json plan_json(const TrainingPlan& p) {
   }
   // What else a plan carries, written when it is not the default so that every plan reads back
   // through plan_from_json() as it was priced: the library versions, the behaviour switches
-  // beyond the framework profile, the CPU-kernel pricing of traced rows, and the layout.
+  // beyond the framework profile, the CPU-kernel pricing of traced rows, the allocator
+  // configuration, and the layout.
   if (!p.library_versions.empty()) {
     nlohmann::json versions = nlohmann::json::object();
     for (const auto& [library, version] : p.library_versions) versions[library] = version;
@@ -121,6 +122,7 @@ nlohmann::json plan_json(const TrainingPlan& p) {
   }
   if (nlohmann::json b = behaviour_overrides(p); !b.empty()) j["behaviour"] = std::move(b);
   if (p.cpu_kernels) j["cpu_kernels"] = true;
+  if (!p.alloc_conf.empty()) j["alloc_conf"] = p.alloc_conf;
   if (nlohmann::json l = layout_json(p.layout); l != layout_json(Layout{})) {
     j["layout"] = std::move(l);
   }

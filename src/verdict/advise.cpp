@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "gpu/caching_allocator.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
 #include "trainmem/render.h"
@@ -24,6 +25,24 @@ struct Change {
 // The single changes that apply to `plan`, in order of cost.
 std::vector<Change> candidates(const TrainingPlan& plan) {
   std::vector<Change> out;
+  // The allocator's own remedy, as PyTorch's out-of-memory message suggests: expandable segments
+  // grow one mapping instead of caching a segment per large block size, so less is reserved
+  // beyond what is allocated (CUDACachingAllocator.cpp ExpandableSegment; docs/gpu.md). It
+  // changes no tensor, only what the card holds for them.
+  const auto conf = gpu::parse_alloc_conf(plan.alloc_conf, "--alloc-conf");
+  if (conf && !conf->expandable_segments) {
+    const std::string value = plan.alloc_conf.empty()
+                                  ? std::string("expandable_segments:True")
+                                  : plan.alloc_conf + ",expandable_segments:True";
+    out.push_back(
+        {"expandable segments in the CUDA caching allocator "
+         "(PYTORCH_CUDA_ALLOC_CONF=" +
+             value + ")",
+         "--alloc-conf " + value,
+         "no effect on training; set in the environment before the first CUDA "
+         "allocation (PyTorch >= 2.1)",
+         0, [value](TrainingPlan& p) { p.alloc_conf = value; }});
+  }
   if (plan.loss == Loss::full) {
     out.push_back({"chunked cross-entropy loss", "--loss chunked",
                    "no quality change; a little more kernel launch overhead", 1,

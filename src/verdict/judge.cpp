@@ -45,8 +45,8 @@ Result<Fit> judge(const LoadedModel& model, const TrainingPlan& plan, const Ledg
 
 Fit judge(const LoadedModel& model, const TrainingPlan& plan, const Device& device) {
   const Ledger ledger = estimate(model, plan);
-  // PyTorch's defaults ("" parses to the default configuration) cannot be malformed.
-  auto f = judge(model, plan, ledger, device, gpu_options_for(device, ""));
+  // The plan's alloc_conf was checked when the plan was made (settings.cpp, plan_json.cpp).
+  auto f = judge(model, plan, ledger, device, gpu_options_for(device, plan));
   return f ? f.value() : fit(totals(ledger), device);
 }
 
@@ -74,7 +74,7 @@ std::optional<JudgedLayout> min_gpus_judged(const LoadedModel& model, const Trai
     if (!c) return std::nullopt;
     TrainingPlan p = plan;
     p.layout = c->layout;
-    auto v = judge_distributed(model, p, device, gpu_options_for(device, ""));
+    auto v = judge_distributed(model, p, device, gpu_options_for(device, plan));
     if (!v || !v->fit) return std::nullopt;
     if (v->fit->fits) return JudgedLayout{c->layout, c->price.host_bytes, *v->fit};
     const std::int64_t more = v->fit->peak_bytes - c->price.peak_bytes;

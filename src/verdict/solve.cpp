@@ -179,7 +179,7 @@ Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
         "to consider them");
   }
   for (const Device& d : candidates) {
-    auto f = judge(model, plan, ledger, d, gpu_options_for(d, ""));
+    auto f = judge(model, plan, ledger, d, gpu_options_for(d, plan));
     if (!f) return f.error();
     r.figure = f->figure;
     if (f->fits) {

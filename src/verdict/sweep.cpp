@@ -57,7 +57,7 @@ Sweep sweep(const LoadedModel& model, const TrainingPlan& plan, SweepAxis axis,
     pt.static_bytes = t.static_bytes;
     pt.at_peak = live_at_slot(ledger, t.peak_slot);
     if (device) {
-      auto f = judge(model, p, ledger, *device, gpu_options_for(*device, ""));
+      auto f = judge(model, p, ledger, *device, gpu_options_for(*device, p));
       pt.fit = f ? f.value() : fit(t, *device);
     }
     s.points.push_back(pt);

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
@@ -109,6 +111,32 @@ TEST(Advise, FlagsReproduceThePeakThroughTheCli) {
     EXPECT_EQ(est.at("fit").at("peak_bytes"), o.at("peak_bytes"));
     EXPECT_EQ(est.at("fit").at("fits"), o.at("fits"));
   }
+}
+
+// Expandable segments are offered unless the plan's allocator already has them, added to what
+// the plan sets.
+TEST(Advise, OffersExpandableSegmentsOnTopOfThePlansConfiguration) {
+  const auto m = load_preset("qwen3-8b");
+  ASSERT_TRUE(m);
+  const Device card = *find_device("rtx-4090");
+  auto flags_of = [&](const std::string& conf) {
+    TrainingPlan plan;
+    plan.alloc_conf = conf;
+    std::vector<std::string> out;
+    for (const AdviceOption& o : advise(m.value(), plan, card).options) {
+      if (o.flags.find("--alloc-conf") != std::string::npos) out.push_back(o.flags);
+    }
+    return out;
+  };
+  const std::vector<std::string> plain = flags_of("");
+  ASSERT_FALSE(plain.empty());
+  EXPECT_NE(std::find(plain.begin(), plain.end(), "--alloc-conf expandable_segments:True"),
+            plain.end());
+  const std::vector<std::string> split = flags_of("garbage_collection_threshold:0.6");
+  EXPECT_NE(std::find(split.begin(), split.end(),
+                      "--alloc-conf garbage_collection_threshold:0.6,expandable_segments:True"),
+            split.end());
+  EXPECT_TRUE(flags_of("expandable_segments:True").empty());
 }
 
 TEST(Advise, AFittingPlanSaysSo) {

@@ -89,6 +89,25 @@ TEST(GpuEstimate, ExpandableSegmentsNeverReserveMoreHere) {
   EXPECT_EQ(b->peak_allocated_bytes >= totals(l).peak_bytes, true);
 }
 
+// The plan carries the run's PYTORCH_CUDA_ALLOC_CONF, so judge() -- and with it solve, advise,
+// sweep and Python -- replays the allocator the run configures, as estimate does.
+TEST(GpuEstimate, TheVerdictUsesThePlansAllocatorConfiguration) {
+  const LoadedModel m = load_or_fail("qwen3-0.6b");
+  TrainingPlan p;
+  p.batch = 4;
+  p.seq = 1024;
+  const Device h100 = *find_device("h100");
+  TrainingPlan expandable = p;
+  expandable.alloc_conf = "expandable_segments:True";
+  const auto replayed = gpu_estimate(m, expandable, estimate(m, expandable),
+                                     gpu_options_for(h100, "expandable_segments:True"));
+  ASSERT_TRUE(replayed.ok());
+  EXPECT_EQ(judge(m, expandable, h100).peak_bytes, replayed->device_total_bytes);
+  EXPECT_LT(judge(m, expandable, h100).peak_bytes, judge(m, p, h100).peak_bytes);
+  // Without a device the options still carry the plan's configuration.
+  EXPECT_EQ(gpu_options_for(std::nullopt, expandable).alloc_conf, "expandable_segments:True");
+}
+
 TEST(GpuEstimate, BadAllocConfNamesTheField) {
   const LoadedModel m = validation_model("qwen3-tiny");
   const TrainingPlan p;
@@ -166,6 +185,35 @@ TEST(GpuCli, AllocConfFromFlagOrEnvironment) {
   EXPECT_EQ(bad_flag.code, 1);
   EXPECT_NE(bad_flag.out.find("--alloc-conf: 'foo': unknown key"), std::string::npos)
       << bad_flag.out;
+  // The flag wins over the environment, as a later setting does.
+  const auto both =
+      nlohmann::json::parse(cli("estimate qwen3-0.6b --json --alloc-conf expandable_segments:True",
+                                "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128")
+                                .out);
+  EXPECT_EQ(both["gpu"]["alloc_conf"], "expandable_segments:True");
+}
+
+// solve, advise and sweep judge with the same allocator configuration as estimate: from the
+// environment, or the flag; a malformed one is an error naming where it came from.
+TEST(GpuCli, EveryCommandReadsTheAllocatorConfiguration) {
+  const std::string solve =
+      "solve qwen3-1.7b --method lora --precision bf16 --seq 1024 --for max-batch --gpu rtx-4090 "
+      "--json";
+  const auto plain = nlohmann::json::parse(cli(solve, "env -u PYTORCH_CUDA_ALLOC_CONF").out);
+  const auto env =
+      nlohmann::json::parse(cli(solve, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True").out);
+  const auto flag = nlohmann::json::parse(
+      cli(solve + " --alloc-conf expandable_segments:True", "env -u PYTORCH_CUDA_ALLOC_CONF").out);
+  EXPECT_EQ(env["peak_bytes"], flag["peak_bytes"]);
+  EXPECT_LT(env["peak_bytes"].get<std::int64_t>(), plain["peak_bytes"].get<std::int64_t>());
+  for (const char* command :
+       {"solve qwen3-0.6b --for max-batch --gpu rtx-4090", "advise qwen3-0.6b --gpu rtx-4090",
+        "sweep qwen3-0.6b --over batch --values 1,2 --gpu rtx-4090"}) {
+    const CliRun bad = cli(command, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:Maybe");
+    EXPECT_EQ(bad.code, 1) << command;
+    EXPECT_NE(bad.out.find("PYTORCH_CUDA_ALLOC_CONF: 'expandable_segments'"), std::string::npos)
+        << command << ": " << bad.out;
+  }
 }
 
 TEST(GpuCli, TextReportAndEventTimeline) {

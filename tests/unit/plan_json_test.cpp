@@ -149,6 +149,20 @@ TEST(PlanJson, CpuKernelsRoundTrip) {
   EXPECT_TRUE(back->cpu_kernels);
 }
 
+TEST(PlanJson, AllocConfRoundTripsAndIsChecked) {
+  TrainingPlan p;
+  EXPECT_EQ(render_plan_json(p).find("alloc_conf"), std::string::npos);  // absent by default
+  p.alloc_conf = "expandable_segments:True,max_split_size_mb:128";
+  auto back = plan_from_json(render_plan_json(p));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->alloc_conf, p.alloc_conf);
+  auto bad = plan_from_json(R"({"alloc_conf": "max_split_size_mb:5"})", "plan.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().field, "alloc_conf");
+  EXPECT_NE(bad.error().reason.find("max_split_size_mb"), std::string::npos)
+      << bad.error().message();
+}
+
 // Every knob in the table has its own name, and set then get returns the value.
 TEST(Knobs, EachHasANameAndSetsWhatItReads) {
   std::vector<std::string_view> names;

@@ -24,18 +24,16 @@ struct EstimateArgs {
   bool fail_if_over = false;
   std::string svg;       // --svg FILE: the budget as a stacked bar
   std::string timeline;  // --timeline [phases|events]: memory through the step
-  // --alloc-conf STR: PYTORCH_CUDA_ALLOC_CONF for the allocator model (default: the environment)
-  std::optional<std::string> alloc_conf;
-  std::string dataset;  // --dataset FILE: the plan at the records' lengths
+  std::string dataset;   // --dataset FILE: the plan at the records' lengths
 };
 
 // A plan over several GPUs (or with offload): per-rank ledgers and the host per node.
-GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& device);
+GpuOptions gpu_options(const TrainingPlan& plan, const std::optional<Device>& device);
 
 // Per rank: judge_distributed() (the most-loaded rank replayed and judged like one GPU).
 int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain,
                     const std::optional<DatasetFit>& data) {
-  auto v = judge_distributed(in.model, in.plan, in.device, gpu_options(a, in.device));
+  auto v = judge_distributed(in.model, in.plan, in.device, gpu_options(in.plan, in.device));
   if (!v) return report(v.error());
   const DistributedEstimate& d = v->estimate;
   const Ledger& most = d.ranks[d.most_loaded].ledger;
@@ -64,19 +62,10 @@ int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain
   return (a.fail_if_over && f != nullptr && !f->fits) ? 3 : 0;
 }
 
-// The allocator configuration: the flag, else the environment, else PyTorch's defaults.
-GpuOptions gpu_options(const EstimateArgs& a, const std::optional<Device>& device) {
-  std::string conf;
-  std::string field = "--alloc-conf";
-  if (a.alloc_conf) {
-    conf = *a.alloc_conf;
-  } else if (const char* env = std::getenv("PYTORCH_CUDA_ALLOC_CONF")) {
-    conf = env;
-    field = "PYTORCH_CUDA_ALLOC_CONF";
-  }
-  GpuOptions o = device ? gpu_options_for(*device, conf) : GpuOptions{};
-  o.alloc_conf = conf;
-  o.alloc_conf_field = field;
+// The plan's allocator configuration (--alloc-conf, else PYTORCH_CUDA_ALLOC_CONF: flags.cpp
+// import_plan) on the device, and how CUDA loads its modules.
+GpuOptions gpu_options(const TrainingPlan& plan, const std::optional<Device>& device) {
+  GpuOptions o = gpu_options_for(device, plan);
   if (const char* loading = std::getenv("CUDA_MODULE_LOADING")) {
     o.lazy_loading = std::string(loading) != "EAGER";
   }
@@ -118,7 +107,7 @@ int run_estimate(const EstimateArgs& a, bool explain) {
   std::optional<DatasetFit> data;
   if (!a.dataset.empty()) {
     auto d = price_dataset(a.dataset, *in, [&](const TrainingPlan& p) {
-      return price_as_estimate(*in, gpu_options(a, in->device), p);
+      return price_as_estimate(*in, gpu_options(in->plan, in->device), p);
     });
     if (!d) return report(d.error());
     data = std::move(d).value();
@@ -126,7 +115,7 @@ int run_estimate(const EstimateArgs& a, bool explain) {
   if (!is_single_device(in->plan.layout)) return run_distributed(a, *in, explain, data);
   Ledger ledger = estimate(in->model, in->plan);
   ledger.notes.insert(ledger.notes.begin(), in->notes.begin(), in->notes.end());
-  GpuOptions gopt = gpu_options(a, in->device);
+  GpuOptions gopt = gpu_options(in->plan, in->device);
   if (data) gopt.step_lengths = data->step_lengths;  // the run over the dataset's batches
   auto gpu = gpu_estimate(in->model, in->plan, ledger, gopt);
   if (!gpu) return report(gpu.error());
@@ -178,9 +167,6 @@ void add(CLI::App& app, Commands& commands, const std::string& name, const std::
       ->expected(0, 1)
       ->default_str("phases");
   add_dataset_flag(*cmd, args->dataset);
-  cmd->add_option("--alloc-conf", args->alloc_conf,
-                  "PYTORCH_CUDA_ALLOC_CONF for the allocator model, e.g. expandable_segments:True "
-                  "(default: the environment variable)");
   commands.on(cmd, [args, explain] { return run_estimate(*args, explain); });
 }
 

@@ -250,12 +250,16 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
               "the training loop keeps the model output (logits) alive through backward");
   switch_flag(*g, f, "--compile,--torch-compile,--torch_compile", "compile", "true",
               "torch.compile: the loss saves the logits and two fp32 values per token instead "
-              "of the fp32 log_softmax (layers priced as eager)");
+              "of the fp32 log_softmax; Llama-shaped layers save the compiled set (docs/"
+              "frameworks.md)");
   setting(
       *g, f, "--convention", "convention",
       [&] { return with_default(convention_vocabulary(), name_of(d.convention)); },
       convention_vocabulary);
   setting(*g, f, "--params", "params", "price this published parameter count, e.g. 1.54e9");
+  setting(*g, f, "--alloc-conf", "alloc_conf",
+          "PYTORCH_CUDA_ALLOC_CONF for the allocator model, e.g. expandable_segments:True "
+          "(default: the environment variable)");
   Section adapters(cmd, "Adapters, quantisation and freezing");
   g = &adapters;
   setting(*g, f, "--lora-rank,--lora-r,--lora_r", "lora_rank",
@@ -495,6 +499,11 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
   if (qlora) {
     std::erase_if(patch,
                   [](const PlanSetting& s) { return s.key == "method" && s.value == "lora"; });
+  }
+  // The run's allocator configuration comes from the environment unless a flag gives it, as
+  // PyTorch reads it; before the flags, so that --alloc-conf wins.
+  if (const char* env = std::getenv("PYTORCH_CUDA_ALLOC_CONF")) {
+    patch.push_back({"alloc_conf", env, "PYTORCH_CUDA_ALLOC_CONF", false});
   }
   patch.insert(patch.end(), f.given.begin(), f.given.end());
   for (const PlanSetting& s : patch) {

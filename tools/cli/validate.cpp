@@ -108,23 +108,21 @@ std::array<std::int64_t, 4> measured_categories(const MeasurementRecord& r) {
 }
 
 // The device a GPU row ran on, for the allocator replay: its compute capability and what a
-// process may hold on it. Unknown devices replay without a limit (a note in the docs).
-GpuOptions row_gpu_options(const MeasurementRecord& r) {
-  std::string conf;  // the row's PYTORCH_CUDA_ALLOC_CONF (harness rows with expandable segments)
-  if (auto it = r.plan.find("alloc_conf"); it != r.plan.end()) conf = it->second;
+// process may hold on it, with the row's PYTORCH_CUDA_ALLOC_CONF (its plan's alloc_conf setting).
+// Unknown devices replay without a limit (a note in the docs).
+GpuOptions row_gpu_options(const MeasurementRecord& r, const TrainingPlan& plan) {
+  std::optional<Device> device;
   if (!r.device_id.empty()) {
-    if (auto d = find_device(r.device_id)) return gpu_options_for(d.value(), conf);
+    if (auto d = find_device(r.device_id)) device = d.value();
   }
-  GpuOptions o;
-  o.alloc_conf = conf;
-  return o;
+  return gpu_options_for(device, plan);
 }
 
 // The figure a GPU row's metric names, and the slot where it peaks.
 Result<std::pair<std::int64_t, int>> gpu_figure(const MeasurementRecord& r,
                                                 const LoadedModel& model, const TrainingPlan& plan,
                                                 const Ledger& ledger) {
-  auto gpu = gpu_estimate(model, plan, ledger, row_gpu_options(r));
+  auto gpu = gpu_estimate(model, plan, ledger, row_gpu_options(r, plan));
   if (!gpu) return gpu.error();
   const GpuEstimate& g = gpu.value();
   if (r.metric == "max_memory_allocated") {
