@@ -57,10 +57,23 @@ std::string_view precision_word(Precision p) {
 }
 
 std::string header(const char* comment, const TrainingPlan& plan, const LoadedModel& model) {
-  return fmt::format(
+  std::string out = fmt::format(
       "{} trainmem plan for {}: {}; micro-batch {} x {} tokens, {} micro-batches "
       "per step\n",
       comment, model.spec.name, describe(plan.layout), plan.batch, plan.seq, plan.grad_accum);
+  if (!plan.alloc_conf.empty()) {
+    out +=
+        fmt::format("{} priced with PYTORCH_CUDA_ALLOC_CONF={}: set it in the run's environment\n",
+                    comment, plan.alloc_conf);
+  }
+  return out;
+}
+
+// The launch scripts set the allocator configuration the plan was priced with; PyTorch reads it
+// at the first CUDA allocation, so it is exported before torchrun starts the ranks.
+std::string launch_environment(const TrainingPlan& plan) {
+  if (plan.alloc_conf.empty()) return "";
+  return fmt::format("export PYTORCH_CUDA_ALLOC_CONF={}\n", plan.alloc_conf);
 }
 
 Result<std::string> deepspeed(const LoadedModel&, const TrainingPlan& p) {
@@ -210,7 +223,7 @@ Result<std::string> torchrun(const LoadedModel& model, const TrainingPlan& p) {
   const Layout& l = p.layout;
   if (l.engine != Engine::ddp)
     return wrong_engine(EmitFormat::torchrun, l, "DDP (no --zero/--fsdp)");
-  std::string out = "#!/usr/bin/env bash\n" + header("#", p, model);
+  std::string out = "#!/usr/bin/env bash\n" + header("#", p, model) + launch_environment(p);
   out += fmt::format("torchrun --nnodes {} --nproc_per_node {} train.py \\\n", l.nodes,
                      l.gpus_per_node);
   out += fmt::format("  --model_name_or_path {} \\\n", model.spec.name);
@@ -232,7 +245,7 @@ Result<std::string> megatron(const LoadedModel& model, const TrainingPlan& p) {
                         "Megatron-LM (--tp/--pp or --distributed-optimizer)");
   }
   const ModelSpec& s = model.spec;
-  std::string out = "#!/usr/bin/env bash\n" + header("#", p, model);
+  std::string out = "#!/usr/bin/env bash\n" + header("#", p, model) + launch_environment(p);
   out += fmt::format("torchrun --nnodes {} --nproc_per_node {} pretrain_gpt.py \\\n", l.nodes,
                      l.gpus_per_node);
   out += fmt::format("  --tensor-model-parallel-size {} --pipeline-model-parallel-size {} \\\n",

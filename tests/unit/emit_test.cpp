@@ -114,6 +114,30 @@ TEST(EmitRoundTrip, TorchrunDdpAndMegatron) {
   expect_round_trip(EmitFormat::megatron, m, mg);
 }
 
+// A launch script sets the allocator configuration the plan was priced with, and reads back.
+TEST(EmitRoundTrip, LaunchScriptsCarryTheAllocatorConfiguration) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan ddp = base_plan();
+  ddp.alloc_conf = "expandable_segments:True";
+  auto text = emit_config(EmitFormat::torchrun, m, ddp);
+  ASSERT_TRUE(text) << text.error().message();
+  EXPECT_NE(text->find("\nexport PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"),
+            std::string::npos)
+      << *text;
+  auto back = import_config("launch.sh", *text, TrainingPlan{}, 8);
+  ASSERT_TRUE(back) << back.error().message();
+  EXPECT_EQ(back->alloc_conf, "expandable_segments:True");
+  // A malformed one names the variable and the file.
+  auto bad = import_config(
+      "launch.sh",
+      "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:5\ntorchrun --nnodes 1 --nproc_per_node 2 "
+      "train.py --per_device_train_batch_size 1\n",
+      TrainingPlan{}, 2);
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().file, "launch.sh");
+  EXPECT_EQ(bad.error().field, "PYTORCH_CUDA_ALLOC_CONF");
+}
+
 TEST(EmitErrors, WrongEngineAndBadFiles) {
   const LoadedModel m = load_or_fail("llama-3.1-8b");
   TrainingPlan p = base_plan();

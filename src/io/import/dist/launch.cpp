@@ -2,6 +2,7 @@
 // pretrain_gpt.py arguments (megatron/training/arguments.py names).
 #include <fmt/format.h>
 
+#include "gpu/caching_allocator.h"
 #include "io/import/dist/importers.h"
 #include "plan/plan.h"
 
@@ -94,6 +95,20 @@ Result<TrainingPlan> from_launch(const std::string& file, const std::vector<std:
     if (has_flag(w, "--gradient_checkpointing")) p.checkpointing = Checkpointing::full;
     if (has_flag(w, "--bf16")) p.precision = Precision::bf16_mixed;
     if (has_flag(w, "--fp16")) p.precision = Precision::fp16_mixed;
+  }
+  // `export PYTORCH_CUDA_ALLOC_CONF=...` (as emit writes it, or VAR=... before torchrun): the
+  // allocator the ranks run with.
+  for (const std::string& word : w) {
+    constexpr std::string_view kVar = "PYTORCH_CUDA_ALLOC_CONF=";
+    if (!word.starts_with(kVar)) continue;
+    std::string conf = word.substr(kVar.size());
+    if (conf.size() >= 2 && (conf.front() == '"' || conf.front() == '\'') &&
+        conf.back() == conf.front()) {
+      conf = conf.substr(1, conf.size() - 2);
+    }
+    auto c = gpu::parse_alloc_conf(conf, "PYTORCH_CUDA_ALLOC_CONF");
+    if (!c) return bad_input(file, "PYTORCH_CUDA_ALLOC_CONF", c.error().reason);
+    p.alloc_conf = conf;
   }
   p.layout = l;
   return p;
