@@ -169,7 +169,6 @@ struct Plan {
   PhaseMask held_live = 0;
   std::int16_t held_label = -1;
   std::vector<std::int32_t> held_ids;
-  std::string held_item_id;  // the ledger line the held split came from
   // A kept held line's previous-step copy (ledger::previous_step_copy_of): where it is live the
   // step's held tensors are allocated anew, and the older ones are freed where it ends.
   PhaseMask held_previous_live = 0;
@@ -366,7 +365,7 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
     }
     for (const std::int64_t bytes : fin) held_sum += bytes;
     const auto it = std::find_if(l.items.begin(), l.items.end(), [](const LedgerItem& i) {
-      return i.id == "activations.held_by_graph";
+      return i.id == ledger::kHeldByGraphId;
     });
     const auto k = static_cast<std::size_t>(it - l.items.begin());
     // Otherwise the line stays whole (one allocation per run of its mask).
@@ -375,7 +374,6 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
       p.layer_held = std::move(held);
       p.final_held = std::move(fin);
       p.held_live = it->live;
-      p.held_item_id = it->id;
       p.held_label = b.label(it->label, Tenant::activations);
       ++b.out.items_split;
     }
@@ -528,7 +526,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   for (Whole& w : whole) {
     const std::string_view of = ledger::previous_step_copy_of(w.item->id);
     if (of.empty()) continue;
-    if (!p.held_item_id.empty() && of == p.held_item_id) {
+    if (p.held_live != 0 && of == ledger::kHeldByGraphId) {
       w.held_previous = true;
       p.held_previous_live = w.item->live;
       continue;
@@ -676,12 +674,13 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   return std::move(b.out);
 }
 
-std::vector<std::int64_t> requested_high_water(const EventStream& stream) {
-  std::vector<std::int64_t> out(kPhaseSlots, 0);
+std::vector<std::int64_t> requested_high_water(std::span<const AllocEvent> events,
+                                               int phase_count) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(phase_count), 0);
   std::map<std::int32_t, std::int64_t> bytes;
   std::int64_t now = 0;
   int phase = 0;
-  for (const AllocEvent& e : stream.events) {
+  for (const AllocEvent& e : events) {
     while (phase < e.phase) {
       out[static_cast<std::size_t>(phase)] = std::max(out[static_cast<std::size_t>(phase)], now);
       ++phase;
@@ -696,8 +695,12 @@ std::vector<std::int64_t> requested_high_water(const EventStream& stream) {
     }
     out[static_cast<std::size_t>(phase)] = std::max(out[static_cast<std::size_t>(phase)], now);
   }
-  for (++phase; phase < kPhaseSlots; ++phase) out[static_cast<std::size_t>(phase)] = now;
+  for (++phase; phase < phase_count; ++phase) out[static_cast<std::size_t>(phase)] = now;
   return out;
+}
+
+std::vector<std::int64_t> requested_high_water(const EventStream& stream) {
+  return requested_high_water(stream.events, kPhaseSlots);
 }
 
 }  // namespace trainmem::gpu

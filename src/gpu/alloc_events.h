@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,9 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
                          const StreamOptions& options = {});
 
 // Requested bytes live after each event, summed per slot at its high-water: a check that the
-// stream reproduces the ledger's per-phase live bytes.
+// stream reproduces the ledger's per-phase live bytes. `phase_count` phases (a run's, run_events.h;
+// the two-step stream's kPhaseSlots).
+std::vector<std::int64_t> requested_high_water(std::span<const AllocEvent> events, int phase_count);
 std::vector<std::int64_t> requested_high_water(const EventStream& stream);
 
 }  // namespace trainmem::gpu

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
-#include "gpu/caching_allocator.h"
 #include "io/json_parse.h"
 #include "plan/framework.h"
 #include "plan/plan.h"
@@ -269,12 +268,7 @@ Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& fi
     return read_knob(name, value, overrides);
   });
   r.boolean("cpu_kernels", p.cpu_kernels);
-  r.checked_text("alloc_conf", [&p](const std::string& conf) -> std::optional<std::string> {
-    auto c = gpu::parse_alloc_conf(conf, "alloc_conf");
-    if (!c) return c.error().reason;
-    p.alloc_conf = conf;
-    return std::nullopt;
-  });
+  r.text("alloc_conf", p.alloc_conf);  // checked by validate() below
   r.object("layout", [&p](ObjectReader& l) { read_layout(l, p.layout); });
   r.name("convention", p.convention, parse_convention);
   r.integer("params_override", p.params_override);

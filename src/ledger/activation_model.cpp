@@ -11,6 +11,7 @@
 #include <string>
 
 #include "model/model_spec.h"
+#include "plan/framework.h"
 #include "plan/method.h"
 #include "util/checked.h"
 
@@ -20,9 +21,7 @@ namespace {
 constexpr const char* kLlama = "transformers models/llama/modeling_llama.py";
 constexpr const char* kAutograd = "PyTorch tools/autograd/derivatives.yaml";
 constexpr const char* kPeft = "peft tuners/lora/layer.py Linear.forward (_cast_input_dtype)";
-constexpr const char* kBnbCtx =
-    "bitsandbytes 0.43.1 autograd/_functions.py MatMul4Bit.forward ctx.tensors = (A, B) "
-    "(0.43.2, #1270: (None, B))";
+constexpr const char* kBnbCtx = kBnbKeepsInputSource;
 constexpr const char* kCompiled =
     "torch 2.5.1 _functorch/partitioners.py min_cut_rematerialization_partition; "
     "validation/data/compile-layer-probe-torch2.5.1.json";

@@ -138,7 +138,7 @@ void add_held_by_graph(const Context& ctx, Items& items) {
   }
   const bool kept = p.behaviour.outputs_kept;
   items.push_back(
-      {.id = "activations.held_by_graph",
+      {.id = std::string(kHeldByGraphId),
        .tenant = Tenant::activations,
        .label = kept ? "4-bit layer inputs in MatMul4Bit's ctx, held by the graph the loop keeps "
                        "until the next forward returns"
@@ -150,7 +150,7 @@ void add_held_by_graph(const Context& ctx, Items& items) {
        .live = kept ? from_phase(0, Phase::forward) : forward_to_end_of_backward(),
        .estimated = true});
   if (kept) {
-    items.push_back({.id = "activations.previous_held_by_graph",
+    items.push_back({.id = std::string(kPreviousHeldByGraphId),
                      .tenant = Tenant::activations,
                      .label = "previous step's 4-bit layer inputs, until forward returns",
                      .bytes = bytes,

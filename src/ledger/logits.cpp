@@ -165,7 +165,7 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
   const char* fw = "FrameworkBehaviour (docs/frameworks.md)";
   const PhaseMask kept = from_phase(0, Phase::forward);
   items.push_back(
-      {.id = "logits.output",
+      {.id = std::string(kLogitsOutputId),
        .tenant = Tenant::logits,
        .label =
            fmt::format("{}logits, {} (lm_head output{})", what, c.out_bytes == 4 ? "fp32" : "bf16",
@@ -184,7 +184,7 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
                                  : forward_only,
        .estimated = false});
   if (b.outputs_kept) {
-    items.push_back({.id = "logits.previous_output",
+    items.push_back({.id = std::string(kPreviousLogitsOutputId),
                      .tenant = Tenant::logits,
                      .label = fmt::format("{}previous step's logits, until forward returns", what),
                      .bytes = c.out_bytes * rows * c.v,

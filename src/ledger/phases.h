@@ -35,9 +35,13 @@ LayerActivations layer_activations(const Context& ctx);
 // 4-bit inputs the graph holds) is priced as the line plus a previous-step copy live in the
 // steady forward. The id of the line a copy stands for, or "" when `id` is not such a copy
 // (logits.cpp, activations.cpp); the event stream uses it to free the older tensors.
+inline constexpr std::string_view kLogitsOutputId = "logits.output";
+inline constexpr std::string_view kPreviousLogitsOutputId = "logits.previous_output";
+inline constexpr std::string_view kHeldByGraphId = "activations.held_by_graph";
+inline constexpr std::string_view kPreviousHeldByGraphId = "activations.previous_held_by_graph";
 inline std::string_view previous_step_copy_of(std::string_view id) {
-  if (id == "logits.previous_output") return "logits.output";
-  if (id == "activations.previous_held_by_graph") return "activations.held_by_graph";
+  if (id == kPreviousLogitsOutputId) return kLogitsOutputId;
+  if (id == kPreviousHeldByGraphId) return kHeldByGraphId;
   return "";
 }
 

@@ -137,8 +137,7 @@ constexpr std::array<Difference, 28> kDifferences{{
     // Library behaviour, every profile.
     {"*", "", "bitsandbytes", "", "0.43.2", Knob::bnb_saves_4bit_input, 1,
      "MatMul4Bit keeps each 4-bit layer's input in its ctx until the autograd graph is freed",
-     "bitsandbytes 0.43.1 autograd/_functions.py MatMul4Bit.forward ctx.tensors = (A, B) "
-     "(0.43.2, #1270: (None, B))"},
+     kBnbKeepsInputSource},
     // torchtune defaults for a full fine-tune on one device.
     {"torchtune", "full", "", "", "", Knob::optimizer_in_backward, 1,
      "the optimizer steps each parameter in backward and frees its gradient",

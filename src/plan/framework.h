@@ -96,6 +96,12 @@ struct ProfileDefault {
   std::string_view source;
 };
 
+// Where bitsandbytes < 0.43.2 keeps each 4-bit layer's input (the knob bnb_saves_4bit_input,
+// and the activation model's terms it adds).
+inline constexpr const char* kBnbKeepsInputSource =
+    "bitsandbytes 0.43.1 autograd/_functions.py MatMul4Bit.forward ctx.tensors = (A, B) "
+    "(0.43.2, #1270: (None, B))";
+
 std::span<const FrameworkProfile> framework_profiles();
 std::span<const Difference> framework_differences();
 std::span<const ProfileDefault> framework_defaults();

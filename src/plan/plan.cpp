@@ -7,6 +7,7 @@
 #include <cmath>
 #include <utility>
 
+#include "gpu/caching_allocator.h"
 #include "plan/framework.h"
 #include "plan/method.h"
 #include "plan/plan.h"
@@ -257,6 +258,11 @@ std::optional<Error> validate(const TrainingPlan& plan) {
   }
   if (plan.method != Method::qlora && !plan.quant.prepare_kbit) {
     return field_error("quant.prepare_kbit", "applies only to method qlora");
+  }
+  // judge() falls back to the live bytes when the replay cannot run, so a plan must not reach it
+  // with an allocator configuration PyTorch would reject.
+  if (auto c = gpu::parse_alloc_conf(plan.alloc_conf, "alloc_conf"); !c) {
+    return field_error("alloc_conf", c.error().reason);
   }
   for (std::int64_t layer : plan.freeze.train_layers) {
     if (layer < 0 || layer >= kMaxLayers) {

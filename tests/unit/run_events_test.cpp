@@ -93,23 +93,6 @@ TEST(RunEvents, VaryingLengthsLeaveTheCacheLarger) {
   EXPECT_GT(varied.peak_reserved_bytes, flat.peak_reserved_bytes);
 }
 
-// Requested bytes live at the high-water mark of `phase` (no allocator rounding).
-std::int64_t requested_high_water(const std::vector<gpu::AllocEvent>& events, int phase) {
-  std::map<std::int32_t, std::int64_t> bytes;
-  std::int64_t now = 0;
-  std::int64_t high = 0;
-  for (const gpu::AllocEvent& e : events) {
-    if (e.op == gpu::Op::alloc) {
-      bytes[e.id] = e.bytes * e.count;
-      now += e.bytes * e.count;
-    } else {
-      now -= bytes[e.id];
-    }
-    if (e.phase == phase) high = std::max(high, now);
-  }
-  return high;
-}
-
 // The loop keeps the logits until the next forward returns: in a run the step after a shorter
 // one holds that step's logits in its forward, not its own length's twice.
 TEST(RunEvents, TheStepBeforeHandsOverItsKeptLogits) {
@@ -131,8 +114,11 @@ TEST(RunEvents, TheStepBeforeHandsOverItsKeptLogits) {
   ASSERT_GT(kept(384), 0);
   // 2 x 512 vs 2 x 384 tokens of bf16 logits (V 32,000): 2 x 128 x 32,000 x 2 B fewer.
   EXPECT_EQ(kept(512) - kept(384), 2 * 128 * 32000 * 2);
-  EXPECT_EQ(requested_high_water(a->events, forward) - requested_high_water(b->events, forward),
-            kept(512) - kept(384));
+  // Requested bytes at the forward's high-water mark (no allocator rounding).
+  const auto high = [forward](const gpu::RunStream& r) {
+    return gpu::requested_high_water(r.events, r.phase_count)[static_cast<std::size_t>(forward)];
+  };
+  EXPECT_EQ(high(*a) - high(*b), kept(512) - kept(384));
 }
 
 // A run stops before the step that would overflow the 16-bit phase numbers: 4,679 steps.
