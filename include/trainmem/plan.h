@@ -268,6 +268,15 @@ struct FrameworkBehaviour {
   // act(gate)); linear inputs, LoRA terms and attention are as eager
   // (src/ledger/activation_model.cpp).
   bool compiled_layers = false;
+  // The forward builds a DynamicCache of every layer's key and value states and the model output
+  // carries it: HF `use_cache`, which a model call takes from the config (True in most configs;
+  // transformers utils/generic.py merge_with_config_defaults) unless gradient checkpointing turns
+  // it off. The Trainer before transformers 5 leaves the config's value; 5 sets it from
+  // TrainingArguments.use_cache, default False (PR #41585); TRL >= 0.22 passes use_cache=False
+  // (PR #3891). A custom loop calling `model(**batch)` builds it. Held by the output: to the end
+  // of the loss when the loop drops the output, into the next forward when it keeps it
+  // (outputs_kept). src/ledger/kv_cache.cpp prices it.
+  bool kv_cache_in_output = false;
 };
 
 struct TrainingPlan {

@@ -47,6 +47,10 @@ def test_issue_example_lora_peak_equals_the_cli():
       "--padding-mask"]),
     (dict(method="lora", framework="torchtune", compile=True),
      ["--method", "lora", "--framework", "torchtune", "--compile"]),
+    (dict(method="lora", keep_outputs=True, use_cache=True, padding_mask=True),
+     ["--method", "lora", "--keep-outputs", "--use-cache", "--padding-mask"]),
+    (dict(method="lora", framework="hf@4.57", use_cache=False),
+     ["--method", "lora", "--framework", "hf@4.57", "--no-use-cache"]),
 ])
 def test_plans_price_like_the_cli(kwargs, flags):
     r = trainmem.estimate("qwen2.5-1.5b", **kwargs)

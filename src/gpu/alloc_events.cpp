@@ -364,18 +364,30 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
       if (t.held_by_graph) fin.push_back(term_bytes(t));
     }
     for (const std::int64_t bytes : fin) held_sum += bytes;
-    const auto it = std::find_if(l.items.begin(), l.items.end(), [](const LedgerItem& i) {
-      return i.id == ledger::kHeldByGraphId;
-    });
-    const auto k = static_cast<std::size_t>(it - l.items.begin());
-    // Otherwise the line stays whole (one allocation per run of its mask).
-    if (it != l.items.end() && !trial[k] && it->bytes == held_sum) {
-      trial[k] = true;
+    // The held lines (the graph's, a kept output's DynamicCache) share one mask: they are held
+    // by what the loop keeps. Otherwise they stay whole (one allocation per run of a mask).
+    std::vector<std::size_t> lines;
+    std::int64_t lines_sum = 0;
+    for (std::size_t k = 0; k < l.items.size(); ++k) {
+      const LedgerItem& i = l.items[k];
+      if (!ledger::is_held_line(i.id) || trial[k]) continue;
+      // A cache the loop drops dies with the loss: a whole line of its own.
+      if (i.id == ledger::kKvCacheId && la.settings.output_cache != OutputCache::kept) continue;
+      if (!lines.empty() && i.live != l.items[lines.front()].live) lines_sum = -1;
+      if (lines_sum >= 0) lines_sum += i.bytes;
+      lines.push_back(k);
+    }
+    if (!lines.empty() && lines_sum == held_sum) {
+      for (const std::size_t k : lines) trial[k] = true;
+      const LedgerItem& first = l.items[lines.front()];
       p.layer_held = std::move(held);
       p.final_held = std::move(fin);
-      p.held_live = it->live;
-      p.held_label = b.label(it->label, Tenant::activations);
-      ++b.out.items_split;
+      p.held_live = first.live;
+      p.held_label = b.label(lines.size() == 1 ? first.label
+                                               : "tensors held until the next forward returns "
+                                                 "(4-bit layer inputs, DynamicCache)",
+                             Tenant::activations);
+      b.out.items_split += static_cast<int>(lines.size());
     }
   }
   claimed = trial;
@@ -526,7 +538,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   for (Whole& w : whole) {
     const std::string_view of = ledger::previous_step_copy_of(w.item->id);
     if (of.empty()) continue;
-    if (p.held_live != 0 && of == ledger::kHeldByGraphId) {
+    if (p.held_live != 0 && ledger::is_held_line(of)) {
       w.held_previous = true;
       p.held_previous_live = w.item->live;
       continue;

@@ -67,7 +67,29 @@ struct Sink {
                      .source = source,
                      .held_by_graph = true});
   }
+  // A per-token tensor in the model output's DynamicCache (ActivationTerm::output_cache): held
+  // past backward when the loop keeps the output, else only until the loss returns.
+  void cached(std::string name, std::int64_t bytes, const char* source,
+              const ActivationSettings& cfg) {
+    if (bytes > 0 && cfg.output_cache != OutputCache::none)
+      out.push_back({.name = std::move(name),
+                     .bytes_per_token = bytes,
+                     .source = source,
+                     .held_by_graph = cfg.output_cache == OutputCache::kept,
+                     .output_cache = true});
+  }
 };
+
+constexpr const char* kOutputCacheSrc =
+    "transformers cache_utils.py DynamicLayer.update (use_cache: the model output's "
+    "DynamicCache)";
+
+// The layer's key and value states in the output's DynamicCache as tensors of their own, beside
+// whatever the attention saves (repeat_kv copies, the math kernel's fp32 copies, or nothing).
+void output_cache_terms(Sink& s, const ModelSpec& spec, const ActivationSettings& cfg) {
+  s.cached("DynamicCache: key and value states (model output)", kv_cache_bytes_per_token(spec, cfg),
+           kOutputCacheSrc, cfg);
+}
 
 // A norm over `width` features per token, normalising `rows` rows of them (1 for a hidden-state
 // norm; heads for a per-head q/k norm). Returns whether its output requires grad.
@@ -334,7 +356,10 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
                               role_bit(Role::kv_a) | role_bit(Role::kv_b) |
                               role_bit(Role::latent_norm);
     // A frozen layer whose input does not require grad records nothing past its projections.
-    if (!in_rg && !(l.trainable & mla_roles) && !(l.adapted & mla_roles)) return {false, saved};
+    if (!in_rg && !(l.trainable & mla_roles) && !(l.adapted & mla_roles)) {
+      output_cache_terms(s, spec, cfg);
+      return {false, saved};
+    }
     // v is a view of kv_b's output; a fused kernel saves it (keeping the whole output), the math
     // kernel in bf16 saves its fp32 upcast instead.
     if (kernel != AttentionKernel::math || e == 4) {
@@ -347,6 +372,7 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
       s.token("MLA: full-head k (nope + rope)", e * a * qk, src);
       attention_output(s, spec, l, a * vd, src, cfg);
     }
+    output_cache_terms(s, spec, cfg);  // MLA: priced as tensors of their own
     return {true, saved};
   }
   const std::int64_t d = spec.head_dim;
@@ -362,12 +388,16 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
                                    t_in, ad_in, false, cfg, in_rg);
   const bool q_rg = in_rg || (l.trainable & qkv_roles) || (l.adapted & qkv_roles) ||
                     has(l.trainable, Role::qkv) || has(l.adapted, Role::qkv);
-  if (!q_rg) return {false, saved};
+  if (!q_rg) {
+    output_cache_terms(s, spec, cfg);
+    return {false, saved};
+  }
   if (spec.qk_norm != QkNorm::none) qk_norm_terms(s, spec, l, cfg);
   // Rotary (q * cos + rotate_half(q) * sin) saves only cos/sin, shared by all layers; partial
   // rotary slices and concatenates (views and cat save nothing).
   if (kernel == AttentionKernel::math) {
     math_attention(s, spec, l, q_rg, cfg);
+    output_cache_terms(s, spec, cfg);
     return {true, saved};
   }
   const bool eager = kernel == AttentionKernel::eager;
@@ -390,6 +420,19 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
     attention_output(s, spec, l, a * d, src, cfg);
     return {true, saved};
   }
+  // The attention takes the output cache's own k and v unless repeat_kv copies them to every
+  // head (repeat_kv(x, 1) returns x) or v is a view of a fused projection (the cache's
+  // concatenation copies it out); then the cache's are tensors of their own. Shared ones are
+  // saved as usual, and held with the output when the loop keeps it.
+  const bool cache_shared =
+      cfg.output_cache != OutputCache::none && (!repeat || kv == a) && !spec.fused_qkv_view;
+  if (cache_shared && cfg.output_cache == OutputCache::kept) {
+    s.cached("attention: k, also the output's DynamicCache", e * kv * d, src, cfg);
+    s.cached("attention: v, also the output's DynamicCache", e * kv * d, src, cfg);
+    attention_output(s, spec, l, a * d, src, cfg);
+    return {true, saved};
+  }
+  if (!cache_shared) output_cache_terms(s, spec, cfg);
   s.token(repeat ? "attention: k repeated to all heads (repeat_kv)" : "attention: k (GQA heads)",
           e * kv_saved * d, src);
   if (spec.fused_qkv_view && (!repeat || kv == a)) {
@@ -554,6 +597,12 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   cfg.lm_head_quantised = plan.method == Method::qlora && plan.behaviour.quantises_lm_head;
   cfg.fused_qkv_attention = plan.behaviour.fused_qkv_attention;
   cfg.compiled_layers = plan.behaviour.compiled_layers;
+  // Gradient checkpointing turns use_cache off (transformers utils/generic.py
+  // merge_with_config_defaults; modeling_utils.py gradient_checkpointing_enable).
+  if (plan.behaviour.kv_cache_in_output && plan.checkpointing == Checkpointing::none &&
+      runs_transformers_models(plan.framework)) {
+    cfg.output_cache = plan.behaviour.outputs_kept ? OutputCache::kept : OutputCache::until_loss;
+  }
   return cfg;
 }
 
@@ -785,14 +834,23 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bo
 
 std::int64_t terms_per_token(const std::vector<ActivationTerm>& terms) {
   std::int64_t n = 0;
-  for (const ActivationTerm& t : terms) n += t.bytes_per_token;
+  for (const ActivationTerm& t : terms) {
+    if (!until_loss(t)) n += t.bytes_per_token;
+  }
   return n;
 }
 
 std::int64_t terms_per_score(const std::vector<ActivationTerm>& terms) {
   std::int64_t n = 0;
-  for (const ActivationTerm& t : terms) n += t.bytes_per_score;
+  for (const ActivationTerm& t : terms) {
+    if (!until_loss(t)) n += t.bytes_per_score;
+  }
   return n;
+}
+
+std::int64_t kv_cache_bytes_per_token(const ModelSpec& spec, const ActivationSettings& cfg) {
+  if (spec.mla) return cfg.compute_bytes * spec.heads * (qk_head_dim(spec) + v_head_dim(spec));
+  return 2 * cfg.compute_bytes * spec.kv_heads * spec.head_dim;
 }
 
 bool any_held_by_graph(const std::vector<ActivationTerm>& terms) {
@@ -806,6 +864,7 @@ std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSp
   // total is reported as too large to price, never wrapped.
   std::int64_t total = 0;
   for (const ActivationTerm& t : terms) {
+    if ((which == TermLife::until_loss) != until_loss(t)) continue;
     if (which == TermLife::freed_in_backward && t.held_by_graph) continue;
     if (which == TermLife::held_by_graph && !t.held_by_graph) continue;
     total = sat_add(total, sat_mul(sat_mul(t.bytes_per_token, batch), seq));

@@ -21,11 +21,22 @@ struct ActivationTerm {
   std::int64_t bytes_per_pair = 0;   // bytes per element of the b x s x s mask
   const char* source = "";           // the framework code that saves it (a literal)
   std::int64_t bytes_fixed = 0;      // bytes per layer whatever the batch (DoRA's identity)
-  // Held by the autograd graph rather than saved by its node: a custom Function that stores the
-  // tensor as a plain ctx attribute (bitsandbytes < 0.43.2 MatMul4Bit ctx.tensors) keeps it until
-  // the graph itself is freed, not when the node's backward releases its saved variables.
+  // Held past its node's backward by an object the loop keeps rather than saved by the node: a
+  // custom Function that stores the tensor as a plain ctx attribute (bitsandbytes < 0.43.2
+  // MatMul4Bit ctx.tensors) keeps it until the graph itself is freed, and a DynamicCache in a
+  // kept model output (output_cache) until the loop drops the output.
   bool held_by_graph = false;
+  // A key or value state in the model output's DynamicCache (ActivationSettings::output_cache).
+  // With held_by_graph the loop keeps the output; without it the output dies with the loss, so
+  // the term lives to the end of forward and is not among the tensors saved for backward.
+  bool output_cache = false;
 };
+
+// True for a term that lives only until the loss returns (a DynamicCache in an output the loop
+// drops): not saved for backward, priced by its own line (src/ledger/kv_cache.cpp).
+inline bool until_loss(const ActivationTerm& t) {
+  return t.output_cache && !t.held_by_graph;
+}
 
 // A set of roles, one bit per Role value.
 using RoleSet = std::uint64_t;
@@ -43,6 +54,11 @@ struct LayerPlan {
   RoleSet adapted = 0;               // linears carrying a LoRA adapter (dense and shared)
   bool adapted_experts = false;      // routed experts carry adapters
 };
+
+// A DynamicCache in the model output (FrameworkBehaviour::kv_cache_in_output, without gradient
+// checkpointing): none; held until the loss returns (the loop drops the output); or kept by the
+// loop into the next forward (outputs_kept).
+enum class OutputCache { none, until_loss, kept };
 
 // Framework behaviour that changes what is saved. Defaults: HF transformers >= 4.48, torch >= 2.5,
 // no padding mask (packed or equal-length batches), PEFT adapters upcast to fp32.
@@ -69,6 +85,7 @@ struct ActivationSettings {
   // input casts take the saved set the min-cut partitioner leaves (probed on CPU, bf16,
   // validation/data/compile-layer-probe-torch2.5.1.json); attention and linear inputs are as eager.
   bool compiled_layers = false;
+  OutputCache output_cache = OutputCache::none;
 };
 
 // Tensors of the MLP width the activation saves for backward, by autograd's rules
@@ -112,12 +129,20 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_requir
                                         bool norm_trainable, bool lm_head_trainable,
                                         const ActivationSettings& settings);
 
-// Bytes per token, and per attention score, summed over terms.
+// Bytes per token of one layer's key and value states in a DynamicCache: 2 x kv heads x head_dim
+// x compute bytes (MLA: heads x (q/k head width + v head width)). transformers cache_utils.py
+// DynamicLayer.update concatenates the new states onto an empty tensor, a copy the attention then
+// reads; the sliding-window layer keeps a slice of that copy, which keeps all of it.
+std::int64_t kv_cache_bytes_per_token(const ModelSpec& spec, const ActivationSettings& settings);
+
+// Bytes per token, and per attention score, summed over terms (until_loss terms excluded).
 std::int64_t terms_per_token(const std::vector<ActivationTerm>& terms);
 std::int64_t terms_per_score(const std::vector<ActivationTerm>& terms);
 
-// Which terms a sum takes: all, those a node frees in backward, or those the graph holds.
-enum class TermLife { any, freed_in_backward, held_by_graph };
+// Which terms a sum takes: every saved one, those a node frees in backward, those held past it
+// (held_by_graph), or those that live only until the loss returns (until_loss, never in the
+// other sums).
+enum class TermLife { any, freed_in_backward, held_by_graph, until_loss };
 
 // Sum of terms for a micro-batch of `batch` sequences of `seq` tokens.
 std::int64_t terms_bytes(const std::vector<ActivationTerm>& terms, const ModelSpec& spec,

@@ -97,68 +97,131 @@ std::size_t largest_layer(const LayerActivations& la, const Context& ctx) {
   return best;
 }
 
-// Tensors the autograd graph holds rather than its nodes' saved variables (bitsandbytes < 0.43.2
-// MatMul4Bit's ctx.tensors): backward does not release them, the graph's end does. That is the
-// end of backward when the loop lets the loss go (Trainer.training_step returns loss.detach()),
-// and the next forward when the loop keeps the output (FrameworkBehaviour outputs_kept: litgpt's
-// `logits = model(...)`, `loss = ...` are rebound only then), so the previous step's are live in
-// it beside this step's. Under full checkpointing the layers' are in the recomputed layer's own
-// graph (reentrant checkpoint, freed after its backward) and only the final ones are here.
-void add_held_by_graph(const Context& ctx, Items& items) {
+// A line of tensors held past their nodes' backward (ActivationTerm::held_by_graph), by what
+// holds them: the autograd graph (bitsandbytes < 0.43.2 MatMul4Bit's ctx.tensors), or the model
+// output's DynamicCache (output_cache).
+struct HeldLine {
+  std::string_view id;
+  std::string_view previous_id;
+  bool output_cache;
+  const char* label_kept;
+  const char* label_to_backward_end;
+  const char* previous_label;
+};
+constexpr HeldLine kHeldByGraph{
+    kHeldByGraphId,
+    kPreviousHeldByGraphId,
+    false,
+    "4-bit layer inputs in MatMul4Bit's ctx, held by the graph the loop keeps until the next "
+    "forward returns",
+    "4-bit layer inputs in MatMul4Bit's ctx, held by the graph to the end of backward",
+    "previous step's 4-bit layer inputs, until forward returns"};
+constexpr HeldLine kKeptKvCache{
+    kKvCacheId,
+    kPreviousKvCacheId,
+    true,
+    "Key and value states in the model output's DynamicCache (use_cache), kept by the loop until "
+    "the next forward returns",
+    "",
+    "previous step's DynamicCache, until forward returns"};
+
+std::vector<ActivationTerm> held_by(const std::vector<ActivationTerm>& terms, const HeldLine& h) {
+  std::vector<ActivationTerm> out;
+  for (const ActivationTerm& t : terms) {
+    if (t.held_by_graph && t.output_cache == h.output_cache) out.push_back(t);
+  }
+  return out;
+}
+
+// Tensors held past their nodes' backward: backward does not release them, the end of what
+// holds them does. For the graph that is the end of backward when the loop lets the loss go
+// (Trainer.training_step returns loss.detach()), and the next forward when the loop keeps the
+// output (FrameworkBehaviour outputs_kept: litgpt's `logits = model(...)`, `loss = ...` are
+// rebound only then), so the previous step's are live in it beside this step's; a DynamicCache
+// is held only by a kept output (otherwise add_output_cache_until_loss). Under full
+// checkpointing the layers' are in the recomputed layer's own graph (reentrant checkpoint, freed
+// after its backward) and only the final ones are here.
+void add_held(const Context& ctx, Items& items, const HeldLine& h) {
   const LayerActivations& la = ctx.layers;
   if (!la.held_by_graph) return;
   const ModelSpec& s = ctx.model.spec;
   const TrainingPlan& p = ctx.plan;
   const std::int64_t tokens = p.batch * p.seq;
-  std::int64_t bytes = terms_bytes(la.final_terms, s, p.batch, p.seq, TermLife::held_by_graph);
+  const std::vector<ActivationTerm> fin = held_by(la.final_terms, h);
+  std::int64_t bytes = terms_bytes(fin, s, p.batch, p.seq);
   std::string formula;
+  const char* src = "";  // the held terms' own source (activation_model.cpp), one for the line
+  for (const ActivationTerm& t : fin) src = t.source;
   if (p.checkpointing != Checkpointing::full) {
     std::vector<std::vector<ActivationTerm>> held;
-    for (const auto& t : la.term_lists) held.push_back(only(t, true));
+    for (const auto& t : la.term_lists) held.push_back(held_by(t, h));
     for (const std::size_t list : la.layer_list) {
       bytes = sat_add(bytes, terms_bytes(held[list], s, p.batch, p.seq));
     }
+    for (const auto& list : held) {
+      for (const ActivationTerm& t : list) src = t.source;
+    }
     formula = layers_formula(held, la.layer_list, ctx);
   }
-  const std::int64_t head = terms_per_token(only(la.final_terms, true));
+  const std::int64_t head = terms_per_token(fin);
   if (head > 0) {
     formula += fmt::format("{}{} tokens x {} B/token (lm_head input)", formula.empty() ? "" : " + ",
                            with_commas(tokens), with_commas(head));
   }
   if (bytes <= 0) return;
-  // The held terms' own source (activation_model.cpp), one line for all of them.
-  const char* src = "";
-  for (const ActivationTerm& t : la.final_terms) {
-    if (t.held_by_graph) src = t.source;
-  }
-  for (const auto& list : la.term_lists) {
-    for (const ActivationTerm& t : list) {
-      if (t.held_by_graph) src = t.source;
-    }
-  }
   const bool kept = p.behaviour.outputs_kept;
-  items.push_back(
-      {.id = std::string(kHeldByGraphId),
-       .tenant = Tenant::activations,
-       .label = kept ? "4-bit layer inputs in MatMul4Bit's ctx, held by the graph the loop keeps "
-                       "until the next forward returns"
-                     : "4-bit layer inputs in MatMul4Bit's ctx, held by the graph to the end of "
-                       "backward",
-       .bytes = bytes,
-       .formula = formula,
-       .source = src,
-       .live = kept ? from_phase(0, Phase::forward) : forward_to_end_of_backward(),
-       .estimated = true});
+  items.push_back({.id = std::string(h.id),
+                   .tenant = Tenant::activations,
+                   .label = kept ? h.label_kept : h.label_to_backward_end,
+                   .bytes = bytes,
+                   .formula = formula,
+                   .source = src,
+                   .live = kept ? from_phase(0, Phase::forward) : forward_to_end_of_backward(),
+                   .estimated = true});
   if (kept) {
-    items.push_back({.id = std::string(kPreviousHeldByGraphId),
+    items.push_back({.id = std::string(h.previous_id),
                      .tenant = Tenant::activations,
-                     .label = "previous step's 4-bit layer inputs, until forward returns",
+                     .label = h.previous_label,
                      .bytes = bytes,
                      .formula = formula,
                      .source = src,
                      .live = phase_bit(1, Phase::forward),
                      .estimated = true});
   }
+}
+
+// A DynamicCache in an output the loop drops (the HF Trainer's compute_loss returns the loss
+// only): its key and value states die with the output when the loss returns, before backward.
+// Only tensors of their own count (repeat_kv copies what the attention saves); where the
+// attention saves the cache's own, the saved line holds them.
+void add_output_cache_until_loss(const Context& ctx, Items& items) {
+  const LayerActivations& la = ctx.layers;
+  if (la.settings.output_cache != OutputCache::until_loss) return;
+  const ModelSpec& s = ctx.model.spec;
+  const TrainingPlan& p = ctx.plan;
+  std::int64_t bytes = 0;
+  std::int64_t layers = 0;
+  for (const std::size_t list : la.layer_list) {
+    const std::int64_t b =
+        terms_bytes(la.term_lists[list], s, p.batch, p.seq, TermLife::until_loss);
+    bytes = sat_add(bytes, b);
+    layers += b > 0 ? 1 : 0;
+  }
+  if (bytes <= 0) return;
+  items.push_back(
+      {.id = std::string(kKvCacheId),
+       .tenant = Tenant::activations,
+       .label = "Key and value states in the model output's DynamicCache (use_cache), until the "
+                "loss returns",
+       .bytes = bytes,
+       .formula =
+           fmt::format("{} layers x {} tokens x {} B/token", layers, with_commas(p.batch * p.seq),
+                       with_commas(kv_cache_bytes_per_token(s, la.settings))),
+       .source = "transformers cache_utils.py DynamicLayer.update; the Trainer's compute_loss "
+                 "drops the output",
+       .live = between(0, Phase::forward, Phase::end_of_forward) |
+               between(1, Phase::forward, Phase::end_of_forward),
+       .estimated = true});
 }
 
 }  // namespace
@@ -259,7 +322,7 @@ void add_activations(const Context& ctx, Items& items) {
          .estimated = true});
   } else {
     // Selective checkpointing recomputes the attention scores, and terms the graph holds have a
-    // line of their own (add_held_by_graph): a copy without them. Otherwise the context's terms
+    // line of their own (add_held): a copy without them. Otherwise the context's terms
     // as they are (no copy: this runs in every estimate).
     std::vector<std::vector<ActivationTerm>> filtered;
     const bool selective = p.checkpointing == Checkpointing::selective;
@@ -296,7 +359,9 @@ void add_activations(const Context& ctx, Items& items) {
                      .live = late_backward(),
                      .estimated = true});
   }
-  add_held_by_graph(ctx, items);
+  add_held(ctx, items, kHeldByGraph);
+  add_held(ctx, items, kKeptKvCache);
+  add_output_cache_until_loss(ctx, items);
   const std::vector<ActivationTerm> final_freed = only(la.final_terms, false);
   const std::int64_t fin = terms_bytes(final_freed, s, p.batch, p.seq);
   if (fin > 0) {

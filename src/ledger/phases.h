@@ -39,10 +39,17 @@ inline constexpr std::string_view kLogitsOutputId = "logits.output";
 inline constexpr std::string_view kPreviousLogitsOutputId = "logits.previous_output";
 inline constexpr std::string_view kHeldByGraphId = "activations.held_by_graph";
 inline constexpr std::string_view kPreviousHeldByGraphId = "activations.previous_held_by_graph";
+inline constexpr std::string_view kKvCacheId = "activations.kv_cache";
+inline constexpr std::string_view kPreviousKvCacheId = "activations.previous_kv_cache";
 inline std::string_view previous_step_copy_of(std::string_view id) {
   if (id == kPreviousLogitsOutputId) return kLogitsOutputId;
   if (id == kPreviousHeldByGraphId) return kHeldByGraphId;
+  if (id == kPreviousKvCacheId) return kKvCacheId;
   return "";
+}
+// The lines of tensors held past their nodes' backward, split per layer in the event stream.
+inline bool is_held_line(std::string_view id) {
+  return id == kHeldByGraphId || id == kKvCacheId;
 }
 
 }  // namespace trainmem::ledger

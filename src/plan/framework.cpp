@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 28> kDifferences{{
+constexpr std::array<Difference, 30> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -38,10 +38,19 @@ constexpr std::array<Difference, 28> kDifferences{{
     {"hf", "", "transformers", "", "4.49", Knob::loss_shift_copy, 1,
      "the loss makes a contiguous shifted fp32 copy of the logits",
      "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (removed by PR #35646)"},
+    {"hf", "", "transformers", "", "5.0", Knob::kv_cache_in_output, 1,
+     "the Trainer leaves the config's use_cache (True in most configs), so without gradient "
+     "checkpointing the forward builds a DynamicCache that the model output carries",
+     "transformers v4.57 trainer.py (no use_cache override); v5 sets model.config.use_cache from "
+     "TrainingArguments.use_cache, default False (PR #41585)"},
     // TRL.
     {"trl", "", "trl", "0.15", "", Knob::metrics_logits_copy, 1,
      "compute_loss copies the shifted logits to log mean_token_accuracy",
      "trl trainer/sft_trainer.py SFTTrainer.compute_loss"},
+    {"trl", "", "trl", "0.22", "", Knob::kv_cache_in_output, 0,
+     "compute_loss calls the model with use_cache=False",
+     "trl v0.22.0 trainer/sft_trainer.py SFTTrainer.compute_loss inputs[\"use_cache\"] = False "
+     "(PR #3891)"},
     // litgpt.
     {"litgpt", "", "", "", "", Knob::outputs_kept, 1,
      "`logits = model(...)` stays referenced through backward",
@@ -252,6 +261,10 @@ std::span<const ProfileDefault> framework_defaults() {
 }
 std::span<const std::string_view> versioned_libraries() {
   return kLibraries;
+}
+
+bool runs_transformers_models(std::string_view framework) {
+  return matches_framework("hf", framework);
 }
 
 int compare_versions(std::string_view a, std::string_view b) {

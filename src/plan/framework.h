@@ -45,6 +45,7 @@ enum class Knob {
   quantises_lm_head,
   compiled_loss,
   compiled_layers,
+  kv_cache_in_output,
 };
 // How a knob's value reads: a switch (0/1), a count, or a LoadQuantiser.
 enum class KnobKind { flag, count, load_quantiser };
@@ -116,6 +117,10 @@ std::optional<Error> parse_framework(std::string_view text, std::string& name,
 // "transformers=4.43,bitsandbytes=0.41.1": checked library names and dotted numeric versions.
 std::optional<Error> parse_library_versions(
     std::string_view text, std::vector<std::pair<std::string, std::string>>& versions);
+
+// True for a profile that runs transformers' own model classes (hf and the profiles built on it),
+// whose HF switches (use_cache) mean something.
+bool runs_transformers_models(std::string_view framework);
 
 // -1, 0, 1 comparing dotted numeric versions ("4.43" < "4.46.1"); missing parts are 0.
 int compare_versions(std::string_view a, std::string_view b);

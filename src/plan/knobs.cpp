@@ -68,6 +68,7 @@ constexpr std::array kKnobs{
     flag<&B::quantises_lm_head>(Knob::quantises_lm_head, "quantises_lm_head"),
     flag<&B::compiled_loss>(Knob::compiled_loss, "compiled_loss"),
     flag<&B::compiled_layers>(Knob::compiled_layers, "compiled_layers"),
+    flag<&B::kv_cache_in_output>(Knob::kv_cache_in_output, "kv_cache_in_output"),
 };
 
 constexpr std::array<std::string_view, 4> kLoadQuantisers{"none", "lightning_bnb",

@@ -20,17 +20,20 @@ namespace {
 
 // Settings that turn a framework behaviour on, applied after the profile's behaviour (plan_from):
 // each sets its knobs (FrameworkBehaviour, src/plan/knobs.cpp). torch.compile compiles the
-// decoder layers together with the loss.
+// decoder layers together with the loss. `use_cache` is HF's own switch and works both ways:
+// false is how a 4.x Trainer user turns the profile's cache off (model.config.use_cache = False).
 struct BehaviourSwitch {
   std::string_view key;
   std::array<std::optional<Knob>, 2> knobs;
+  bool false_turns_off = false;
 };
-constexpr std::array<BehaviourSwitch, 5> kBehaviourSwitches{{
+constexpr std::array<BehaviourSwitch, 6> kBehaviourSwitches{{
     {"padding_mask", {Knob::padding_mask, std::nullopt}},
     {"offload_activations", {Knob::offload_checkpoints, std::nullopt}},
     {"optimizer_in_backward", {Knob::optimizer_in_backward, std::nullopt}},
     {"keep_outputs", {Knob::outputs_kept, std::nullopt}},
     {"compile", {Knob::compiled_loss, Knob::compiled_layers}},
+    {"use_cache", {Knob::kv_cache_in_output, std::nullopt}, true},
 }};
 
 const BehaviourSwitch* behaviour_switch(std::string_view key) {
@@ -319,6 +322,7 @@ const std::vector<std::string>& plan_setting_keys() {
                                                 "offload_activations",
                                                 "optimizer_in_backward",
                                                 "keep_outputs",
+                                                "use_cache",
                                                 "compile",
                                                 "eval_strategy",
                                                 "eval_batch",
@@ -404,9 +408,16 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
     const BehaviourSwitch* sw = behaviour_switch(s.key);
     if (sw == nullptr) continue;
     auto on = boolean(s);
-    if (!on || !on.value()) continue;
+    if (!on || (!on.value() && !sw->false_turns_off)) continue;
+    if (s.key == "use_cache" && on.value() && !runs_transformers_models(r.plan.framework)) {
+      return setting_error(s,
+                           fmt::format("builds transformers' DynamicCache; framework {} runs "
+                                       "its own model code",
+                                       r.plan.framework),
+                           s.from_file ? ErrorCode::bad_input : ErrorCode::usage);
+    }
     for (const std::optional<Knob>& knob : sw->knobs) {
-      if (knob) set_knob(r.plan.behaviour, *knob, 1);
+      if (knob) set_knob(r.plan.behaviour, *knob, on.value() ? 1 : 0);
     }
   }
   // Settings that the chosen method ignores: an error when typed, a note when imported.

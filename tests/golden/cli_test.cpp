@@ -162,4 +162,26 @@ TEST(Cli, FlagsAreFoundWhateverTheSpellingAndSection) {
   EXPECT_NE(value.out.find("lora"), std::string::npos) << value.out;
 }
 
+// --use-cache prices the output's KV cache (HF use_cache) where transformers' models run,
+// --no-use-cache turns off the cache the Trainer before transformers 5 builds, and a framework
+// with its own model code refuses it with the setting's name.
+TEST(Cli, UseCacheSwitchesTheOutputsKvCache) {
+  const auto has_cache = [](const nlohmann::json& j) {
+    for (const auto& item : j["items"]) {
+      if (item["id"] == "activations.kv_cache") return true;
+    }
+    return false;
+  };
+  const std::string base = "estimate qwen3-0.6b --seq 512 --padding-mask";
+  EXPECT_FALSE(has_cache(run_json(base)));
+  EXPECT_TRUE(has_cache(run_json(base + " --use-cache")));
+  EXPECT_TRUE(has_cache(run_json(base + " --framework hf@4.57")));
+  EXPECT_FALSE(has_cache(run_json(base + " --framework hf@4.57 --no-use-cache")));
+  EXPECT_FALSE(has_cache(run_json(base + " --use-cache --checkpointing full")));
+  const CliRun lit = run("estimate qwen3-0.6b --framework litgpt --use-cache");
+  EXPECT_EQ(lit.code, 2) << lit.out;
+  EXPECT_NE(lit.out.find("--use-cache"), std::string::npos) << lit.out;
+  EXPECT_NE(lit.out.find("litgpt"), std::string::npos) << lit.out;
+}
+
 }  // namespace

@@ -352,6 +352,92 @@ TEST(FrameworkLedger, GraphHeldInputsOutliveBackward) {
   EXPECT_EQ(prev->live, phase_bit(1, Phase::forward));
 }
 
+// The model output's DynamicCache (use_cache), against validation/data/kv-cache-probe.json: a
+// Llama of 2 layers, 8 heads of 32, bf16, batch 4 x 256, step 3. The cache holds 2 layers x
+// 1,024 tokens x 2 (k, v) x kv heads x 32 x 2 B: 524,288 B with 2 kv heads, 2,097,152 with 8.
+// Differences with use_cache=False per phase, as the probe measured them: a kept output holds the
+// cache past backward and into the next forward; where the attention saves the cache's own k and
+// v (no repeat_kv copy) it adds nothing until backward would free them; with a padding mask and
+// fewer kv heads SDPA saves repeated copies and the cache is extra from forward on. A dropped
+// output (the Trainer's compute_loss) adds only that extra, and only until the loss returns (the
+// probe deletes the output before its end_of_forward mark; trainmem keeps the line through the
+// loss, which the HF forward computes while the output exists).
+TEST(FrameworkLedger, OutputKvCacheMatchesTheCpuProbe) {
+  const auto model = [](int kv) {
+    const std::string cfg = R"({"model_type": "llama", "vocab_size": 512, "hidden_size": 256,
+      "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8,
+      "num_key_value_heads": )" +
+                            std::to_string(kv) +
+                            R"(, "tie_word_embeddings": false, "hidden_act": "silu"})";
+    auto m = model_from_config_text(cfg, "probe");
+    EXPECT_TRUE(m.ok());
+    return std::move(m.value());
+  };
+  const auto diff = [&](int kv, bool mask, bool kept, Phase ph) {
+    const LoadedModel m = model(kv);
+    TrainingPlan p = plan_for("hf");
+    p.batch = 4;
+    p.seq = 256;
+    p.behaviour.padding_mask = mask;
+    p.behaviour.outputs_kept = kept;
+    const Ledger off = estimate(m, p);
+    p.behaviour.kv_cache_in_output = true;
+    const Ledger on = estimate(m, p);
+    return tenant_in(on, Tenant::activations, 1, ph) - tenant_in(off, Tenant::activations, 1, ph);
+  };
+  constexpr std::int64_t kCache2 = 2 * 1024 * 2 * 2 * 32 * 2;
+  constexpr std::int64_t kCache8 = 4 * kCache2;
+  EXPECT_EQ(kCache2, 524288);
+  for (const auto& [kv, cache] : {std::pair{2, kCache2}, std::pair{8, kCache8}}) {
+    // Kept, no mask: the saved k and v are the cache's.
+    EXPECT_EQ(diff(kv, false, true, Phase::forward), cache);  // the previous step's
+    EXPECT_EQ(diff(kv, false, true, Phase::end_of_forward), 0);
+    EXPECT_EQ(diff(kv, false, true, Phase::end_of_backward), cache);
+    EXPECT_EQ(diff(kv, false, true, Phase::optimizer_step), cache);
+    // Late in backward one layer's k and v would be all that is left of them.
+    EXPECT_EQ(diff(kv, false, true, Phase::backward), cache / 2);
+    // Dropped, no mask: nothing.
+    for (Phase ph :
+         {Phase::forward, Phase::end_of_forward, Phase::backward, Phase::optimizer_step}) {
+      EXPECT_EQ(diff(kv, false, false, ph), 0);
+    }
+  }
+  // Kept, mask, 2 kv heads: repeat_kv copies, so the cache is extra from forward on.
+  EXPECT_EQ(diff(2, true, true, Phase::forward), 2 * kCache2);
+  EXPECT_EQ(diff(2, true, true, Phase::end_of_forward), kCache2);
+  EXPECT_EQ(diff(2, true, true, Phase::backward), kCache2);
+  EXPECT_EQ(diff(2, true, true, Phase::optimizer_step), kCache2);
+  // Kept, mask, 8 kv heads: repeat_kv(x, 1) is x, as without the mask.
+  EXPECT_EQ(diff(8, true, true, Phase::end_of_forward), 0);
+  EXPECT_EQ(diff(8, true, true, Phase::optimizer_step), kCache8);
+  // Dropped, mask, 2 kv heads: extra until the loss returns.
+  EXPECT_EQ(diff(2, true, false, Phase::forward), kCache2);
+  EXPECT_EQ(diff(2, true, false, Phase::end_of_forward), kCache2);
+  EXPECT_EQ(diff(2, true, false, Phase::backward_start), 0);
+  EXPECT_EQ(diff(8, true, false, Phase::forward), 0);
+}
+
+TEST(FrameworkLedger, TrainerBuildsTheKvCacheBeforeTransformers5) {
+  // The Trainer before transformers 5 leaves the config's use_cache; 5 turns it off, and so do
+  // TRL >= 0.22 and gradient checkpointing.
+  EXPECT_TRUE(plan_for("hf", Method::full, "transformers=4.57").behaviour.kv_cache_in_output);
+  EXPECT_FALSE(plan_for("hf").behaviour.kv_cache_in_output);
+  EXPECT_FALSE(plan_for("hf", Method::full, "transformers=5.0").behaviour.kv_cache_in_output);
+  EXPECT_FALSE(
+      plan_for("trl", Method::full, "transformers=4.57,trl=0.22").behaviour.kv_cache_in_output);
+  EXPECT_TRUE(
+      plan_for("trl", Method::full, "transformers=4.57,trl=0.21").behaviour.kv_cache_in_output);
+  EXPECT_FALSE(plan_for("litgpt").behaviour.kv_cache_in_output);
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan p = plan_for("hf", Method::full, "transformers=4.57");
+  p.behaviour.padding_mask = true;  // qwen3-tiny: 4 heads, 2 kv heads of 32
+  const LedgerItem* cache = find_item(estimate(m, p), "activations.kv_cache");
+  ASSERT_NE(cache, nullptr);
+  EXPECT_EQ(cache->bytes, 4 * 2 * 256 * (2 * 2 * 32 * 2));  // 4 layers x 512 tokens
+  p.checkpointing = Checkpointing::full;
+  EXPECT_EQ(find_item(estimate(m, p), "activations.kv_cache"), nullptr);
+}
+
 TEST(FrameworkLedger, MlxAdaptsTheLastSixteenLayersAndHasNoCublas) {
   const LoadedModel m = testing_support::load_or_fail("qwen3-0.6b");  // 28 layers
   const Ledger mlx = estimate(m, plan_for("mlx", Method::lora));

@@ -248,6 +248,11 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
               "step each parameter in backward and free its gradient (torchtune optimizer_in_bwd)");
   switch_flag(*g, f, "--keep-outputs", "keep_outputs", "true",
               "the training loop keeps the model output (logits) alive through backward");
+  switch_flag(*g, f, "--use-cache,--use_cache", "use_cache", "true",
+              "the forward builds HF's KV cache (config use_cache; a custom loop's model(**batch) "
+              "without gradient checkpointing, the Trainer before transformers 5)");
+  switch_flag(*g, f, "--no-use-cache", "use_cache", "false",
+              "the forward builds no KV cache (use_cache=False), whatever the framework's default");
   switch_flag(*g, f, "--compile,--torch-compile,--torch_compile", "compile", "true",
               "torch.compile: the loss saves the logits and two fp32 values per token instead "
               "of the fp32 log_softmax; Llama-shaped layers save the compiled set (docs/"

@@ -29,6 +29,9 @@ const ImportFormat& trl_format() {
        // transformers training_args.py torch_compile: the Trainer compiles the model, whose
        // forward runs the loss (ForCausalLMLoss) when it is given the labels.
        when_true("torch_compile", "compile", "true"),
+       // transformers 5 training_args.py use_cache (default False): the Trainer copies it into
+       // model.config.use_cache, so a true one builds the KV cache in training.
+       same("use_cache", "use_cache"),
        // Evaluation between steps (transformers training_args.py eval_strategy, default "no";
        // per_device_eval_batch_size, default 8; evaluation_strategy is the pre-4.46 name).
        same("eval_strategy", "eval_strategy"), same("evaluation_strategy", "eval_strategy"),
