@@ -65,6 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   p.behaviour.bnb_saves_4bit_input = in.ConsumeBool();
   p.behaviour.outputs_kept = in.ConsumeBool();
   p.behaviour.quantises_lm_head = in.ConsumeBool();
+  p.behaviour.kv_cache_in_output = in.ConsumeBool();  // the output's DynamicCache lines
   const LoadedModel model = model_from_spec(s, SourceKind::preset, "fuzz");
   fuzz::check_invariants(model, p);
   return 0;

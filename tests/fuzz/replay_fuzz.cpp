@@ -82,6 +82,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int i = 0; i < steps; ++i) {
     o.step_lengths.push_back(in.ConsumeIntegralInRange<std::int64_t>(1, p.seq));
   }
+  // Read last, so the committed seeds decode as before: the output's DynamicCache, replayed with
+  // the held split when the output is kept.
+  b.kv_cache_in_output = in.ConsumeBool();
 
   const LoadedModel model = model_from_spec(s, SourceKind::preset, "fuzz");
   if (validate(p) || check_plan_size(model, p)) return 0;
