@@ -11,6 +11,7 @@ const DEFAULTS = {
   train_modules: '', train_layers: '', optimizer: 'adamw', optimizer_impl: 'fused', precision: 'bf16-mixed', batch: '4',
   seq: '1024', grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full',
   eval_strategy: 'no', eval_batch: '8', framework: 'hf', compile: false, padding_mask: false,
+  keep_outputs: false, use_cache: false,
   device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib',
 };
 const EXAMPLE = { batch: '4' };
@@ -18,6 +19,8 @@ const EXAMPLE = { batch: '4' };
 // default is not sent, exactly as a flag left out of a command.
 let ENGINE_DEFAULTS = {};
 const FIELDS = Object.keys(DEFAULTS).filter((k) => k !== 'source');
+// Behaviour switches (docs/frameworks.md), as the command line's --compile, --padding-mask, ...
+const SWITCHES = ['compile', 'padding_mask', 'keep_outputs', 'use_cache'];
 const $ = (id) => document.getElementById(id);
 
 let engine = null;
@@ -96,7 +99,7 @@ function planRequest(s) {
   if (s.method !== 'full') keys.push('train_layers');
   if (s.eval_strategy !== 'no') keys.push('eval_strategy', 'eval_batch');
   // Behaviour switches: sent only when on, as the command line's --compile / --padding-mask.
-  for (const k of ['compile', 'padding_mask']) if (s[k]) keys.push(k);
+  for (const k of SWITCHES) if (s[k]) keys.push(k);
   const p = {};
   for (const k of keys) {
     if (String(s[k]) !== String(ENGINE_DEFAULTS[k])) p[k] = k === 'lora_dropout' ? Number(s[k]) : s[k];
@@ -117,7 +120,7 @@ function commandFor(s) {
   const args = ['trainmem', 'estimate', model];
   const plan = planRequest(s);
   for (const [k, v] of Object.entries(plan)) {
-    if (['dora', 'compile', 'padding_mask'].includes(k)) {
+    if (k === 'dora' || SWITCHES.includes(k)) {
       if (v) args.push(`--${k.replace(/_/g, '-')}`);
       continue;
     }

@@ -427,8 +427,8 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
   const bool cache_shared =
       cfg.output_cache != OutputCache::none && (!repeat || kv == a) && !spec.fused_qkv_view;
   if (cache_shared && cfg.output_cache == OutputCache::kept) {
-    s.cached("attention: k, also the output's DynamicCache", e * kv * d, src, cfg);
-    s.cached("attention: v, also the output's DynamicCache", e * kv * d, src, cfg);
+    s.cached("attention: k, also the output's DynamicCache", e * kv * d, kOutputCacheSrc, cfg);
+    s.cached("attention: v, also the output's DynamicCache", e * kv * d, kOutputCacheSrc, cfg);
     attention_output(s, spec, l, a * d, src, cfg);
     return {true, saved};
   }

@@ -73,7 +73,9 @@ async function setPlan(page, plan) {
     'framework']) {
     if (await page.isVisible(`#${k}`)) await page.selectOption(`#${k}`, p[k]);
   }
-  for (const k of ['compile', 'padding_mask']) await page.setChecked(`#${k}`, p[k] === true);
+  for (const k of ['compile', 'padding_mask', 'keep_outputs', 'use_cache']) {
+    await page.setChecked(`#${k}`, p[k] === true);
+  }
   for (const k of ['batch', 'seq', 'grad_accum', 'lora_rank', 'lora_targets', 'lora_dropout']) {
     if (await page.isVisible(`#${k}`)) await page.fill(`#${k}`, String(p[k]));
   }
@@ -147,6 +149,9 @@ const PLANS = [
   { preset: 'llama-3.1-8b', method: 'lora', framework: 'torchtune', compile: true, batch: 2, seq: 2048,
     gpu: 'rtx-4090' },
   { preset: 'qwen3-8b', method: 'qlora', framework: 'litgpt', padding_mask: true, gpu: 'a100-40gb' },
+  // A custom loop (PEFT's method comparison): the output and its KV cache kept into the next step.
+  { preset: 'llama-3.2-3b', method: 'lora', lora_targets: 'q,v', padding_mask: true, keep_outputs: true,
+    use_cache: true, batch: 4, seq: 512, gpu: 'l40s' },
 ];
 
 test('the page prices each plan exactly as `trainmem estimate --json` does', async () => {
