@@ -431,7 +431,8 @@ TEST(FrameworkLedger, TrainerBuildsTheKvCacheBeforeTransformers5) {
   const LoadedModel m = testing_support::validation_model("qwen3-tiny");
   TrainingPlan p = plan_for("hf", Method::full, "transformers=4.57");
   p.behaviour.padding_mask = true;  // qwen3-tiny: 4 heads, 2 kv heads of 32
-  const LedgerItem* cache = find_item(estimate(m, p), "activations.kv_cache");
+  const Ledger l = estimate(m, p);
+  const LedgerItem* cache = find_item(l, "activations.kv_cache");
   ASSERT_NE(cache, nullptr);
   EXPECT_EQ(cache->bytes, 4 * 2 * 256 * (2 * 2 * 32 * 2));  // 4 layers x 512 tokens
   p.checkpointing = Checkpointing::full;
