@@ -11,7 +11,9 @@
 #include "ledger/phases.h"
 #include "model/inventory.h"
 #include "model/model_spec.h"
+#include "plan/framework.h"
 #include "trainmem/render.h"
+#include "util/checked.h"
 
 namespace trainmem::ledger {
 namespace {
@@ -21,6 +23,7 @@ constexpr const char* kEvalId = "logits.eval_";
 constexpr const char* kGenerationId = "temporaries.generation_";
 constexpr const char* kTrainerEvalLossId = "logits.trainer_eval_";
 constexpr const char* kTrainerEvalLayerId = "temporaries.trainer_eval_";
+constexpr const char* kTrainerEvalCacheId = "activations.trainer_eval_kv_cache";
 
 bool starts_with(const std::string& s, const char* prefix) {
   return s.rfind(prefix, 0) == 0;
@@ -238,6 +241,20 @@ void add_trainer_eval(const Context& ctx, Items& items) {
                      .live = when,
                      .estimated = false});
   };
+  // With use_cache on (kv_cache_in_output: the Trainer before transformers 5 leaves the
+  // config's), the evaluation forward builds a DynamicCache of the eval batch, kept in the output
+  // until prediction_step returns; eval mode is not training, so gradient checkpointing does not
+  // turn it off (utils/generic.py merge_with_config_defaults checks self.training). Live through
+  // the lm_head and loss; a layer's working set sees all but the layers after it, priced whole.
+  if (b.kv_cache_in_output && runs_transformers_models(p.framework)) {
+    const std::int64_t per_token = kv_cache_bytes_per_token(s, a);
+    add(kTrainerEvalCacheId, "", Tenant::activations,
+        "the DynamicCache of every layer's key and value states (use_cache)",
+        sat_mul(sat_mul(sat_mul(s.layers, n), p.seq), per_token),
+        fmt::format("{} layers x {} x {} B/token", s.layers, tokens, with_commas(per_token)),
+        "transformers cache_utils.py DynamicLayer.update; trainer.py prediction_step "
+        "compute_loss(return_outputs=True)");
+  }
   if (loss.total() >= layer.total()) {
     const char* loss_src =
         "transformers v5.24.0 models/llama/modeling_llama.py:469-475 (last_hidden_state, "

@@ -311,6 +311,26 @@ TEST(RunPhases, TrainerEvaluationOnlyWhenAsked) {
             4 * 256 * 128 * 2 + 256 * 128 * 4 + 12 * 256 * 384);
 }
 
+TEST(RunPhases, TrainerEvaluationBuildsTheKvCacheBeforeTransformers5) {
+  // The Trainer before transformers 5 leaves the config's use_cache, and the evaluation forward
+  // is not training, so even a checkpointed plan's evaluation builds the cache: qwen3-tiny's 4
+  // layers x eval batch 8 x 256 tokens x (k, v) x 2 kv heads x 32 x 2 B.
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan p = plan_for("hf@4.57");
+  p.checkpointing = Checkpointing::full;
+  p.eval_strategy = EvalStrategy::steps;
+  PhaseMask live = 0;
+  EXPECT_EQ(bytes_with_prefix(estimate(m, p), "activations.trainer_eval_kv_cache", &live),
+            4 * 8 * 256 * (2 * 2 * 32 * 2));
+  EXPECT_EQ(live, phase_bit(1, Phase::loaded));
+  // transformers 5 sets use_cache from TrainingArguments.use_cache, default False.
+  TrainingPlan v5 = plan_for("hf@5.0");
+  v5.eval_strategy = EvalStrategy::steps;
+  const Ledger l5 = estimate(m, v5);
+  EXPECT_GT(bytes_with_prefix(l5, "logits.trainer_eval_", nullptr), 0);
+  EXPECT_EQ(bytes_with_prefix(l5, "activations.trainer_eval_kv_cache", nullptr), 0);
+}
+
 TEST(RunPhases, TrainerEvaluationSetsThePeakOfASmallBatchRun) {
   // Batch 1 LoRA with checkpointing, eval batch 8 left at HF's default: the evaluation's
   // 8 x 2,048 x 8,192 x 10 B chain is above the step; the ledger and the replay agree.
