@@ -39,8 +39,9 @@ constexpr std::array<Difference, 30> kDifferences{{
      "the loss makes a contiguous shifted fp32 copy of the logits",
      "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (removed by PR #35646)"},
     {"hf", "", "transformers", "", "5.0", Knob::kv_cache_in_output, 1,
-     "the Trainer leaves the config's use_cache (True in most configs), so without gradient "
-     "checkpointing the forward builds a DynamicCache that the model output carries",
+     "the Trainer leaves the config's use_cache (True in most configs), so the forward builds a "
+     "DynamicCache that the model output carries (in training unless gradient checkpointing "
+     "turns it off; always in evaluation)",
      "transformers v4.57 trainer.py (no use_cache override); v5 sets model.config.use_cache from "
      "TrainingArguments.use_cache, default False (PR #41585)"},
     // TRL.
