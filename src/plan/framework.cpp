@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 30> kDifferences{{
+constexpr std::array<Difference, 31> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -133,6 +133,10 @@ constexpr std::array<Difference, 30> kDifferences{{
     {"unsloth", "", "", "", "", Knob::offload_checkpoints, 1,
      "use_gradient_checkpointing=\"unsloth\" copies each layer's input to host memory",
      "unsloth models/_utils.py Unsloth_Offloaded_Gradient_Checkpointer"},
+    {"unsloth", "", "", "", "", Knob::kv_cache_in_output, 0,
+     "its patched model forward builds no KV cache in training (use_cache = False when training "
+     "without a cache passed in)",
+     "unsloth models/llama.py LlamaModel_fast_forward (since Feb 2024, #173)"},
     // mlx-lm.
     {"mlx", "", "", "", "", Knob::unified_memory, 1,
      "Apple unified memory: no CUDA context and no caching allocator",

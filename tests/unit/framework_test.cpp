@@ -428,6 +428,9 @@ TEST(FrameworkLedger, TrainerBuildsTheKvCacheBeforeTransformers5) {
   EXPECT_TRUE(
       plan_for("trl", Method::full, "transformers=4.57,trl=0.21").behaviour.kv_cache_in_output);
   EXPECT_FALSE(plan_for("litgpt").behaviour.kv_cache_in_output);
+  // Unsloth's patched forward turns it off in training whatever the transformers version.
+  EXPECT_FALSE(plan_for("unsloth", Method::full, "transformers=4.57").behaviour.kv_cache_in_output);
+  EXPECT_TRUE(plan_for("axolotl", Method::full, "transformers=4.57").behaviour.kv_cache_in_output);
   const LoadedModel m = testing_support::validation_model("qwen3-tiny");
   TrainingPlan p = plan_for("hf", Method::full, "transformers=4.57");
   p.behaviour.padding_mask = true;  // qwen3-tiny: 4 heads, 2 kv heads of 32
