@@ -64,6 +64,12 @@ std::string framework_note(const TrainingPlan& plan) {
   out += b.outputs_kept ? " The loop keeps the model output (logits) through the step."
                         : " The model output is dropped before backward (HF Trainer).";
   if (b.padding_mask) out += " Padding mask: SDPA repeats K/V to every head.";
+  if (b.kv_cache_in_output) {
+    out += plan.checkpointing == Checkpointing::none
+               ? " use_cache: the model output carries a DynamicCache of every layer's keys and "
+                 "values."
+               : " use_cache: gradient checkpointing turns the KV cache off in training.";
+  }
   if (b.optimizer_in_backward) out += " The optimizer steps in backward.";
   if (b.compiled_loss) {
     out +=
