@@ -11,7 +11,8 @@ use_cache=False and once with the config's default, and records the live tensor 
 - dropped: the output is deleted once the loss is taken (the Trainer's compute_loss returns the
   loss only);
 
-each with 2 and 8 key/value heads, with and without a padding mask (SDPA then repeats K/V).
+each with 2 and 8 key/value heads, with and without a padding mask (SDPA then repeats K/V); and
+a Phi-3 of the same shape (fused qkv_proj, v a view of its output), kept, without a mask.
 trainmem prices the cache in src/ledger/activations.cpp (activations.kv_cache); the unit test
 FrameworkLedger.OutputKvCacheMatchesTheCpuProbe checks the same differences.
 
@@ -25,20 +26,24 @@ import sys
 
 import torch
 import transformers
-from transformers import LlamaConfig, LlamaForCausalLM
+from transformers import LlamaConfig, LlamaForCausalLM, Phi3Config, Phi3ForCausalLM
 
 from harness.dispatch_tracker import LiveStorageTracker
 
 LAYERS, HIDDEN, HEADS, VOCAB, BATCH, SEQ = 2, 256, 8, 512, 4, 256
 
 
-def phase_peaks(use_cache, kv_heads, mask, keep):
-    cfg = LlamaConfig(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=512,
-                      num_hidden_layers=LAYERS, num_attention_heads=HEADS,
-                      num_key_value_heads=kv_heads, use_cache=True)
+FAMILIES = {"llama": (LlamaConfig, LlamaForCausalLM), "phi3": (Phi3Config, Phi3ForCausalLM)}
+
+
+def phase_peaks(use_cache, kv_heads, mask, keep, family="llama"):
+    config_class, model_class = FAMILIES[family]
+    cfg = config_class(vocab_size=VOCAB, hidden_size=HIDDEN, intermediate_size=512,
+                       num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                       num_key_value_heads=kv_heads, use_cache=True, pad_token_id=0,
+                       bos_token_id=1, eos_token_id=2)
     torch.manual_seed(0)
-    model = LlamaForCausalLM._from_config(cfg, dtype=torch.bfloat16,
-                                          attn_implementation="sdpa").train()
+    model = model_class._from_config(cfg, dtype=torch.bfloat16, attn_implementation="sdpa").train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
     ids = torch.randint(0, VOCAB, (BATCH, SEQ))
     attention_mask = torch.ones(BATCH, SEQ, dtype=torch.long)
@@ -73,22 +78,23 @@ def main():
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     runs = []
-    for keep in (True, False):
-        for mask in (False, True):
-            for kv in (2, 8):
-                on = phase_peaks(True, kv, mask, keep)
-                off = phase_peaks(False, kv, mask, keep)
-                runs.append({
-                    "loop": "kept" if keep else "dropped",
-                    "padding_mask": mask,
-                    "kv_heads": kv,
-                    "cache_bytes": LAYERS * BATCH * SEQ * 2 * kv * (HIDDEN // HEADS) * 2,
-                    "use_cache_minus_no_cache": {p: on[p] - off[p] for p in sorted(on)},
-                })
+    cases = [("llama", keep, mask, kv) for keep in (True, False) for mask in (False, True)
+             for kv in (2, 8)] + [("phi3", True, False, kv) for kv in (2, 8)]
+    for family, keep, mask, kv in cases:
+        on = phase_peaks(True, kv, mask, keep, family)
+        off = phase_peaks(False, kv, mask, keep, family)
+        runs.append({
+            "family": family,
+            "loop": "kept" if keep else "dropped",
+            "padding_mask": mask,
+            "kv_heads": kv,
+            "cache_bytes": LAYERS * BATCH * SEQ * 2 * kv * (HIDDEN // HEADS) * 2,
+            "use_cache_minus_no_cache": {p: on[p] - off[p] for p in sorted(on)},
+        })
     out = {
         "model": {"layers": LAYERS, "hidden": HIDDEN, "heads": HEADS, "head_dim": HIDDEN // HEADS,
                   "vocab": VOCAB, "intermediate": 512, "dtype": "bfloat16",
-                  "attention": "sdpa"},
+                  "attention": "sdpa", "families": sorted(FAMILIES)},
         "batch": BATCH, "seq": SEQ, "step": 3,
         "provenance": {
             "command": "validation/.venv/bin/python validation/kv_cache_probe.py --out " + args.out,

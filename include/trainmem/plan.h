@@ -277,6 +277,12 @@ struct FrameworkBehaviour {
   // of the loss when the loop drops the output, into the next forward when it keeps it
   // (outputs_kept). src/ledger/kv_cache.cpp prices it.
   bool kv_cache_in_output = false;
+  // The DynamicCache copies the first key/value states it stores (transformers 5 cache_utils.py
+  // DynamicLayer.update: torch.cat onto an empty tensor), so the attention reads the copies and a
+  // value state that was a view of a fused projection no longer keeps that output alive.
+  // transformers 4.46.3 stored the states as they were; the release in between that changed it was
+  // not read, and below 5 the view is priced kept (the larger side).
+  bool cache_copies_states = true;
 };
 
 struct TrainingPlan {

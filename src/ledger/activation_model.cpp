@@ -420,30 +420,35 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
     attention_output(s, spec, l, a * d, src, cfg);
     return {true, saved};
   }
-  // The attention takes the output cache's own k and v unless repeat_kv copies them to every
-  // head (repeat_kv(x, 1) returns x) or v is a view of a fused projection (the cache's
-  // concatenation copies it out); then the cache's are tensors of their own. Shared ones are
-  // saved as usual, and held with the output when the loop keeps it.
-  const bool cache_shared =
-      cfg.output_cache != OutputCache::none && (!repeat || kv == a) && !spec.fused_qkv_view;
-  if (cache_shared && cfg.output_cache == OutputCache::kept) {
-    s.cached("attention: k, also the output's DynamicCache", e * kv * d, kOutputCacheSrc, cfg);
-    s.cached("attention: v, also the output's DynamicCache", e * kv * d, kOutputCacheSrc, cfg);
+  // v is a view of the fused projection's output in Phi-3 (qkv_proj) and GPT-NeoX
+  // (query_key_value; slices and chunk are views; q and k are new after rotary), so a saved v
+  // keeps the whole (heads + 2 kv heads) x head_dim output alive, unless the output's cache
+  // copies the states (transformers 5): the attention then reads the cache's copy.
+  const bool cache_on = cfg.output_cache != OutputCache::none;
+  const bool unrepeated = !repeat || kv == a;  // repeat_kv(x, 1) returns x
+  const bool fused_view = spec.fused_qkv_view && unrepeated;
+  const bool view_copied = fused_view && cache_on && cfg.cache_copies_states;
+  const char* k_name =
+      repeat ? "attention: k repeated to all heads (repeat_kv)" : "attention: k (GQA heads)";
+  const char* v_name = view_copied  ? "attention: v, the output cache's copy of the fused view"
+                       : fused_view ? "attention: v, a view keeping the fused qkv output"
+                       : repeat     ? "attention: v repeated to all heads (repeat_kv)"
+                                    : "attention: v (GQA heads)";
+  const std::int64_t v_bytes = fused_view && !view_copied ? e * (a + 2 * kv) * d : e * kv_saved * d;
+  // The attention saves the output cache's own k and v unless repeat_kv copied them to every
+  // head; then the cache's are tensors of their own. Shared ones are held with the output when
+  // the loop keeps it (CPU probe: validation/data/kv-cache-probe.json).
+  if (cache_on && unrepeated && cfg.output_cache == OutputCache::kept) {
+    s.cached(std::string(k_name) + ", held by the output's DynamicCache", e * kv * d,
+             kOutputCacheSrc, cfg);
+    s.cached(std::string(v_name) + ", held by the output's DynamicCache", v_bytes, kOutputCacheSrc,
+             cfg);
     attention_output(s, spec, l, a * d, src, cfg);
     return {true, saved};
   }
-  if (!cache_shared) output_cache_terms(s, spec, cfg);
-  s.token(repeat ? "attention: k repeated to all heads (repeat_kv)" : "attention: k (GQA heads)",
-          e * kv_saved * d, src);
-  if (spec.fused_qkv_view && (!repeat || kv == a)) {
-    // v is a view of the fused projection's output (q and k are new after rotary), so the saved
-    // v keeps the whole (heads + 2 kv heads) x head_dim output alive (Phi-3 qkv_proj, GPT-NeoX
-    // query_key_value: slices and chunk are views).
-    s.token("attention: v, a view keeping the fused qkv output", e * (a + 2 * kv) * d, src);
-  } else {
-    s.token(repeat ? "attention: v repeated to all heads (repeat_kv)" : "attention: v (GQA heads)",
-            e * kv_saved * d, src);
-  }
+  if (cache_on && !unrepeated) output_cache_terms(s, spec, cfg);
+  s.token(k_name, e * kv_saved * d, src);
+  s.token(v_name, v_bytes, src);
   attention_output(s, spec, l, a * d, src, cfg);
   return {true, saved};
 }
@@ -603,6 +608,7 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
       runs_transformers_models(plan.framework)) {
     cfg.output_cache = plan.behaviour.outputs_kept ? OutputCache::kept : OutputCache::until_loss;
   }
+  cfg.cache_copies_states = plan.behaviour.cache_copies_states;
   return cfg;
 }
 

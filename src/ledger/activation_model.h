@@ -86,6 +86,7 @@ struct ActivationSettings {
   // validation/data/compile-layer-probe-torch2.5.1.json); attention and linear inputs are as eager.
   bool compiled_layers = false;
   OutputCache output_cache = OutputCache::none;
+  bool cache_copies_states = true;  // FrameworkBehaviour::cache_copies_states
 };
 
 // Tensors of the MLP width the activation saves for backward, by autograd's rules

@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 31> kDifferences{{
+constexpr std::array<Difference, 32> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -44,6 +44,9 @@ constexpr std::array<Difference, 31> kDifferences{{
      "turns it off; always in evaluation)",
      "transformers v4.57 trainer.py (no use_cache override); v5 sets model.config.use_cache from "
      "TrainingArguments.use_cache, default False (PR #41585)"},
+    {"hf", "", "transformers", "", "5.0", Knob::cache_copies_states, 0,
+     "the KV cache stores the first key/value states as they are (a view keeps its base)",
+     "transformers v4.46.3 cache_utils.py DynamicCache.update (key_cache.append(key_states))"},
     // TRL.
     {"trl", "", "trl", "0.15", "", Knob::metrics_logits_copy, 1,
      "compute_loss copies the shifted logits to log mean_token_accuracy",

@@ -46,6 +46,7 @@ enum class Knob {
   compiled_loss,
   compiled_layers,
   kv_cache_in_output,
+  cache_copies_states,
 };
 // How a knob's value reads: a switch (0/1), a count, or a LoadQuantiser.
 enum class KnobKind { flag, count, load_quantiser };

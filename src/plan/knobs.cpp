@@ -69,6 +69,7 @@ constexpr std::array kKnobs{
     flag<&B::compiled_loss>(Knob::compiled_loss, "compiled_loss"),
     flag<&B::compiled_layers>(Knob::compiled_layers, "compiled_layers"),
     flag<&B::kv_cache_in_output>(Knob::kv_cache_in_output, "kv_cache_in_output"),
+    flag<&B::cache_copies_states>(Knob::cache_copies_states, "cache_copies_states"),
 };
 
 constexpr std::array<std::string_view, 4> kLoadQuantisers{"none", "lightning_bnb",

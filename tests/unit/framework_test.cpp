@@ -417,6 +417,47 @@ TEST(FrameworkLedger, OutputKvCacheMatchesTheCpuProbe) {
   EXPECT_EQ(diff(8, true, false, Phase::forward), 0);
 }
 
+// Phi-3 (fused qkv_proj, v a view of its output) in the same probe, kept, no mask: transformers
+// 5's cache copies the states, so the attention saves the cache's copy of v (kv heads) instead of
+// the view that kept the whole (heads + 2 kv heads) x 32 output. Per token per layer the saved v
+// shrinks from (8 + 2 kv) x 32 x 2 B to kv x 32 x 2 B: -640 B with 2 kv heads, -1,024 B with 8,
+// over 2 layers x 1,024 tokens. Before transformers 5 the cache holds the view itself.
+TEST(FrameworkLedger, OutputKvCacheCopiesAFusedViewInTransformers5) {
+  const auto model = [](int kv) {
+    const std::string cfg = R"({"model_type": "phi3", "vocab_size": 512, "hidden_size": 256,
+      "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8,
+      "num_key_value_heads": )" +
+                            std::to_string(kv) +
+                            R"(, "tie_word_embeddings": false, "hidden_act": "silu"})";
+    auto m = model_from_config_text(cfg, "probe");
+    EXPECT_TRUE(m.ok());
+    return std::move(m.value());
+  };
+  const auto diff = [&](int kv, Phase ph, const std::string& versions) {
+    const LoadedModel m = model(kv);
+    TrainingPlan p = plan_for("hf", Method::full, versions);
+    p.batch = 4;
+    p.seq = 256;
+    p.behaviour.outputs_kept = true;
+    p.behaviour.kv_cache_in_output = false;
+    const Ledger off = estimate(m, p);
+    p.behaviour.kv_cache_in_output = true;
+    const Ledger on = estimate(m, p);
+    return tenant_in(on, Tenant::activations, 1, ph) - tenant_in(off, Tenant::activations, 1, ph);
+  };
+  constexpr std::int64_t kTokens = 2 * 1024;                       // 2 layers x 1,024 tokens
+  EXPECT_EQ(diff(2, Phase::end_of_forward, ""), -640 * kTokens);   // probe: -1,310,720
+  EXPECT_EQ(diff(2, Phase::forward, ""), 524288 - 640 * kTokens);  // probe: -786,432
+  EXPECT_EQ(diff(2, Phase::optimizer_step, ""), 524288);
+  EXPECT_EQ(diff(8, Phase::end_of_forward, ""), -1024 * kTokens);  // probe: -2,097,152
+  EXPECT_EQ(diff(8, Phase::forward, ""), 0);
+  EXPECT_EQ(diff(8, Phase::optimizer_step, ""), 2097152);
+  // transformers 4.x: the cache holds the view; held past backward are k (8 x 32 x 2 B) and the
+  // whole fused output the v view keeps ((8 + 2 x 8) x 32 x 2 B) per token per layer.
+  EXPECT_EQ(diff(8, Phase::end_of_forward, "transformers=4.46"), 0);
+  EXPECT_EQ(diff(8, Phase::optimizer_step, "transformers=4.46"), (512 + 1536) * kTokens);
+}
+
 TEST(FrameworkLedger, TrainerBuildsTheKvCacheBeforeTransformers5) {
   // The Trainer before transformers 5 leaves the config's use_cache; 5 turns it off, and so do
   // TRL >= 0.22 and gradient checkpointing.
