@@ -275,7 +275,7 @@ struct FrameworkBehaviour {
   // TrainingArguments.use_cache, default False (PR #41585); TRL >= 0.22 passes use_cache=False
   // (PR #3891). A custom loop calling `model(**batch)` builds it. Held by the output: to the end
   // of the loss when the loop drops the output, into the next forward when it keeps it
-  // (outputs_kept). src/ledger/kv_cache.cpp prices it.
+  // (outputs_kept). src/ledger/activations.cpp prices it (activations.kv_cache).
   bool kv_cache_in_output = false;
   // The DynamicCache copies the first key/value states it stores (transformers 5 cache_utils.py
   // DynamicLayer.update: torch.cat onto an empty tensor), so the attention reads the copies and a

@@ -33,7 +33,8 @@ struct ActivationTerm {
 };
 
 // True for a term that lives only until the loss returns (a DynamicCache in an output the loop
-// drops): not saved for backward, priced by its own line (src/ledger/kv_cache.cpp).
+// drops): not saved for backward, priced by its own line (activations.cpp
+// add_output_cache_until_loss).
 inline bool until_loss(const ActivationTerm& t) {
   return t.output_cache && !t.held_by_graph;
 }
@@ -131,9 +132,10 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_requir
                                         const ActivationSettings& settings);
 
 // Bytes per token of one layer's key and value states in a DynamicCache: 2 x kv heads x head_dim
-// x compute bytes (MLA: heads x (q/k head width + v head width)). transformers cache_utils.py
+// x compute bytes (MLA: heads x (q/k head width + v head width)). transformers 5 cache_utils.py
 // DynamicLayer.update concatenates the new states onto an empty tensor, a copy the attention then
-// reads; the sliding-window layer keeps a slice of that copy, which keeps all of it.
+// reads (4.x stored them as they were; cache_copies_states); the sliding-window layer keeps a
+// slice of that copy, which keeps all of it.
 std::int64_t kv_cache_bytes_per_token(const ModelSpec& spec, const ActivationSettings& settings);
 
 // Bytes per token, and per attention score, summed over terms (until_loss terms excluded).
