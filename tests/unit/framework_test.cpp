@@ -352,6 +352,30 @@ TEST(FrameworkLedger, GraphHeldInputsOutliveBackward) {
   EXPECT_EQ(prev->live, phase_bit(1, Phase::forward));
 }
 
+// The CPU probe's model (validation/kv_cache_probe.py): 2 layers, hidden 256, 8 heads of 32.
+LoadedModel kv_probe_model(const std::string& model_type, int kv_heads) {
+  const std::string cfg = R"({"model_type": ")" + model_type +
+                          R"(", "vocab_size": 512, "hidden_size": 256, "intermediate_size": 512,
+      "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": )" +
+                          std::to_string(kv_heads) +
+                          R"(, "tie_word_embeddings": false, "hidden_act": "silu"})";
+  auto m = model_from_config_text(cfg, "probe");
+  EXPECT_TRUE(m.ok());
+  return std::move(m.value());
+}
+
+// Activation bytes in the steady step's phase with the output's KV cache minus without, at the
+// probe's batch 4 x 256.
+std::int64_t kv_cache_difference(const LoadedModel& m, TrainingPlan p, Phase ph) {
+  p.batch = 4;
+  p.seq = 256;
+  p.behaviour.kv_cache_in_output = false;
+  const Ledger off = estimate(m, p);
+  p.behaviour.kv_cache_in_output = true;
+  const Ledger on = estimate(m, p);
+  return tenant_in(on, Tenant::activations, 1, ph) - tenant_in(off, Tenant::activations, 1, ph);
+}
+
 // The model output's DynamicCache (use_cache), against validation/data/kv-cache-probe.json: a
 // Llama of 2 layers, 8 heads of 32, bf16, batch 4 x 256, step 3. The cache holds 2 layers x
 // 1,024 tokens x 2 (k, v) x kv heads x 32 x 2 B: 524,288 B with 2 kv heads, 2,097,152 with 8.
@@ -363,27 +387,11 @@ TEST(FrameworkLedger, GraphHeldInputsOutliveBackward) {
 // probe deletes the output before its end_of_forward mark; trainmem keeps the line through the
 // loss, which the HF forward computes while the output exists).
 TEST(FrameworkLedger, OutputKvCacheMatchesTheCpuProbe) {
-  const auto model = [](int kv) {
-    const std::string cfg = R"({"model_type": "llama", "vocab_size": 512, "hidden_size": 256,
-      "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8,
-      "num_key_value_heads": )" +
-                            std::to_string(kv) +
-                            R"(, "tie_word_embeddings": false, "hidden_act": "silu"})";
-    auto m = model_from_config_text(cfg, "probe");
-    EXPECT_TRUE(m.ok());
-    return std::move(m.value());
-  };
-  const auto diff = [&](int kv, bool mask, bool kept, Phase ph) {
-    const LoadedModel m = model(kv);
+  const auto diff = [](int kv, bool mask, bool kept, Phase ph) {
     TrainingPlan p = plan_for("hf");
-    p.batch = 4;
-    p.seq = 256;
     p.behaviour.padding_mask = mask;
     p.behaviour.outputs_kept = kept;
-    const Ledger off = estimate(m, p);
-    p.behaviour.kv_cache_in_output = true;
-    const Ledger on = estimate(m, p);
-    return tenant_in(on, Tenant::activations, 1, ph) - tenant_in(off, Tenant::activations, 1, ph);
+    return kv_cache_difference(kv_probe_model("llama", kv), p, ph);
   };
   constexpr std::int64_t kCache2 = 2 * 1024 * 2 * 2 * 32 * 2;
   constexpr std::int64_t kCache8 = 4 * kCache2;
@@ -423,27 +431,10 @@ TEST(FrameworkLedger, OutputKvCacheMatchesTheCpuProbe) {
 // shrinks from (8 + 2 kv) x 32 x 2 B to kv x 32 x 2 B: -640 B with 2 kv heads, -1,024 B with 8,
 // over 2 layers x 1,024 tokens. Before transformers 5 the cache holds the view itself.
 TEST(FrameworkLedger, OutputKvCacheCopiesAFusedViewInTransformers5) {
-  const auto model = [](int kv) {
-    const std::string cfg = R"({"model_type": "phi3", "vocab_size": 512, "hidden_size": 256,
-      "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 8,
-      "num_key_value_heads": )" +
-                            std::to_string(kv) +
-                            R"(, "tie_word_embeddings": false, "hidden_act": "silu"})";
-    auto m = model_from_config_text(cfg, "probe");
-    EXPECT_TRUE(m.ok());
-    return std::move(m.value());
-  };
-  const auto diff = [&](int kv, Phase ph, const std::string& versions) {
-    const LoadedModel m = model(kv);
+  const auto diff = [](int kv, Phase ph, const std::string& versions) {
     TrainingPlan p = plan_for("hf", Method::full, versions);
-    p.batch = 4;
-    p.seq = 256;
     p.behaviour.outputs_kept = true;
-    p.behaviour.kv_cache_in_output = false;
-    const Ledger off = estimate(m, p);
-    p.behaviour.kv_cache_in_output = true;
-    const Ledger on = estimate(m, p);
-    return tenant_in(on, Tenant::activations, 1, ph) - tenant_in(off, Tenant::activations, 1, ph);
+    return kv_cache_difference(kv_probe_model("phi3", kv), p, ph);
   };
   constexpr std::int64_t kTokens = 2 * 1024;                       // 2 layers x 1,024 tokens
   EXPECT_EQ(diff(2, Phase::end_of_forward, ""), -640 * kTokens);   // probe: -1,310,720
