@@ -373,11 +373,13 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
       if (!ledger::is_held_line(i.id) || trial[k]) continue;
       // A cache the loop drops dies with the loss: a whole line of its own.
       if (i.id == ledger::kKvCacheId && la.settings.output_cache != OutputCache::kept) continue;
-      if (!lines.empty() && i.live != l.items[lines.front()].live) lines_sum = -1;
-      if (lines_sum >= 0) lines_sum += i.bytes;
+      lines_sum += i.bytes;
       lines.push_back(k);
     }
-    if (!lines.empty() && lines_sum == held_sum) {
+    const bool one_mask = std::all_of(lines.begin(), lines.end(), [&](std::size_t k) {
+      return l.items[k].live == l.items[lines.front()].live;
+    });
+    if (!lines.empty() && one_mask && lines_sum == held_sum) {
       for (const std::size_t k : lines) trial[k] = true;
       const LedgerItem& first = l.items[lines.front()];
       p.layer_held = std::move(held);

@@ -434,20 +434,21 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
                        : fused_view ? "attention: v, a view keeping the fused qkv output"
                        : repeat     ? "attention: v repeated to all heads (repeat_kv)"
                                     : "attention: v (GQA heads)";
-  const std::int64_t v_bytes = fused_view && !view_copied ? e * (a + 2 * kv) * d : e * kv_saved * d;
+  const std::int64_t k_bytes = e * kv_saved * d;
+  const std::int64_t v_bytes = fused_view && !view_copied ? e * (a + 2 * kv) * d : k_bytes;
   // The attention saves the output cache's own k and v unless repeat_kv copied them to every
   // head; then the cache's are tensors of their own. Shared ones are held with the output when
   // the loop keeps it (CPU probe: validation/data/kv-cache-probe.json).
   if (cache_on && unrepeated && cfg.output_cache == OutputCache::kept) {
-    s.cached(std::string(k_name) + ", held by the output's DynamicCache", e * kv * d,
-             kOutputCacheSrc, cfg);
+    s.cached(std::string(k_name) + ", held by the output's DynamicCache", k_bytes, kOutputCacheSrc,
+             cfg);
     s.cached(std::string(v_name) + ", held by the output's DynamicCache", v_bytes, kOutputCacheSrc,
              cfg);
     attention_output(s, spec, l, a * d, src, cfg);
     return {true, saved};
   }
   if (cache_on && !unrepeated) output_cache_terms(s, spec, cfg);
-  s.token(k_name, e * kv_saved * d, src);
+  s.token(k_name, k_bytes, src);
   s.token(v_name, v_bytes, src);
   attention_output(s, spec, l, a * d, src, cfg);
   return {true, saved};

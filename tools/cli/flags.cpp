@@ -251,7 +251,7 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   switch_flag(*g, f, "--use-cache,--use_cache", "use_cache", "true",
               "the forward builds HF's KV cache (config use_cache; a custom loop's model(**batch) "
               "without gradient checkpointing, the Trainer before transformers 5)");
-  switch_flag(*g, f, "--no-use-cache", "use_cache", "false",
+  switch_flag(*g, f, "--no-use-cache,--no_use_cache", "use_cache", "false",
               "the forward builds no KV cache (use_cache=False), whatever the framework's default");
   switch_flag(*g, f, "--compile,--torch-compile,--torch_compile", "compile", "true",
               "torch.compile: the loss saves the logits and two fp32 values per token instead "
