@@ -138,6 +138,39 @@ TEST(EmitRoundTrip, LaunchScriptsCarryTheAllocatorConfiguration) {
   EXPECT_EQ(bad.error().field, "PYTORCH_CUDA_ALLOC_CONF");
 }
 
+// "auto" is the HF Trainer's to fill in (transformers integrations/deepspeed.py): the plan's
+// micro-batch, accumulation and precision stay, and the world is the flags' GPUs.
+TEST(EmitImport, DeepSpeedAutoKeepsThePlanAndTheFlagsGpus) {
+  TrainingPlan base;
+  base.batch = 3;
+  base.grad_accum = 2;
+  base.precision = Precision::bf16;
+  base.layout.gpus_per_node = 4;
+  base.layout.nodes = 2;
+  auto p = import_config("ds.json",
+                         R"({"zero_optimization": {"stage": 3, "offload_optimizer":
+                              {"device": "cpu", "pin_memory": "auto"}},
+                             "bf16": {"enabled": "auto"}, "fp16": {"enabled": "auto"},
+                             "train_micro_batch_size_per_gpu": "auto",
+                             "gradient_accumulation_steps": "auto",
+                             "train_batch_size": "auto"})",
+                         base, 4);
+  ASSERT_TRUE(p) << p.error().message();
+  EXPECT_EQ(p->batch, 3);
+  EXPECT_EQ(p->grad_accum, 2);
+  EXPECT_EQ(p->precision, Precision::bf16);
+  EXPECT_EQ(p->layout.engine, Engine::deepspeed);
+  EXPECT_EQ(p->layout.zero_stage, 3);
+  EXPECT_TRUE(p->layout.offload_optimizer);
+  EXPECT_FALSE(p->layout.pin_memory);
+  EXPECT_EQ(p->layout.gpus_per_node, 4);
+  EXPECT_EQ(p->layout.nodes, 2);
+  // A concrete global batch still sets the world: 48 / (3 x 2) = 8 GPUs.
+  auto global = import_config("ds.json", R"({"train_batch_size": 48})", base, 4);
+  ASSERT_TRUE(global) << global.error().message();
+  EXPECT_EQ(global->layout.gpus_per_node * global->layout.nodes, 8);
+}
+
 TEST(EmitErrors, WrongEngineAndBadFiles) {
   const LoadedModel m = load_or_fail("llama-3.1-8b");
   TrainingPlan p = base_plan();
@@ -146,11 +179,15 @@ TEST(EmitErrors, WrongEngineAndBadFiles) {
   ASSERT_FALSE(e);
   EXPECT_NE(e.error().reason.find("FSDP2 FULL_SHARD"), std::string::npos) << e.error().reason;
   auto bad =
-      import_config("ds.json", R"({"train_micro_batch_size_per_gpu": "auto"})", TrainingPlan{}, 0);
+      import_config("ds.json", R"({"train_micro_batch_size_per_gpu": "two"})", TrainingPlan{}, 0);
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().message(),
-            "ds.json: train_micro_batch_size_per_gpu: 'auto' is not a number (trainmem prices "
-            "concrete values, not \"auto\")");
+            "ds.json: train_micro_batch_size_per_gpu: 'two' is not a number");
+  auto enabled =
+      import_config("ds.json", R"({"zero_optimization": {"stage": 2}, "bf16": {"enabled": "yes"}})",
+                    TrainingPlan{}, 0);
+  ASSERT_FALSE(enabled);
+  EXPECT_EQ(enabled.error().field, "bf16.enabled");
   auto stage =
       import_config("ds.json", R"({"zero_optimization": {"stage": 5}})", TrainingPlan{}, 0);
   ASSERT_FALSE(stage);
@@ -159,6 +196,15 @@ TEST(EmitErrors, WrongEngineAndBadFiles) {
                             TrainingPlan{}, 0);
   ASSERT_FALSE(yaml);
   EXPECT_EQ(yaml.error().field, "num_processes");
+  auto xla =
+      import_config("a.yaml", "distributed_type: XLA\nnum_processes: 8\n", TrainingPlan{}, 0);
+  ASSERT_FALSE(xla);
+  EXPECT_EQ(xla.error().field, "distributed_type");
+  auto zero =
+      import_config("a.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 4\n",
+                    TrainingPlan{}, 0);
+  ASSERT_FALSE(zero);
+  EXPECT_EQ(zero.error().field, "deepspeed_config.zero_stage");
   EXPECT_FALSE(import_config("x.txt", "hello", TrainingPlan{}, 0));
 }
 

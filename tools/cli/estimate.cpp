@@ -35,6 +35,8 @@ int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain
                     const std::optional<DatasetFit>& data) {
   auto v = judge_distributed(in.model, in.plan, in.device, gpu_options(in.plan, in.device));
   if (!v) return report(v.error());
+  // The plan's notes (what --from read, the defaults it took) first, as one GPU's report has them.
+  v->estimate.notes.insert(v->estimate.notes.begin(), in.notes.begin(), in.notes.end());
   const DistributedEstimate& d = v->estimate;
   const Ledger& most = d.ranks[d.most_loaded].ledger;
   const GpuEstimate* gpu = &v->gpu;

@@ -533,7 +533,16 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
     auto imported =
         import_config(file, text.str(), out.plan.plan, f.layout.gpus > 1 ? f.layout.gpus : 0);
     if (settings_file) {
-      if (imported) out.plan.plan.layout = imported->layout;
+      if (imported) {
+        out.plan.plan.layout = imported->layout;
+      } else {
+        // Its settings were read, so it is no error; but the layout it names is not priced.
+        const Error& e = imported.error();
+        reports.push_back(fmt::format(
+            "--from {}: its layout was not read ({}{}); the GPUs are the "
+            "flags' ({}).",
+            file, e.field.empty() ? "" : e.field + " ", e.reason, describe(out.plan.plan.layout)));
+      }
       continue;
     }
     if (!imported) {

@@ -1,7 +1,7 @@
 // accelerate config YAML as `accelerate config` writes it (compute_environment,
 // distributed_type, mixed_precision, num_processes, deepspeed_config, fsdp_config).
-// mixed_precision bf16/fp16 is torch.autocast over fp32 weights. Distributed fields are listed
-// as not priced; a distributed layout adds its rules to this list.
+// mixed_precision bf16/fp16 is torch.autocast over fp32 weights. The distributed fields are the
+// layout's: the layout reader (io/import/dist/accelerate.cpp) reads this file for them.
 #include "io/import/formats.h"
 #include "io/import/rules.h"
 
@@ -22,11 +22,11 @@ const ImportFormat& accelerate_format() {
           return v;
         },
         ""},
-       not_priced("distributed_type", "multi-GPU layouts are not priced yet (one GPU)"),
-       not_priced("num_processes", "multi-GPU layouts are not priced yet (one GPU)"),
-       not_priced("num_machines", "multi-GPU layouts are not priced yet (one GPU)"),
-       not_priced("deepspeed_config.zero_stage", "ZeRO sharding is not priced yet"),
-       not_priced("fsdp_config.fsdp_sharding_strategy", "FSDP is not priced yet")},
+       not_priced("distributed_type", kReadForTheLayout),
+       not_priced("num_processes", kReadForTheLayout),
+       not_priced("num_machines", kReadForTheLayout),
+       not_priced("deepspeed_config.zero_stage", kReadForTheLayout),
+       not_priced("fsdp_config.fsdp_sharding_strategy", kReadForTheLayout)},
       {}};
   return f;
 }

@@ -109,8 +109,8 @@ const ImportFormat& axolotl_format() {
        same("learning_rate", "learning_rate"),
        same("num_epochs", "epochs"),
        not_priced("sample_packing", "packing changes sequence lengths, not the longest one"),
-       not_priced("deepspeed", "multi-GPU layouts are not priced yet"),
-       not_priced("fsdp", "multi-GPU layouts are not priced yet")},
+       not_priced("deepspeed", kNamesADeepSpeedConfig),
+       not_priced("fsdp", kFsdpByFlags)},
       finish_evaluation};
   return f;
 }

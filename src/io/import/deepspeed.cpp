@@ -1,8 +1,8 @@
 // DeepSpeed JSON (deepspeed/runtime/config.py: train_micro_batch_size_per_gpu,
 // gradient_accumulation_steps, bf16.enabled, fp16.enabled, optimizer.type, zero_optimization).
 // DeepSpeed's bf16/fp16 keep an fp32 master copy (runtime/bf16_optimizer.py). "auto" values are
-// filled in by the HF Trainer and say nothing here. ZeRO and offload fields are listed as not
-// priced; a distributed layout adds its rules to this list.
+// filled in by the HF Trainer and say nothing here. ZeRO, offload and the global batch are the
+// layout's: the layout reader (io/import/dist/deepspeed.cpp) reads this file for them.
 #include "io/import/formats.h"
 #include "io/import/rules.h"
 
@@ -25,11 +25,11 @@ const ImportFormat& deepspeed_format() {
           return v == "Adam" || v == "AdamW" ? "adamw" : v;
         },
         ""},
-       not_priced("zero_optimization.stage", "ZeRO sharding is not priced yet (one GPU)"),
-       not_priced("zero_optimization.offload_optimizer.device",
-                  "optimizer offload is not priced yet"),
-       not_priced("zero_optimization.offload_param.device", "parameter offload is not priced yet"),
-       not_priced("train_batch_size", "the global batch; the micro-batch is what is priced")},
+       not_priced("zero_optimization.stage", kReadForTheLayout),
+       not_priced("zero_optimization.offload_optimizer.device", kReadForTheLayout),
+       not_priced("zero_optimization.offload_param.device", kReadForTheLayout),
+       not_priced("train_batch_size",
+                  "the global batch: divided by micro-batch x accumulation, the layout's GPUs")},
       {}};
   return f;
 }

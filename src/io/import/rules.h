@@ -21,12 +21,30 @@ inline ImportRule when_true(std::string key, std::string setting, std::string va
 inline ImportRule not_priced(std::string key, std::string why) {
   return {std::move(key), "", nullptr, std::move(why)};
 }
+// Why a settings file's distributed keys are not settings (docs/distributed.md): the layout reader
+// reads DeepSpeed and accelerate files; a training config only names the DeepSpeed file, and its
+// FSDP options have the layout flags.
+inline constexpr const char* kReadForTheLayout = "read for the layout (the Layout line)";
+inline constexpr const char* kNamesADeepSpeedConfig =
+    "names a DeepSpeed config: give that file as another --from, with --gpus N, to price its "
+    "layout";
+inline constexpr const char* kFsdpByFlags =
+    "FSDP across GPUs: give the layout as flags (--fsdp full --gpus N)";
 inline bool has(const FlatConfig& c, const std::string& key) {
   return c.count(key) > 0;
 }
 inline bool has_prefix(const FlatConfig& c, const std::string& prefix) {
   const auto it = c.lower_bound(prefix);
   return it != c.end() && it->first.rfind(prefix, 0) == 0;
+}
+// HfArgumentParser fills an absent field with the dataclass default: TrainingArguments'
+// per_device_train_batch_size is 8 (transformers training_args.py). For the formats parsed into
+// TrainingArguments (TRL, LLaMA-Factory).
+inline void training_arguments_batch_default(const FlatConfig& c, ImportedConfig& out) {
+  if (has(c, "per_device_train_batch_size")) return;
+  out.patch.push_back({"batch", "8", out.file + ": (per_device_train_batch_size absent)", true});
+  out.used.push_back(
+      "per_device_train_batch_size absent -> batch 8 (the TrainingArguments default)");
 }
 
 }  // namespace trainmem::io::rules

@@ -1,22 +1,54 @@
-// accelerate launch --config_file YAML (distributed_type: FSDP): processes, machines, FSDP
-// version and strategy, offload, activation checkpointing (accelerate
-// docs/source/usage_guides/fsdp.md, concept_guides/fsdp1_vs_fsdp2.md).
+// accelerate launch --config_file YAML: processes and machines; for distributed_type FSDP its
+// version and strategy, offload and activation checkpointing (accelerate
+// docs/source/usage_guides/fsdp.md, concept_guides/fsdp1_vs_fsdp2.md); for DEEPSPEED the ZeRO
+// stage and offload devices of `deepspeed_config` (docs/source/usage_guides/deepspeed.md, the
+// keys `accelerate config` writes); MULTI_GPU is DDP and NO one process.
 #include <fmt/format.h>
 
 #include "io/import/dist/importers.h"
 
 namespace trainmem::import {
+namespace {
+
+// deepspeed_config: zero_stage (0..3) and offload_{optimizer,param}_device (none, cpu, nvme).
+template <typename Get>
+Result<TrainingPlan> with_deepspeed(const std::string& file, const Get& get, Layout l,
+                                    TrainingPlan p) {
+  auto stage =
+      as_int(file, "deepspeed_config.zero_stage", get("deepspeed_config.zero_stage").value_or("0"));
+  if (!stage) return stage.error();
+  if (stage.value() < 0 || stage.value() > 3) {
+    return bad_input(file, "deepspeed_config.zero_stage", "must be 0..3");
+  }
+  l.zero_stage = static_cast<int>(stage.value());
+  for (const char* what : {"optimizer", "param"}) {
+    const std::string key = fmt::format("deepspeed_config.offload_{}_device", what);
+    const std::string device = get(key).value_or("none");
+    if (device == "none") continue;
+    if (device != "cpu" && device != "nvme") {
+      return bad_input(file, key, fmt::format("'{}' is not none, cpu or nvme", device));
+    }
+    (std::string_view(what) == "optimizer" ? l.offload_optimizer : l.offload_params) = true;
+    l.offload_to = device == "cpu" ? OffloadTarget::cpu : OffloadTarget::nvme;
+  }
+  p.layout = l;
+  return p;
+}
+
+}  // namespace
 
 Result<TrainingPlan> from_accelerate(const std::string& file, const Keys& k, TrainingPlan p) {
   const auto get = [&](const std::string& key) -> std::optional<std::string> {
     if (auto it = k.find(key); it != k.end()) return it->second;
     return std::nullopt;
   };
-  if (get("distributed_type") != "FSDP") {
-    return bad_input(file, "distributed_type", "trainmem reads accelerate configs with FSDP only");
+  const std::string type = get("distributed_type").value_or("NO");
+  if (type != "FSDP" && type != "DEEPSPEED" && type != "MULTI_GPU" && type != "NO") {
+    return bad_input(file, "distributed_type",
+                     fmt::format("'{}' is not FSDP, DEEPSPEED, MULTI_GPU or NO", type));
   }
   Layout l;
-  l.engine = Engine::fsdp;
+  l.engine = type == "FSDP" ? Engine::fsdp : type == "DEEPSPEED" ? Engine::deepspeed : Engine::ddp;
   auto procs = as_int(file, "num_processes", get("num_processes").value_or("1"));
   if (!procs) return procs.error();
   auto machines = as_int(file, "num_machines", get("num_machines").value_or("1"));
@@ -26,6 +58,14 @@ Result<TrainingPlan> from_accelerate(const std::string& file, const Keys& k, Tra
   }
   l.nodes = machines.value();
   l.gpus_per_node = procs.value() / machines.value();
+  const std::string mp = get("mixed_precision").value_or("no");
+  if (mp == "bf16") p.precision = Precision::bf16_mixed;
+  if (mp == "fp16") p.precision = Precision::fp16_mixed;
+  if (type == "DEEPSPEED") return with_deepspeed(file, get, std::move(l), std::move(p));
+  if (type != "FSDP") {
+    p.layout = l;
+    return p;
+  }
   auto version =
       as_int(file, "fsdp_config.fsdp_version", get("fsdp_config.fsdp_version").value_or("1"));
   if (!version) return version.error();
@@ -66,9 +106,6 @@ Result<TrainingPlan> from_accelerate(const std::string& file, const Keys& k, Tra
                     get("fsdp_config.fsdp_activation_checkpointing").value_or("false"));
   if (!ac) return ac.error();
   if (ac.value()) p.checkpointing = Checkpointing::full;
-  const std::string mp = get("mixed_precision").value_or("no");
-  if (mp == "bf16") p.precision = Precision::bf16_mixed;
-  if (mp == "fp16") p.precision = Precision::fp16_mixed;
   p.layout = l;
   return p;
 }

@@ -1,5 +1,8 @@
 // ds_config.json: ZeRO stage, buckets, offload, batch and accumulation. The world size is
 // train_batch_size / (micro-batch x accumulation) (docs/_pages/config-json.md batch identity).
+// "auto" is what the HF Trainer fills in from its TrainingArguments and the launcher's world size
+// (transformers integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_process): it
+// keeps the plan's value, and an "auto" or absent train_batch_size keeps the flags' GPUs.
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
@@ -10,19 +13,34 @@
 namespace trainmem::import {
 namespace {
 
+bool is_auto(const nlohmann::json& v) {
+  return v.is_string() && v.get<std::string>() == "auto";
+}
+
 Result<std::int64_t> int_at(const std::string& file, const nlohmann::json& j, const char* key,
                             std::int64_t fallback) {
-  if (!j.contains(key)) return fallback;
+  if (!j.contains(key) || is_auto(j.at(key))) return fallback;
   const auto& v = j.at(key);
   if (v.is_string()) {
-    return bad_input(file, key,
-                     fmt::format("'{}' is not a number (trainmem prices concrete "
-                                 "values, not \"auto\")",
-                                 v.get<std::string>()));
+    return bad_input(file, key, fmt::format("'{}' is not a number", v.get<std::string>()));
   }
   if (!v.is_number_integer() && !v.is_number_float())
     return bad_input(file, key, "is not a number");
   return as_int(file, key, fmt::format("{}", v.get<double>()));
+}
+
+// A boolean field of a section (bf16.enabled, offload_optimizer.pin_memory): nullopt when the
+// section or the field is absent or "auto". `path` is the section's dotted name in the file.
+Result<std::optional<bool>> flag_at(const std::string& file, const nlohmann::json& j,
+                                    const std::string& section, const char* key,
+                                    const std::string& path) {
+  if (!j.contains(section) || !j.at(section).is_object()) return std::optional<bool>{};
+  const nlohmann::json& s = j.at(section);
+  if (!s.contains(key) || is_auto(s.at(key))) return std::optional<bool>{};
+  if (!s.at(key).is_boolean()) {
+    return bad_input(file, path + "." + key, "is not true, false or \"auto\"");
+  }
+  return std::optional<bool>{s.at(key).get<bool>()};
 }
 
 }  // namespace
@@ -55,7 +73,8 @@ Result<TrainingPlan> from_deepspeed(const std::string& file, const std::string& 
   }
   p.batch = micro.value();
   p.grad_accum = ga.value();
-  auto global = int_at(file, j, "train_batch_size", p.batch * p.grad_accum);
+  const std::int64_t flags_world = p.layout.gpus_per_node * p.layout.nodes;
+  auto global = int_at(file, j, "train_batch_size", p.batch * p.grad_accum * flags_world);
   if (!global) return global.error();
   if (global.value() % (p.batch * p.grad_accum) != 0) {
     return bad_input(file, "train_batch_size",
@@ -86,18 +105,26 @@ Result<TrainingPlan> from_deepspeed(const std::string& file, const std::string& 
   }
   for (const char* key : {"offload_optimizer", "offload_param"}) {
     if (!zero.contains(key) || !zero[key].is_object()) continue;
-    const std::string device = zero[key].value("device", "none");
+    const std::string field = fmt::format("zero_optimization.{}.device", key);
+    const nlohmann::json& device_json = zero[key].value("device", nlohmann::json("none"));
+    if (!device_json.is_string()) return bad_input(file, field, "is not a string");
+    const std::string device = device_json.get<std::string>();
     if (device == "none") continue;
     if (device != "cpu" && device != "nvme") {
-      return bad_input(file, fmt::format("zero_optimization.{}.device", key),
-                       fmt::format("'{}' is not none, cpu or nvme", device));
+      return bad_input(file, field, fmt::format("'{}' is not none, cpu or nvme", device));
     }
     (std::string(key) == "offload_optimizer" ? l.offload_optimizer : l.offload_params) = true;
     l.offload_to = device == "cpu" ? OffloadTarget::cpu : OffloadTarget::nvme;
-    l.pin_memory = zero[key].value("pin_memory", false);
+    auto pin = flag_at(file, zero, key, "pin_memory", fmt::format("zero_optimization.{}", key));
+    if (!pin) return pin.error();
+    l.pin_memory = pin.value().value_or(false);
   }
-  if (j.contains("bf16") && j["bf16"].value("enabled", false)) p.precision = Precision::bf16_mixed;
-  if (j.contains("fp16") && j["fp16"].value("enabled", false)) p.precision = Precision::fp16_mixed;
+  for (const auto& [section, precision] :
+       {std::pair{"bf16", Precision::bf16_mixed}, std::pair{"fp16", Precision::fp16_mixed}}) {
+    auto enabled = flag_at(file, j, section, "enabled", section);
+    if (!enabled) return enabled.error();
+    if (enabled.value().value_or(false)) p.precision = precision;
+  }
   p.layout = l;
   return p;
 }
