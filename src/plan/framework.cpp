@@ -161,8 +161,8 @@ constexpr std::array<Difference, 32> kDifferences{{
      "torchtune recipes/configs/llama3_1/8B_full_single_device.yaml optimizer_in_bwd: True"},
 }};
 
-// framework, method, flag, value, source
-constexpr std::array<ProfileDefault, 17> kDefaults{{
+// framework, method, flag, value, source[, from: the first release of the profile's library]
+constexpr std::array<ProfileDefault, 18> kDefaults{{
     {"litgpt", "", "precision", "bf16",
      "litgpt finetune/lora.py: precision defaults to bf16-true where supported"},
     {"litgpt", "", "lora_dropout", "0.05", "litgpt finetune/lora.py setup(lora_dropout=0.05)"},
@@ -171,6 +171,10 @@ constexpr std::array<ProfileDefault, 17> kDefaults{{
     {"litgpt", "qlora", "prepare_kbit", "false",
      "litgpt finetune/lora.py: no PEFT prepare_model_for_kbit_training; norms and embeddings stay "
      "in the bf16-true dtype"},
+    {"trl", "", "checkpointing", "full",
+     "trl v0.22.0 trainer/sft_config.py SFTConfig.gradient_checkpointing default True (PR #3510; "
+     "TrainingArguments' is False)",
+     "0.22"},
     {"torchtune", "", "precision", "bf16", "torchtune recipe configs: dtype: bf16"},
     {"torchtune", "", "checkpointing", "full",
      "torchtune recipe configs: enable_activation_checkpointing: True"},
@@ -356,14 +360,24 @@ std::optional<Error> parse_library_versions(
 }
 
 std::string_view profile_default(std::string_view framework, std::string_view method,
-                                 std::string_view flag) {
+                                 std::string_view flag,
+                                 const std::vector<std::pair<std::string, std::string>>& versions) {
+  const FrameworkProfile* profile = find_profile(framework);
+  const auto in_versions = [&](const ProfileDefault& d) {
+    if (d.from.empty() || profile == nullptr) return true;
+    for (const auto& [lib, version] : versions) {
+      if (lib == profile->library) return compare_versions(version, d.from) >= 0;
+    }
+    return true;  // the current release
+  };
   for (const ProfileDefault& d : kDefaults) {
-    if (d.framework == framework && d.flag == flag && (d.method.empty() || d.method == method)) {
+    if (d.framework == framework && d.flag == flag && (d.method.empty() || d.method == method) &&
+        in_versions(d)) {
       return d.value;
     }
   }
-  for (const FrameworkProfile& p : kProfiles) {
-    if (p.name == framework && !p.base.empty()) return profile_default(p.base, method, flag);
+  if (profile != nullptr && !profile->base.empty()) {
+    return profile_default(profile->base, method, flag, versions);
   }
   return "";
 }

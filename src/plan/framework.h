@@ -89,13 +89,16 @@ struct Difference {
   std::string_view source;  // the framework source file or document
 };
 
-// Flag defaults a profile changes (used when the flag is not given).
+// Flag defaults a profile changes (used when the flag is not given). `from` restricts one to the
+// releases of the profile's library from that version on (TRL's SFTConfig checkpoints by default
+// since 0.22); without a version given, the current release is assumed, so it applies.
 struct ProfileDefault {
   std::string_view framework;
   std::string_view method;  // "" = every method
   std::string_view flag;    // "precision", "optimizer", "optimizer_impl", "checkpointing", ...
   std::string_view value;   // in flag vocabulary
   std::string_view source;
+  std::string_view from = "";  // "" = every version of the profile's library
 };
 
 // Where bitsandbytes < 0.43.2 keeps each 4-bit layer's input (the knob bnb_saves_4bit_input,
@@ -127,9 +130,10 @@ bool runs_transformers_models(std::string_view framework);
 int compare_versions(std::string_view a, std::string_view b);
 
 // The profile's default for a flag under a method ("" for none), or "" when it keeps the global
-// default.
-std::string_view profile_default(std::string_view framework, std::string_view method,
-                                 std::string_view flag);
+// default. `versions`: the plan's library versions (a versioned default needs its library's).
+std::string_view profile_default(
+    std::string_view framework, std::string_view method, std::string_view flag,
+    const std::vector<std::pair<std::string, std::string>>& versions = {});
 
 // The differences that apply to this plan (its framework and library versions), in table order.
 std::vector<const Difference*> applied_differences(const TrainingPlan& plan);

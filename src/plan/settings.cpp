@@ -381,7 +381,7 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
     TrainingPlan probe = r.plan;
     std::vector<std::string> ignored;
     for (const PlanSetting& s : patch) {
-      if (s.key != "framework" && s.key != "method") continue;
+      if (s.key != "framework" && s.key != "method" && s.key != "versions") continue;
       if (auto e = apply(probe, s, ignored)) return *e;
     }
     // An optimizer name that implies an implementation (adamw_torch_fused) gives the impl.
@@ -390,13 +390,22 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
         std::any_of(patch.begin(), patch.end(), [](const PlanSetting& s) {
           return s.key == "optimizer" && implied_optimizer_impl(s.value).has_value();
         });
+    std::string seeded;  // "checkpointing full, loss fused": for the note
     for (const char* key : {"precision", "optimizer", "optimizer_impl", "checkpointing", "loss",
                             "lora_dropout", "prepare_kbit"}) {
       if (given(key) || (std::string_view(key) == "optimizer_impl" && impl_given)) continue;
-      const std::string_view d = profile_default(probe.framework, name_of(probe.method), key);
+      const std::string_view d =
+          profile_default(probe.framework, name_of(probe.method), key, probe.library_versions);
       if (d.empty()) continue;
       const PlanSetting seed{key, std::string(d), "--framework " + probe.framework, true};
       if (auto e = apply(r.plan, seed, ignored)) return *e;
+      seeded += fmt::format("{}{} {}", seeded.empty() ? "" : ", ", key, d);
+    }
+    if (!seeded.empty()) {
+      r.notes.push_back(
+          fmt::format("The {} profile's defaults for settings not given: {} "
+                      "(docs/frameworks.md; a flag overrides each).",
+                      probe.framework, seeded));
     }
   }
   for (const PlanSetting& s : patch) {

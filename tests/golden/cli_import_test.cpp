@@ -58,6 +58,32 @@ TEST(CliImport, TrlSftConfigYamlNamesTheModelAndThePlan) {
   EXPECT_NE(notes.find("output_dir"), std::string::npos) << notes;
 }
 
+// A TRL file that leaves out gradient_checkpointing and per_device_train_batch_size gets what
+// HfArgumentParser gives it: SFTConfig's checkpointing (TRL >= 0.22) and TrainingArguments'
+// batch of 8, and TRL's profile; an older TRL or a flag turns checkpointing off.
+TEST(CliImport, TrlFileWithoutCheckpointingOrBatchTakesTheDataclassDefaults) {
+  const std::string file = data("trl_sft_defaults.yaml");
+  const auto j = estimate_json("--from " + file);
+  EXPECT_EQ(j["plan"]["framework"], "trl");
+  EXPECT_EQ(j["plan"]["checkpointing"], "full");
+  EXPECT_EQ(j["plan"]["batch"], 8);
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("per_device_train_batch_size absent -> batch 8"), std::string::npos)
+      << notes;
+  EXPECT_NE(notes.find("-> framework trl"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("The trl profile's defaults for settings not given: checkpointing full"),
+            std::string::npos)
+      << notes;
+  EXPECT_EQ(estimate_json("--from " + file + " --framework trl@0.21")["plan"]["checkpointing"],
+            "none");
+  EXPECT_EQ(estimate_json("--from " + file + " --checkpointing none")["plan"]["checkpointing"],
+            "none");
+  // Plain TrainingArguments (no TRL field) stay with the HF Trainer, which does not checkpoint.
+  const auto hf = estimate_json("qwen3-0.6b --from " + data("training_args.json"));
+  EXPECT_EQ(hf["plan"]["framework"], "hf");
+  EXPECT_EQ(hf["plan"]["checkpointing"], "none");
+}
+
 TEST(CliImport, FlagsOverrideTheFileAndAModelArgumentWins) {
   const auto j =
       estimate_json("qwen3-0.6b --from " + data("trl_sft_config.yaml") + " --batch 1 --lora-r 8");
@@ -176,12 +202,43 @@ TEST(CliImport, TorchtuneCompileOffloadingAndOptimizerInBackward) {
   EXPECT_EQ(off["notes"].dump().find("The optimizer steps in backward."), std::string::npos);
 }
 
-TEST(CliImport, DeepSpeedJsonKeepsAMasterCopyAndListsZeroAsNotPriced) {
-  const auto j = estimate_json("qwen3-0.6b --from " + data("ds_zero2.json"));
-  EXPECT_EQ(j["plan"]["batch"], 2);
-  EXPECT_EQ(j["plan"]["precision"], "bf16-fp32-master");
+// The HF integration's ds_config ("auto" batch, accumulation and global batch) prices its ZeRO
+// stage over the flags' GPUs; its settings still give the micro-batch and the master copy.
+TEST(CliImport, DeepSpeedJsonWithAutoValuesShardsOverTheFlagsGpus) {
+  const auto j = estimate_json("qwen3-0.6b --from " + data("ds_zero2.json") + " --gpus 8");
+  EXPECT_EQ(j["schema"], "trainmem.distributed/1");
+  EXPECT_EQ(j["layout"]["engine"], "deepspeed");
+  EXPECT_EQ(j["layout"]["zero_stage"], 2);
+  EXPECT_EQ(j["layout"]["world_size"], 8);
   const std::string notes = j["notes"].dump();
-  EXPECT_NE(notes.find("zero_optimization.stage (ZeRO sharding is not priced yet"),
+  EXPECT_NE(notes.find("read as DeepSpeed JSON"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("zero_optimization.stage (read for the layout"), std::string::npos) << notes;
+  const auto& plan = j["ranks"][0]["ledger"]["plan"];
+  EXPECT_EQ(plan["batch"], 2);
+  EXPECT_EQ(plan["precision"], "bf16-fp32-master");
+  // ZeRO-2 over 8 GPUs holds less per GPU than DDP over 8.
+  const auto ddp = estimate_json("qwen3-0.6b --batch 2 --precision bf16-fp32-master --gpus 8");
+  EXPECT_LT(j["most_loaded"]["peak_bytes"].get<std::int64_t>(),
+            ddp["most_loaded"]["peak_bytes"].get<std::int64_t>());
+}
+
+// accelerate YAML as `accelerate config` writes it for DeepSpeed and for DDP.
+TEST(CliImport, AccelerateDeepSpeedAndMultiGpuYamlGiveTheLayout) {
+  const auto ds = estimate_json("qwen3-0.6b --from " + data("accelerate_deepspeed.yaml"));
+  EXPECT_EQ(ds["layout"]["engine"], "deepspeed");
+  EXPECT_EQ(ds["layout"]["zero_stage"], 3);
+  EXPECT_EQ(ds["layout"]["offload_optimizer"], true);
+  EXPECT_EQ(ds["layout"]["world_size"], 4);
+  const auto ddp = estimate_json("qwen3-0.6b --from " + data("accelerate_multi_gpu.yaml"));
+  EXPECT_EQ(ddp["layout"]["engine"], "ddp");
+  EXPECT_EQ(ddp["layout"]["world_size"], 8);
+}
+
+// A settings file whose layout cannot be read is priced on the flags' layout, and says so.
+TEST(CliImport, AnUnreadableLayoutIsANote) {
+  const auto j = estimate_json("qwen3-0.6b --from " + data("ds_bad_offload.json"));
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("its layout was not read (zero_optimization.offload_optimizer.device"),
             std::string::npos)
       << notes;
 }

@@ -135,6 +135,13 @@ TEST(FrameworkTable, ProfileDefaults) {
   EXPECT_EQ(profile_default("torchtune", "lora", "checkpointing"), "full");
   EXPECT_EQ(profile_default("unsloth", "lora", "loss"), "fused");
   EXPECT_EQ(profile_default("hf", "full", "precision"), "");
+  // TRL's SFTConfig checkpoints by default from 0.22 on (the current release when no version is
+  // given); before, TrainingArguments' False held.
+  EXPECT_EQ(profile_default("trl", "lora", "checkpointing"), "full");
+  EXPECT_EQ(profile_default("trl", "lora", "checkpointing", {{"trl", "0.22.0"}}), "full");
+  EXPECT_EQ(profile_default("trl", "lora", "checkpointing", {{"trl", "0.21.1"}}), "");
+  EXPECT_EQ(profile_default("trl", "lora", "checkpointing", {{"transformers", "4.40"}}), "full");
+  EXPECT_EQ(profile_default("hf", "lora", "checkpointing"), "");
 }
 
 // The loss chain per profile, in units of N x V (N = 512 tokens, V = 8,192), bf16 model.

@@ -67,9 +67,11 @@ const ImportFormat& llama_factory_format() {
        same("num_train_epochs", "epochs"),
        not_priced("stage", "sft, pt and dpo stages are priced as one model's training step"),
        not_priced("packing", "packing changes sequence lengths, not the longest one"),
-       not_priced("deepspeed", "multi-GPU layouts are not priced yet")},
-      // LLaMA-Factory checkpoints by default (model_args.disable_gradient_checkpointing = False).
+       not_priced("deepspeed", kNamesADeepSpeedConfig)},
       [](const FlatConfig& c, ImportedConfig& out) {
+        training_arguments_batch_default(c, out);
+        // LLaMA-Factory checkpoints by default (model_args.disable_gradient_checkpointing =
+        // False).
         if (has(c, "disable_gradient_checkpointing")) return;
         out.patch.push_back({"checkpointing", "full",
                              out.file + ": (disable_gradient_checkpointing absent)", true});

@@ -1,6 +1,7 @@
 // TRL SFTConfig / HF TrainingArguments (and TRL's ModelConfig), as HfArgumentParser reads them
 // from JSON or YAML: keys are the dataclass field names (trl/trainer/sft_config.py,
-// transformers/training_args.py, trl/trainer/model_config.py).
+// transformers/training_args.py, trl/trainer/model_config.py), and an absent field takes its
+// dataclass default.
 #include "io/import/formats.h"
 #include "io/import/rules.h"
 
@@ -45,11 +46,25 @@ const ImportFormat& trl_format() {
        same("use_bnb_nested_quant", "double_quant"),
        not_priced("packing", "packing changes sequence lengths, not the longest one priced"),
        not_priced("padding_free", "affects padding, not the longest sequence priced"),
-       not_priced("deepspeed", "multi-GPU layouts are not priced yet"),
-       not_priced("fsdp", "multi-GPU layouts are not priced yet"),
+       not_priced("deepspeed", kNamesADeepSpeedConfig), not_priced("fsdp", kFsdpByFlags),
        not_priced("torch_dtype", "the precision comes from bf16/fp16"),
        not_priced("model_init_kwargs.torch_dtype", "the precision comes from bf16/fp16")},
-      {}};
+      [](const FlatConfig& c, ImportedConfig& out) {
+        // Keys only TRL's dataclasses have (SFTConfig, ModelConfig, ScriptArguments) make the
+        // file TRL's: its SFTTrainer runs it, with SFTConfig's defaults (the trl profile:
+        // gradient checkpointing on since 0.22).
+        for (const char* k :
+             {"max_length", "max_seq_length", "packing", "padding_free", "dataset_text_field",
+              "completion_only_loss", "assistant_only_loss", "use_peft", "lora_r",
+              "lora_target_modules", "load_in_4bit", "use_bnb_nested_quant", "model_init_kwargs"}) {
+          if (!has(c, k) && !has_prefix(c, std::string(k) + ".")) continue;
+          out.patch.insert(out.patch.begin(),
+                           {"framework", "trl", out.file + ": (TRL's " + k + ")", true});
+          out.used.push_back(std::string(k) + " (a TRL field) -> framework trl");
+          break;
+        }
+        training_arguments_batch_default(c, out);
+      }};
   return f;
 }
 
