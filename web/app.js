@@ -15,9 +15,14 @@ const DEFAULTS = {
   device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib',
 };
 const EXAMPLE = { batch: '4' };
-// The command line's defaults (default_settings() in the engine): a plan field equal to its
-// default is not sent, exactly as a flag left out of a command.
+// The command line's defaults once the form's framework and method are given (op "form" with
+// them: a profile's defaults, LoRA's bf16 base): a plan field equal to its default is not sent,
+// exactly as a flag left out of a command. PROFILE names the framework and method they are for.
+// BASE_DEFAULTS are the command line's with no flag at all, which the framework and method
+// themselves are compared with.
 let ENGINE_DEFAULTS = {};
+let BASE_DEFAULTS = {};
+let PROFILE = 'hf/full';
 const FIELDS = Object.keys(DEFAULTS).filter((k) => k !== 'source');
 // Behaviour switches (docs/frameworks.md), as the command line's --compile, --padding-mask, ...
 const SWITCHES = ['compile', 'padding_mask', 'keep_outputs', 'use_cache'];
@@ -58,25 +63,75 @@ function writeState(s) {
   }
 }
 
-// Only what differs from the defaults goes into the link, so links stay short.
+// A value as the form holds it: booleans for checkboxes, text otherwise.
+function typed(k, v) {
+  return typeof DEFAULTS[k] === 'boolean' ? v === true || v === 'true' : v;
+}
+
+// The engine's defaults for a framework and method (trainmem.form/1 "defaults"), or null for a
+// name the engine refuses (the update then shows its error).
+function defaultsFor(framework, method) {
+  const form = call({ op: 'form', plan: { framework, method } });
+  return form.ok ? form.defaults : null;
+}
+
+// Where the form starts for a framework and method: their engine defaults, and the page's own
+// (the source, the device, the example's batch).
+function pageDefaults(framework, method) {
+  const d = { ...DEFAULTS };
+  const engineDefaults = defaultsFor(framework, method) || {};
+  for (const k of Object.keys(DEFAULTS)) if (k in engineDefaults) d[k] = typed(k, engineDefaults[k]);
+  return Object.assign(d, EXAMPLE);
+}
+
+// Only what differs from the defaults of its framework and method goes into the link, so links
+// stay short; the framework and method themselves differ from the page's (hf, full).
 function stateToHash(s) {
+  const base = { ...pageDefaults(s.framework, s.method), framework: DEFAULTS.framework, method: DEFAULTS.method };
   const p = new URLSearchParams();
   for (const [k, v] of Object.entries(s)) {
     if (k === 'config' && s.source === 'preset') continue;
-    if (String(v) !== String(DEFAULTS[k])) p.set(k, String(v));
+    if (String(v) !== String(base[k])) p.set(k, String(v));
   }
   return p.toString();
 }
 
 function hashToState(hash) {
-  const s = { ...DEFAULTS };
   const p = new URLSearchParams(hash.replace(/^#/, ''));
+  const s = pageDefaults(p.get('framework') || DEFAULTS.framework, p.get('method') || DEFAULTS.method);
   for (const [k, v] of p) {
-    if (k in DEFAULTS) s[k] = typeof DEFAULTS[k] === 'boolean' ? v === 'true' : v;
+    if (k in DEFAULTS) s[k] = typed(k, v);
   }
   // A folder's headers cannot travel in a link: its config.json does, priced from the config.
   if (s.source === 'folder') s.source = s.config ? 'config' : 'preset';
   return s;
+}
+
+// A state written to the form, with the defaults of its framework and method as the ones a field
+// is compared with.
+function loadState(s) {
+  writeState(s);
+  ENGINE_DEFAULTS = defaultsFor(s.framework, s.method) || ENGINE_DEFAULTS;
+  PROFILE = `${s.framework}/${s.method}`;
+}
+
+// When the framework or method changes, the fields still at the old defaults move to the new ones
+// (torchtune checkpoints in bf16, a LoRA base loads in bf16), so the form shows what the engine
+// prices; a field the user changed keeps its value, and is sent.
+function followProfile() {
+  const s = readState();
+  const key = `${s.framework}/${s.method}`;
+  if (key === PROFILE) return;
+  const next = defaultsFor(s.framework, s.method);
+  if (!next) return;
+  const moved = {};
+  for (const k of Object.keys(next)) {
+    if (!(k in DEFAULTS) || k === 'framework' || k === 'method') continue;
+    if (String(s[k]) === String(ENGINE_DEFAULTS[k])) moved[k] = typed(k, next[k]);
+  }
+  writeState(moved);
+  ENGINE_DEFAULTS = next;
+  PROFILE = key;
 }
 
 // ---- state -> request -------------------------------------------------------------------------
@@ -102,7 +157,8 @@ function planRequest(s) {
   for (const k of SWITCHES) if (s[k]) keys.push(k);
   const p = {};
   for (const k of keys) {
-    if (String(s[k]) !== String(ENGINE_DEFAULTS[k])) p[k] = k === 'lora_dropout' ? Number(s[k]) : s[k];
+    const d = k === 'framework' || k === 'method' ? BASE_DEFAULTS[k] : ENGINE_DEFAULTS[k];
+    if (String(s[k]) !== String(d)) p[k] = k === 'lora_dropout' ? Number(s[k]) : s[k];
   }
   return p;
 }
@@ -354,6 +410,7 @@ function update() {
   const t0 = performance.now();
   const gen = ++generation;
   document.body.dataset.settled = 'false';
+  followProfile();
   const s = readState();
   syncVisibility(s);
   const base = { model: modelRequest(s), plan: planRequest(s), device: deviceRequest(s), units: s.units };
@@ -533,6 +590,8 @@ function fillSelects() {
 function fillSettings() {
   const form = call({ op: 'form' });  // trainmem.form/1
   ENGINE_DEFAULTS = form.defaults;
+  BASE_DEFAULTS = form.defaults;
+  PROFILE = `${form.defaults.framework}/${form.defaults.method}`;
   for (const [key, terms] of Object.entries(form.choices)) {
     const select = $(key);
     if (!select || select.tagName !== 'SELECT') continue;  // lora_targets is typed, not chosen
@@ -550,12 +609,12 @@ async function start() {
   engine = await createTrainmem();
   fillSelects();
   fillSettings();
-  writeState(hashToState(location.hash));
+  loadState(hashToState(location.hash));
   const form = $('plan');
   form.addEventListener('input', schedule);
   form.addEventListener('change', schedule);
   form.addEventListener('submit', (e) => e.preventDefault());
-  window.addEventListener('hashchange', () => { writeState(hashToState(location.hash)); schedule(); });
+  window.addEventListener('hashchange', () => { loadState(hashToState(location.hash)); schedule(); });
   $('folder-input').addEventListener('change', (e) => loadFolder([...e.target.files]));
   const drop = $('drop');
   drop.addEventListener('click', () => $('folder-input').click());

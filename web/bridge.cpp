@@ -12,7 +12,8 @@
 //            "device": {"gpu": ID} | {"memory": "24GiB"} (optional), "reserve": "2GB",
 //            "units": "gib", "over": "batch"|"seq", "values": [..]}
 // Response: {"ok": true, ...} or {"ok": false, "error": "FILE: FIELD: REASON", "field": F}.
-// devices, models and form answer the library's document with "ok" added; estimate, explain,
+// devices, models and form answer the library's document with "ok" added (form with a "plan"
+// answers the defaults once that plan's framework and method are given); estimate, explain,
 // advise and sweep embed theirs by name. docs/web.md describes each op.
 #include <emscripten/emscripten.h>
 
@@ -218,7 +219,13 @@ json run(const json& req) {
   const std::string op = text_field(req, "op", "");
   if (op == "devices") return ok_with(doc(render_devices_json(list_devices())));
   if (op == "models") return ok_with(doc(render_models_json(list_models())));
-  if (op == "form") return ok_with(doc(render_form_json()));
+  if (op == "form") {
+    // With a plan ({"framework": ..., "method": ...}): the defaults once those are given.
+    if (!req.contains("plan")) return ok_with(doc(render_form_json()));
+    auto plan = plan_of(req.at("plan"));
+    if (!plan) throw plan.error();
+    return ok_with(doc(render_form_json(*plan)));
+  }
   auto model = model_from(req.value("model", json()));
   if (!model) throw model.error();
   auto plan = plan_of(req.value("plan", json::object()));

@@ -421,9 +421,11 @@ using PlanPatch = std::vector<PlanSetting>;
 // The keys apply_settings understands, in the order the command line applies them.
 const std::vector<std::string>& plan_setting_keys();
 
-// hf_trainer_defaults() written as settings (key, value), in plan_setting_keys() order: where a
-// form starts so that it prices what the command line prices with no flags (the web page sends
-// only the settings that differ from these). Keys with no default value (params) are absent.
+// A plan written as settings (key, value), in plan_setting_keys() order; keys with no value in a
+// plan (params) are absent. Applied as settings, they give the plan back.
+PlanPatch settings_of(const TrainingPlan& plan);
+// settings_of(hf_trainer_defaults()): where a form starts so that it prices what the command line
+// prices with no flags (the web page sends only the settings that differ from these).
 PlanPatch default_settings();
 
 struct PlanResult {

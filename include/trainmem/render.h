@@ -72,9 +72,11 @@ std::string render_sweep_json(const std::vector<Sweep>& sweeps, std::string_view
 // trainmem.timeline/1: memory through one step, one row per phase slot with its live bytes by
 // tenant and the peak marked, and the tenants' ids and titles (the JSON of render_timeline()).
 std::string render_timeline_json(const Ledger& ledger);
-// trainmem.form/1: where a plan form starts (default_settings()) and, for each enumerated plan
-// setting, its vocabulary's canonical names and meanings. The web page builds its form from it.
-std::string render_form_json();
+// trainmem.form/1: where a plan form starts (`defaults` written as settings: the command line's
+// defaults, or those of a framework and method once given, so the form shows what is priced) and,
+// for each enumerated plan setting, its vocabulary's canonical names and meanings. The web page
+// builds its form from it.
+std::string render_form_json(const TrainingPlan& defaults = hf_trainer_defaults());
 
 // SVG pictures: the memory budget as a stacked bar, and sweeps as curves with the device's limit.
 // Plain functions from values to strings, like the other renderers; self-contained SVG 1.1 with

@@ -330,8 +330,9 @@ const std::vector<std::string>& plan_setting_keys() {
   return keys;
 }
 
-PlanPatch default_settings() {
-  const TrainingPlan d = hf_trainer_defaults();
+PlanPatch default_settings() { return settings_of(hf_trainer_defaults()); }
+
+PlanPatch settings_of(const TrainingPlan& d) {
   const auto join = [](const std::vector<std::string>& items) {
     std::string out;
     for (const std::string& i : items) out += (out.empty() ? "" : ",") + i;
@@ -364,7 +365,7 @@ PlanPatch default_settings() {
       {"alloc_conf", d.alloc_conf}};
   PlanPatch out;
   for (const auto& [key, value] : values)
-    out.push_back({key, value, "hf_trainer_defaults()", false});
+    out.push_back({key, value, "settings_of()", false});
   return out;
 }
 

@@ -1,6 +1,7 @@
 // The trainmem.form/1 document (docs/formats.md): where a plan form starts and what it offers.
-// "defaults" is default_settings() (hf_trainer_defaults() written as settings), so a form that
-// sends only what differs from it prices what the command line prices with those flags;
+// "defaults" is the given plan written as settings (hf_trainer_defaults(), or the plan of a
+// framework and method), so a form that sends only what differs from it prices what the command
+// line prices with those flags;
 // "choices" lists, for every enumerated plan setting, its vocabulary's canonical names and
 // meanings (plan.h), the tables the command line's parsing and --help read.
 #include <algorithm>
@@ -21,10 +22,10 @@ std::string setting_key(std::string flag) {
 
 }  // namespace
 
-std::string render_form_json() {
+std::string render_form_json(const TrainingPlan& plan) {
   using nlohmann::json;
   json defaults = json::object();
-  for (const PlanSetting& s : default_settings()) defaults[s.key] = s.value;
+  for (const PlanSetting& s : settings_of(plan)) defaults[s.key] = s.value;
   const std::vector<std::string>& keys = plan_setting_keys();
   json choices = json::object();
   for (const Vocabulary* vocabulary : all_vocabularies()) {

@@ -67,6 +67,31 @@ TEST(TimelineJson, SlotBytesAreTheLedgerTotals) {
   }
 }
 
+// Given a framework and method, the form starts where the command line prices them: the
+// profile's defaults (torchtune: bf16, checkpointing, fused AdamW for LoRA) and LoRA's bf16 base.
+TEST(FormJson, DefaultsFollowTheFrameworkAndMethod) {
+  auto plan = plan_from({{"framework", "torchtune", "framework", true},
+                         {"method", "lora", "method", true}});
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  const json doc = json::parse(render_form_json(plan->plan));
+  EXPECT_EQ(doc["defaults"]["framework"], "torchtune");
+  EXPECT_EQ(doc["defaults"]["method"], "lora");
+  EXPECT_EQ(doc["defaults"]["checkpointing"], "full");
+  EXPECT_EQ(doc["defaults"]["precision"], "bf16");
+  auto hf_lora = plan_from({{"method", "lora", "method", true}});
+  ASSERT_TRUE(hf_lora.ok());
+  const json hf = json::parse(render_form_json(hf_lora->plan));
+  EXPECT_EQ(hf["defaults"]["checkpointing"], "none");
+  EXPECT_EQ(hf["defaults"]["precision"], "bf16");  // the LoRA recipes' bf16 base
+  EXPECT_EQ(json::parse(render_form_json())["defaults"]["precision"], "bf16-mixed");
+  // Written back as settings, the defaults give the same plan.
+  PlanPatch written = settings_of(plan->plan);
+  for (PlanSetting& s : written) s.from_file = true;
+  auto again = plan_from(written);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(render_plan_json(again->plan), render_plan_json(plan->plan));
+}
+
 TEST(FormJson, DefaultsAndChoicesAreTheLibrarys) {
   const json doc = json::parse(render_form_json());
   EXPECT_EQ(doc["schema"], "trainmem.form/1");

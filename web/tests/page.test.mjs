@@ -56,8 +56,11 @@ async function openPage(options = {}, url = pageUrl) {
 
 // Sets the form from a plan of the command line's flags, then runs one update.
 async function setPlan(page, plan) {
-  // Fields the plan leaves out are set to the command line's defaults, read from the engine.
-  const defaults = await page.evaluate(() => window.trainmemPage.call({ op: 'form' }).defaults);
+  // Fields the plan leaves out are set to the command line's defaults for its framework and
+  // method, read from the engine.
+  const profile = { framework: plan.framework || 'hf', method: plan.method || 'full' };
+  const defaults = await page.evaluate((pl) => window.trainmemPage.call({ op: 'form', plan: pl }).defaults,
+    profile);
   const p = { ...defaults, batch: '1', ...plan };
   if (p.preset) {
     await page.check('input[name=source][value=preset]');
@@ -67,10 +70,10 @@ async function setPlan(page, plan) {
     await page.fill('#config', p.config);
   }
   await page.selectOption('#method', p.method);
+  await page.selectOption('#framework', p.framework);
   await page.evaluate(() => window.trainmemPage.update());  // shows the method's own controls
   // As a user would: only the controls on screen (the method's) are set.
-  for (const k of ['optimizer', 'optimizer_impl', 'precision', 'checkpointing', 'attention', 'loss', 'quant',
-    'framework']) {
+  for (const k of ['optimizer', 'optimizer_impl', 'precision', 'checkpointing', 'attention', 'loss', 'quant']) {
     if (await page.isVisible(`#${k}`)) await page.selectOption(`#${k}`, p[k]);
   }
   for (const k of ['compile', 'padding_mask', 'keep_outputs', 'use_cache']) {
@@ -387,6 +390,38 @@ test('on a phone the page fits the screen width', async () => {
 
 test('the page made no network request', () => {
   assert.deepEqual(offsite, []);
+});
+
+// A framework's profile sets defaults (docs/frameworks.md): the fields the user left move to them,
+// so the form shows what is priced; one the user sets back is sent, and the link keeps it.
+test("the form follows a framework's defaults, and a field set against them is priced", async () => {
+  const page = await openPage();
+  await page.selectOption('#method', 'lora');
+  await page.selectOption('#framework', 'torchtune');
+  await page.evaluate(() => window.trainmemPage.update());
+  assert.equal(await page.inputValue('#checkpointing'), 'full');
+  assert.equal(await page.inputValue('#precision'), 'bf16');
+  let command = await page.evaluate(() => window.trainmemPage.commandFor());
+  assert.equal(command, 'trainmem estimate qwen2.5-1.5b --method lora --batch 4 --framework torchtune --gpu rtx-4090');
+  await page.selectOption('#checkpointing', 'none');
+  await page.evaluate(() => window.trainmemPage.update());
+  command = await page.evaluate(() => window.trainmemPage.commandFor());
+  assert.match(command, /--checkpointing none/);
+  const got = await readPage(page);
+  const want = cliJson(['estimate', 'qwen2.5-1.5b', '--method', 'lora', '--framework', 'torchtune',
+    '--checkpointing', 'none', '--batch', '4', '--gpu', 'rtx-4090']);
+  assert.equal(got.peak, want.totals.peak_bytes);
+  const other = await openPage({}, await page.inputValue('#share-link'));
+  assert.equal(await other.inputValue('#checkpointing'), 'none');
+  assert.equal((await readPage(other)).peak, got.peak);
+  // Back to hf: the fields still at torchtune's defaults return to the HF Trainer's.
+  await page.selectOption('#framework', 'hf');
+  await page.evaluate(() => window.trainmemPage.update());
+  assert.equal(await page.inputValue('#precision'), 'bf16');  // LoRA's bf16 base under hf too
+  assert.equal(await page.inputValue('#checkpointing'), 'none');
+  assert.deepEqual(page.jsErrors, []);
+  await page.context().close();
+  await other.context().close();
 });
 
 test("the form starts at the command line's defaults and lists the engine's names", async () => {
