@@ -330,7 +330,9 @@ const std::vector<std::string>& plan_setting_keys() {
   return keys;
 }
 
-PlanPatch default_settings() { return settings_of(hf_trainer_defaults()); }
+PlanPatch default_settings() {
+  return settings_of(hf_trainer_defaults());
+}
 
 PlanPatch settings_of(const TrainingPlan& d) {
   const auto join = [](const std::vector<std::string>& items) {
@@ -364,8 +366,7 @@ PlanPatch settings_of(const TrainingPlan& d) {
       {"eval_batch", std::to_string(d.eval_batch)},
       {"alloc_conf", d.alloc_conf}};
   PlanPatch out;
-  for (const auto& [key, value] : values)
-    out.push_back({key, value, "settings_of()", false});
+  for (const auto& [key, value] : values) out.push_back({key, value, "settings_of()", false});
   return out;
 }
 
