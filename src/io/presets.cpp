@@ -127,6 +127,27 @@ Result<LoadedModel> load_preset(std::string_view name) {
     }
     return model;
   }
+  // Another owner's copy under the same repository name (unsloth/Llama-3.2-1B,
+  // NousResearch/Meta-Llama-3.1-8B: re-uploads of gated models, which axolotl and Unsloth configs
+  // name): the same config.json, so it is priced with the preset and the report says so.
+  if (const auto slash = key.find('/'); slash != std::string::npos) {
+    const std::string repo = key.substr(slash + 1);
+    for (const Preset& p : presets()) {
+      bool same_repo = lower(p.info.hf_id).substr(p.info.hf_id.find('/') + 1) == repo;
+      for (const std::string& a : p.aliases)
+        same_repo = same_repo || a.substr(a.find('/') + 1) == repo;
+      if (!same_repo) continue;
+      auto model = load_preset(p.info.id);
+      if (!model) return model.error();
+      model->spec.name = std::string(name);
+      model->notes.push_back(
+          fmt::format("{} is priced with the preset {} ({}): the same "
+                      "repository name under another owner, a re-upload with "
+                      "the same config.json.",
+                      name, p.info.id, p.info.hf_id));
+      return model;
+    }
+  }
   // "-Instruct", "-Chat", "-Base", "-it": a tuned checkpoint of a preset's architecture has the
   // same config.json shapes (instruction tuning changes values, not tensors), so it is priced
   // with that preset and the report says so.

@@ -59,6 +59,27 @@ TEST(CliCoverage, CheckpointIdsResolveToTheirPreset) {
   EXPECT_TRUE(contains(smol, "smollm2-1.7b")) << smol.out;
 }
 
+// Re-uploads of gated models under another owner, as axolotl and Unsloth configs name them,
+// price as the preset of the same repository name and say so; the renamed Llama 3.1 id too.
+TEST(CliCoverage, ReuploadsUnderAnotherOwnerResolveToTheirPreset) {
+  const CliRun nous = run_cli("estimate NousResearch/Meta-Llama-3.1-8B --json");
+  ASSERT_EQ(nous.code, 0) << nous.out;
+  EXPECT_TRUE(contains(nous, "priced with the preset llama-3.1-8b")) << nous.out;
+  EXPECT_TRUE(contains(nous, "the same repository name under another owner")) << nous.out;
+  const CliRun preset = run_cli("estimate llama-3.1-8b --json");
+  const auto peak = [](const CliRun& r) {
+    return nlohmann::json::parse(r.out)["totals"]["peak_bytes"].get<std::int64_t>();
+  };
+  EXPECT_EQ(peak(nous), peak(preset));
+  const CliRun unsloth = run_cli("estimate unsloth/Llama-3.2-1B-Instruct");
+  EXPECT_EQ(unsloth.code, 0) << unsloth.out;
+  EXPECT_TRUE(contains(unsloth, "priced with the preset llama-3.2-1b")) << unsloth.out;
+  // A repository name no preset has is still an error with suggestions.
+  const CliRun unknown = run_cli("estimate someone/not-a-model");
+  EXPECT_NE(unknown.code, 0);
+  EXPECT_TRUE(contains(unknown, "did you mean")) << unknown.out;
+}
+
 TEST(CliCoverage, NewCardsAreListedAndResolveByTheirNvidiaSmiNames) {
   const CliRun list = run_cli("gpus --kind gpu");
   ASSERT_EQ(list.code, 0) << list.out;

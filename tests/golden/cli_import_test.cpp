@@ -84,6 +84,27 @@ TEST(CliImport, TrlFileWithoutCheckpointingOrBatchTakesTheDataclassDefaults) {
   EXPECT_EQ(hf["plan"]["checkpointing"], "none");
 }
 
+// axolotl's activation offloading (and gradient_checkpointing: offload, which turns it on) moves
+// the checkpointed inputs off the GPU; an absent sequence_len is axolotl's 512.
+TEST(CliImport, AxolotlActivationOffloadingAndDefaultSequenceLength) {
+  const auto j = estimate_json("--from " + data("axolotl_lora_offload.yaml"));
+  EXPECT_EQ(j["plan"]["checkpointing"], "full");
+  EXPECT_EQ(j["plan"]["behaviour"]["offload_checkpoints"], true) << j["plan"].dump();
+  EXPECT_EQ(j["plan"]["seq"], 512);
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("sequence_len absent -> seq 512"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("activation_offloading = true -> offload_activations true"),
+            std::string::npos)
+      << notes;
+  const auto legacy = estimate_json("--from " + data("axolotl_gc_offload.yaml"));
+  EXPECT_EQ(legacy["plan"]["checkpointing"], "full");
+  EXPECT_EQ(legacy["plan"]["behaviour"]["offload_checkpoints"], true) << legacy["plan"].dump();
+  // The plan's behaviour lists only what differs from the hf baseline.
+  const auto plain = estimate_json("--from " + data("axolotl_qlora.yaml"));
+  EXPECT_FALSE(
+      plain["plan"].value("behaviour", nlohmann::json::object()).contains("offload_checkpoints"));
+}
+
 TEST(CliImport, FlagsOverrideTheFileAndAModelArgumentWins) {
   const auto j =
       estimate_json("qwen3-0.6b --from " + data("trl_sft_config.yaml") + " --batch 1 --lora-r 8");

@@ -86,6 +86,23 @@ const ImportFormat& axolotl_format() {
           return "full";
         },
         ""},
+       // "offload" and "offload_disk" (and the older "unsloth") also move the checkpointed inputs
+       // off the GPU: schemas/validation.py check_gradient_checkpointing_w_offload sets
+       // activation_offloading.
+       {"gradient_checkpointing", "offload_activations",
+        [](const std::string& v) -> std::optional<std::string> {
+          if (v == "offload" || v == "offload_disk" || v == "unsloth") return "true";
+          return std::nullopt;
+        },
+        ""},
+       // activation_offloading: true, legacy, disk or hidden_states (schemas/config.py); it
+       // requires gradient_checkpointing (validation.py check_activation_offloading_wo_gc).
+       {"activation_offloading", "offload_activations",
+        [](const std::string& v) -> std::optional<std::string> {
+          if (v == "false") return std::nullopt;
+          return "true";
+        },
+        ""},
        {"bf16", "precision",
         [](const std::string& v) -> std::optional<std::string> {
           if (v == "auto" || is_true(v)) return "bf16-mixed";
@@ -111,7 +128,13 @@ const ImportFormat& axolotl_format() {
        not_priced("sample_packing", "packing changes sequence lengths, not the longest one"),
        not_priced("deepspeed", kNamesADeepSpeedConfig),
        not_priced("fsdp", kFsdpByFlags)},
-      finish_evaluation};
+      [](const FlatConfig& c, ImportedConfig& out) {
+        finish_evaluation(c, out);
+        // schemas/config.py sequence_len: default=512.
+        if (rules::has(c, "sequence_len")) return;
+        out.patch.push_back({"seq", "512", out.file + ": (sequence_len absent)", true});
+        out.used.push_back("sequence_len absent -> seq 512 (axolotl's default)");
+      }};
   return f;
 }
 
