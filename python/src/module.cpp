@@ -37,10 +37,26 @@ T unwrap(Result<T> r) {
 // Keyword arguments as the command line's settings (plan_settings.h): the same defaults (the HF
 // Trainer's, then a framework profile's), names, aliases and checks as `trainmem estimate` flags.
 // Returns the whole plan as the library's JSON.
-std::string plan_from_settings(const std::vector<std::pair<std::string, std::string>>& settings) {
+// `imported` (key, value, origin) come from a config object (import_settings below) and apply
+// first, as `--from` files do, so the keyword arguments override them.
+using Imported = std::vector<std::tuple<std::string, std::string, std::string>>;
+std::string plan_from_settings(const std::vector<std::pair<std::string, std::string>>& settings,
+                               const Imported& imported) {
   PlanPatch patch;
+  for (const auto& [key, value, origin] : imported) patch.push_back({key, value, origin, true});
   for (const auto& [key, value] : settings) patch.push_back({key, value, key, false});
   return render_plan_json(unwrap(plan_from(patch)).plan);
+}
+
+// A config object's fields as JSON text (TrainingArguments / SFTConfig, LoraConfig,
+// BitsAndBytesConfig: their to_dict()), read as `trainmem estimate --from` reads a file of them:
+// (settings, format, used, ignored, model). Errors name `name`.
+std::tuple<Imported, std::string, std::vector<std::string>, std::vector<std::string>, std::string>
+import_settings(const std::string& json_text, const std::string& name) {
+  ImportedConfig c = unwrap(import_config_text(json_text, name));
+  Imported settings;
+  for (const PlanSetting& s : c.patch) settings.emplace_back(s.key, s.value, s.origin);
+  return {settings, c.format, c.used, c.ignored, c.model};
 }
 
 TrainingPlan plan_of(const std::string& plan_json) {
@@ -230,7 +246,8 @@ NB_MODULE(_native, m) {
       "config_json"_a, "name"_a);
   m.def("from_tensors", &from_tensors, "config_json"_a, "tensors"_a, "name"_a);
   m.def("default_plan", [] { return render_plan_json(hf_trainer_defaults()); });
-  m.def("plan_from_settings", &plan_from_settings, "settings"_a);
+  m.def("plan_from_settings", &plan_from_settings, "settings"_a, "imported"_a = Imported{});
+  m.def("import_settings", &import_settings, "json_text"_a, "name"_a);
   m.def(
       "check_plan",
       [](const std::string& plan_json) { return render_plan_json(plan_of(plan_json)); },

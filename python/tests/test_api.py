@@ -228,3 +228,52 @@ def test_from_model_with_real_transformers_on_meta():
         module = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=torch.bfloat16)
     m = trainmem.from_model(module)
     assert m.params_total == sum(p.numel() for p in module.parameters())
+
+
+# The fields TRL's SFTConfig (TRL >= 0.22) and PEFT's LoraConfig hand their trainer, as
+# to_dict() writes them (None and empty values are unset).
+SFT_FIELDS = {"output_dir": "out", "per_device_train_batch_size": 2,
+              "gradient_accumulation_steps": 8, "gradient_checkpointing": True, "bf16": True,
+              "fp16": False, "optim": "adamw_torch_fused", "max_length": 2048, "packing": False,
+              "learning_rate": 2e-5, "report_to": [], "deepspeed": None}
+LORA_FIELDS = {"peft_type": "LORA", "task_type": "CAUSAL_LM", "r": 16, "lora_alpha": 32,
+               "lora_dropout": 0.05, "target_modules": ["q_proj", "v_proj"], "bias": "none"}
+
+
+def test_config_objects_price_like_the_same_files_on_the_command_line(tmp_path):
+    args, peft = tmp_path / "sft.json", tmp_path / "lora.json"
+    args.write_text(json.dumps(SFT_FIELDS))
+    peft.write_text(json.dumps(LORA_FIELDS))
+    r = trainmem.estimate("qwen2.5-1.5b", args=SFT_FIELDS, peft_config=LORA_FIELDS)
+    doc = cli_json("estimate", "qwen2.5-1.5b", "--from", str(args), "--from", str(peft))
+    assert r.peak_bytes == doc["totals"]["peak_bytes"]
+    assert r.plan["framework"] == "trl" and r.plan["method"] == "lora"
+    assert (r.plan["batch"], r.plan["seq"], r.plan["checkpointing"]) == (2, 2048, "full")
+    assert r.notes[0].startswith("args=dict read as TRL SFTConfig")
+    assert any(n.startswith("peft_config=dict read as PEFT") for n in r.notes)
+    # A path reads the file; a keyword overrides what the objects say.
+    assert trainmem.estimate("qwen2.5-1.5b", args=str(args), peft_config=peft).peak_bytes == \
+        r.peak_bytes
+    assert trainmem.estimate("qwen2.5-1.5b", args=SFT_FIELDS, peft_config=LORA_FIELDS,
+                             batch=1).plan["batch"] == 1
+    assert trainmem.plan(args=SFT_FIELDS)["batch"] == 2
+
+
+def test_config_objects_errors_name_the_argument():
+    with pytest.raises(trainmem.TrainmemError, match="args=dict"):
+        trainmem.estimate("qwen2.5-1.5b", args={"per_device_train_batch_size": "two",
+                                                "output_dir": "out"})
+    with pytest.raises(TypeError, match="to_dict"):
+        trainmem.estimate("qwen2.5-1.5b", args=42)
+
+
+def test_real_training_arguments_and_lora_config(tmp_path):
+    transformers = pytest.importorskip("transformers")
+    peft = pytest.importorskip("peft")
+    args = transformers.TrainingArguments(output_dir=str(tmp_path), per_device_train_batch_size=4,
+                                          gradient_checkpointing=True, bf16=False)
+    lora = peft.LoraConfig(r=8, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")
+    r = trainmem.estimate("qwen2.5-1.5b", args=args, peft_config=lora)
+    assert (r.plan["batch"], r.plan["checkpointing"], r.plan["method"]) == (4, "full", "lora")
+    assert r.plan["lora"]["rank"] == 8
+    assert r.plan["framework"] == "hf"

@@ -6,11 +6,17 @@ The Python face of the trainmem C++ engine. Every figure comes from the same lib
     >>> import trainmem
     >>> r = trainmem.estimate("Qwen/Qwen3-8B", method="lora", batch=4, seq=2048, gpu="rtx-4090")
     >>> r.peak_bytes, r.fit.fits
+
+The configuration objects a trainer takes price the same way, as ``SFTTrainer`` takes them:
+
+    >>> r = trainmem.estimate("Qwen/Qwen3-8B", args=SFTConfig(...), peft_config=LoraConfig(...),
+    ...                       gpu="rtx-4090")
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping, Optional, Union
+import os
+from typing import Any, List, Mapping, Optional, Tuple, Union
 
 from . import _native
 from ._native import Model, TrainmemError
@@ -38,6 +44,55 @@ _FLAT = {
 }
 
 ModelRef = Union[str, Model]
+
+# The configuration objects of the Hugging Face stack a trainer takes (SFTTrainer(args=...,
+# peft_config=...), from_pretrained(quantization_config=...)), read as `trainmem estimate --from`
+# reads a file of them.
+_CONFIG_ARGUMENTS = ("args", "peft_config", "quantization_config")
+
+
+def _config_text(value: Any) -> Tuple[str, str]:
+    """A config object, dict, or path to a JSON/YAML file, as (text, name) for the importers. An
+    object's to_dict() holds every field, defaults included, as the trainer will see it; a field
+    that is None or empty is unset."""
+    if isinstance(value, (str, os.PathLike)):
+        with open(value, encoding="utf-8") as f:
+            return f.read(), str(value)
+    name = type(value).__name__
+    if hasattr(value, "to_dict"):
+        value = value.to_dict()
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}: expected a config object with to_dict(), a dict or a file path")
+    fields = {k: v for k, v in value.items() if v is not None and v != [] and v != "" and v != {}}
+    return json.dumps(fields, default=_json_value), name
+
+
+def _json_value(value: Any) -> Any:
+    """What json.dumps cannot write: sets (LoraConfig.target_modules) as sorted lists, the rest
+    (enums, dtypes) as text."""
+    if isinstance(value, (set, frozenset)):
+        return sorted(value, key=str)
+    return str(value)
+
+
+def _imported(configs: Mapping[str, Any]) -> Tuple[List[Tuple[str, str, str]], List[str]]:
+    """The settings the config arguments give, in order, and one report line per argument."""
+    settings: List[Tuple[str, str, str]] = []
+    reports: List[str] = []
+    for arg in _CONFIG_ARGUMENTS:
+        value = configs.get(arg)
+        if value is None:
+            continue
+        text, name = _config_text(value)
+        patch, fmt, used, ignored, _model = _native.import_settings(text, f"{arg}={name}")
+        settings += patch
+        reasons = [i for i in ignored if "(" in i]
+        rest = len(ignored) - len(reasons)
+        reports.append(
+            f"{arg}={name} read as {fmt}. Used: {'; '.join(used) or 'none'}."
+            + (f" Ignored: {'; '.join(reasons)}." if reasons else "")
+            + (f" {rest} other field(s) do not change memory." if rest else ""))
+    return settings, reports
 
 
 def load(model: ModelRef) -> Model:
@@ -93,6 +148,10 @@ def plan(**fields: Any) -> dict:
     command line's settings in snake_case (method, batch, seq, lora_rank, lora_targets,
     optimizer="paged_adamw_8bit", ...; ``trainmem estimate --help`` lists them), with the same
     defaults (the HF Trainer's) and aliases; ``plan=`` takes a whole plan this function returned.
+    ``args``, ``peft_config`` and ``quantization_config`` take the objects a trainer takes
+    (TrainingArguments or TRL's SFTConfig, PEFT's LoraConfig, BitsAndBytesConfig), a dict of
+    their fields or a JSON/YAML file, read as ``trainmem estimate --from`` reads them; settings
+    given as keywords override them. Every other function takes them too.
     Raises TrainmemError on an unknown setting, a wrong value or one out of range."""
     return json.loads(_plan_json(fields))
 
@@ -106,13 +165,24 @@ def _setting_text(value: Any) -> str:
 
 
 def _plan_json(fields: Mapping[str, Any]) -> str:
+    return _plan_and_reports(fields)[0]
+
+
+def _plan_and_reports(fields: Mapping[str, Any]) -> Tuple[str, List[str], bool]:
+    """The plan JSON of settings and config objects (config objects first, so a keyword argument
+    overrides what they say), what each config object gave, and whether either set the sequence
+    length (then a dataset's records truncate at it, as TRL's max_length truncates them)."""
     fields = dict(fields)
+    configs = {k: fields.pop(k, None) for k in _CONFIG_ARGUMENTS}
     whole = fields.pop("plan", None)
     if whole is not None:
-        if any(v is not None for v in fields.values()):
+        if any(v is not None for v in fields.values()) or any(configs.values()):
             raise TrainmemError("give either plan= (a whole plan from trainmem.plan()) or "
                                 "settings, not both")
-        return _native.check_plan(json.dumps(whole))
+        return _native.check_plan(json.dumps(whole)), [], True
+    imported, reports = _imported(configs)
+    seq_given = any(key == "seq" for key, _, _ in imported) or any(
+        fields.get(k) is not None for k in ("seq", "max_length", "max_seq_length"))
     settings = []
     for key, value in fields.items():
         if value is None:
@@ -122,14 +192,7 @@ def _plan_json(fields: Mapping[str, Any]) -> str:
                 settings.append((_FLAT.get((key, sub), f"{key}_{sub}"), _setting_text(v)))
         else:
             settings.append((key, _setting_text(value)))
-    return _native.plan_from_settings(settings)
-
-
-def _seq_given(fields: Mapping[str, Any]) -> bool:
-    """Whether the caller set the sequence length (then a dataset's records truncate at it, as
-    TRL's max_length truncates them); a whole plan always carries one."""
-    return fields.get("plan") is not None or any(
-        fields.get(k) is not None for k in ("seq", "max_length", "max_seq_length"))
+    return _native.plan_from_settings(settings, imported), reports, seq_given
 
 
 def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
@@ -142,10 +205,10 @@ def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str
     length, truncated at ``seq`` when given: ``Estimate.dataset`` holds that report. Tokens are
     counted exactly by a tokenizer.json beside the model's config, else estimated."""
     m = load(model)
-    plan_json = _plan_json(plan_fields)
+    plan_json, reports, seq_given = _plan_and_reports(plan_fields)
     doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve,
-                                      None if dataset is None else str(dataset),
-                                      _seq_given(plan_fields)))
+                                      None if dataset is None else str(dataset), seq_given))
+    doc["notes"] = reports + doc["notes"]
     return Estimate(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory)
 
 
@@ -165,9 +228,9 @@ def advise(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] 
     (truncated at ``seq`` when given), truncating at the p95 is an option when the tail is long,
     and ``Advice.dataset`` holds the dataset report."""
     m = load(model)
-    return Advice(json.loads(_native.advise(m, _plan_json(plan_fields), gpu, memory,
-                                            None if dataset is None else str(dataset),
-                                            _seq_given(plan_fields))))
+    plan_json, _reports, seq_given = _plan_and_reports(plan_fields)
+    return Advice(json.loads(_native.advise(m, plan_json, gpu, memory,
+                                            None if dataset is None else str(dataset), seq_given)))
 
 
 def devices() -> list:

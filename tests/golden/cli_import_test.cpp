@@ -105,6 +105,21 @@ TEST(CliImport, AxolotlActivationOffloadingAndDefaultSequenceLength) {
       plain["plan"].value("behaviour", nlohmann::json::object()).contains("offload_checkpoints"));
 }
 
+// transformers 5's new name for gradient checkpointing, with its kwargs: offload moves the saved
+// inputs to the host; every_n_layers is priced as every layer, and the notes say it is a lower
+// bound.
+TEST(CliImport, TrainingArgumentsActivationCheckpointing) {
+  const auto j =
+      estimate_json("qwen3-0.6b --from " + data("training_args_activation_checkpointing.json"));
+  EXPECT_EQ(j["plan"]["checkpointing"], "full");
+  EXPECT_EQ(j["plan"]["behaviour"]["offload_checkpoints"], true) << j["plan"].dump();
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("activation_checkpointing_kwargs.every_n_layers (checkpointing every n-th "
+                       "layer is priced as every layer"),
+            std::string::npos)
+      << notes;
+}
+
 TEST(CliImport, FlagsOverrideTheFileAndAModelArgumentWins) {
   const auto j =
       estimate_json("qwen3-0.6b --from " + data("trl_sft_config.yaml") + " --batch 1 --lora-r 8");

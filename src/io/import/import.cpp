@@ -156,6 +156,8 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
   out.format = best->name;
   for (const auto& [key, value] : flat.value()) {
     bool known = false;
+    bool used = false;       // a rule of this key set something
+    bool unchanged = false;  // a rule of this key read it and set nothing (bf16: false)
     for (const ImportRule& rule : best->rules) {
       if (rule.key != key) continue;
       known = true;
@@ -165,9 +167,10 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
       }
       const std::optional<std::string> v = io::is_unset(value) ? std::nullopt : rule.convert(value);
       if (!v) {
-        out.used.push_back(fmt::format("{} = {} (no change)", key, value));
+        unchanged = true;
         continue;
       }
+      used = true;
       if (rule.setting == "model") {
         out.model = *v;
       } else {
@@ -175,6 +178,8 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
       }
       out.used.push_back(fmt::format("{} = {} -> {} {}", key, value, rule.setting, *v));
     }
+    // One "no change" line for a key several rules read (load_in_8bit: method and quant).
+    if (unchanged && !used) out.used.push_back(fmt::format("{} = {} (no change)", key, value));
     if (!known) out.ignored.push_back(key);
   }
   if (best->finish) best->finish(flat.value(), out);

@@ -6,6 +6,13 @@
 #include "io/import/rules.h"
 
 namespace trainmem::io {
+namespace {
+
+constexpr const char* kEveryNLayers =
+    "checkpointing every n-th layer is priced as every layer: the other layers' activations are "
+    "not counted, a lower bound";
+
+}  // namespace
 
 const ImportFormat& trl_format() {
   using namespace rules;
@@ -24,6 +31,14 @@ const ImportFormat& trl_format() {
       {same("model_name_or_path", "model"), same("per_device_train_batch_size", "batch"),
        same("gradient_accumulation_steps", "grad_accum"),
        when_true("gradient_checkpointing", "checkpointing", "full"),
+       // transformers >= 5.2x training_args.py: activation_checkpointing is the new name of
+       // gradient_checkpointing (the old one a deprecated alias); its kwargs' offload holds the
+       // saved activations in pinned host memory, every_n_layers checkpoints every n-th layer.
+       when_true("activation_checkpointing", "checkpointing", "full"),
+       when_true("activation_checkpointing_kwargs.offload", "offload_activations", "true"),
+       when_true("gradient_checkpointing_kwargs.offload", "offload_activations", "true"),
+       not_priced("activation_checkpointing_kwargs.every_n_layers", kEveryNLayers),
+       not_priced("gradient_checkpointing_kwargs.every_n_layers", kEveryNLayers),
        when_true("bf16", "precision", "bf16-mixed"), when_true("fp16", "precision", "fp16-mixed"),
        same("optim", "optimizer"), same("max_length", "seq"), same("max_seq_length", "seq"),
        when_true("use_liger_kernel", "loss", "fused"),
