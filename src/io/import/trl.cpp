@@ -59,6 +59,16 @@ const ImportFormat& trl_format() {
        same("lora_target_modules", "lora_targets"), when_true("use_dora", "dora", "true"),
        when_true("load_in_4bit", "method", "qlora"), same("bnb_4bit_quant_type", "quant"),
        same("use_bnb_nested_quant", "double_quant"),
+       // TRL >= 1.7 sft_config.py: loss_type defaults to "chunked_nll" (lm_head and the loss on
+       // chunks of 256 valid tokens under checkpoint, the chunk in fp32); not modelled yet.
+       not_priced("loss_type",
+                  "chunked_nll (TRL >= 1.7's default) is not modelled: the full loss is priced, "
+                  "an upper bound; nll and dft are the full loss"),
+       // TRL >= 0.18 activation_offloading (from torchtune): every saved activation to the CPU,
+       // not only the checkpointed inputs that --offload-activations prices.
+       not_priced("activation_offloading",
+                  "offloads every saved activation to the CPU; not modelled, the activations are "
+                  "priced on the GPU (an upper bound)"),
        not_priced("packing", "packing changes sequence lengths, not the longest one priced"),
        not_priced("padding_free", "affects padding, not the longest sequence priced"),
        not_priced("deepspeed", kNamesADeepSpeedConfig), not_priced("fsdp", kFsdpByFlags),
