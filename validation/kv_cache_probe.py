@@ -28,7 +28,7 @@ import torch
 import transformers
 from transformers import LlamaConfig, LlamaForCausalLM, Phi3Config, Phi3ForCausalLM
 
-from harness.dispatch_tracker import LiveStorageTracker
+from harness.step_peaks import third_step_peaks
 
 LAYERS, HIDDEN, HEADS, VOCAB, BATCH, SEQ = 2, 256, 8, 512, 4, 256
 
@@ -48,29 +48,12 @@ def phase_peaks(use_cache, kv_heads, mask, keep, family="llama"):
     ids = torch.randint(0, VOCAB, (BATCH, SEQ))
     attention_mask = torch.ones(BATCH, SEQ, dtype=torch.long)
     attention_mask[0, -16:] = 0  # one right-padded row
-    tracker = LiveStorageTracker(model)
-    with tracker:
-        tracker.track_external(model, ids, attention_mask)
-        for step in (1, 2, 3):
-            opt.zero_grad()
-            tracker.mark(step, "forward")
-            kwargs = {"input_ids": ids, "labels": ids}
-            if mask:
-                kwargs["attention_mask"] = attention_mask
-            if not use_cache:
-                kwargs["use_cache"] = False
-            outputs = model(**kwargs)
-            loss = outputs.loss
-            if not keep:
-                del outputs
-            tracker.mark(step, "end_of_forward")
-            tracker.mark(step, "backward")
-            loss.backward()
-            tracker.mark(step, "end_of_backward")
-            tracker.mark(step, "optimizer_step")
-            opt.step()
-            tracker.mark(step, "after_step")
-    return {phase: peak for (step, phase), peak in tracker.phase_peaks.items() if step == 3}
+    kwargs = {"input_ids": ids, "labels": ids}
+    if mask:
+        kwargs["attention_mask"] = attention_mask
+    if not use_cache:
+        kwargs["use_cache"] = False
+    return third_step_peaks(model, opt, lambda: model(**kwargs), (ids, attention_mask), keep)
 
 
 def main():

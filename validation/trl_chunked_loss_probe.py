@@ -27,7 +27,7 @@ import trl
 from transformers import LlamaConfig, LlamaForCausalLM
 from trl.trainer import sft_trainer
 
-from harness.dispatch_tracker import LiveStorageTracker
+from harness.step_peaks import third_step_peaks
 
 LAYERS, VOCAB, BATCH, SEQ = 2, 8192, 4, 256
 CHUNK = sft_trainer._CHUNKED_LM_HEAD_CHUNK_SIZE
@@ -46,23 +46,9 @@ def phase_peaks(hidden, chunked, head_trains):
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4,
                             foreach=True)
     ids = torch.randint(3, VOCAB, (BATCH, SEQ))
-    tracker = LiveStorageTracker(model)
-    with tracker:
-        tracker.track_external(model, ids)
-        for step in (1, 2, 3):
-            opt.zero_grad()
-            tracker.mark(step, "forward")
-            outputs = model(input_ids=ids, labels=ids, use_cache=False)
-            loss = outputs.loss
-            del outputs  # the Trainer's compute_loss returns the loss only
-            tracker.mark(step, "end_of_forward")
-            tracker.mark(step, "backward")
-            loss.backward()
-            tracker.mark(step, "end_of_backward")
-            tracker.mark(step, "optimizer_step")
-            opt.step()
-            tracker.mark(step, "after_step")
-    return {phase: peak for (step, phase), peak in tracker.phase_peaks.items() if step == 3}
+    # use_cache=False as SFTTrainer.compute_loss passes it.
+    return third_step_peaks(model, opt,
+                            lambda: model(input_ids=ids, labels=ids, use_cache=False), (ids,))
 
 
 def main():
