@@ -19,16 +19,12 @@ FrameworkLedger.OutputKvCacheMatchesTheCpuProbe checks the same differences.
     validation/.venv/bin/python validation/kv_cache_probe.py --out validation/data/kv-cache-probe.json
 """
 import argparse
-import datetime
-import json
-import platform
 import sys
 
 import torch
-import transformers
 from transformers import LlamaConfig, LlamaForCausalLM, Phi3Config, Phi3ForCausalLM
 
-from harness.step_peaks import third_step_peaks
+from harness.step_peaks import third_step_peaks, write_probe
 
 LAYERS, HIDDEN, HEADS, VOCAB, BATCH, SEQ = 2, 256, 8, 512, 4, 256
 
@@ -79,19 +75,9 @@ def main():
                   "vocab": VOCAB, "intermediate": 512, "dtype": "bfloat16",
                   "attention": "sdpa", "families": sorted(FAMILIES)},
         "batch": BATCH, "seq": SEQ, "step": 3,
-        "provenance": {
-            "command": "validation/.venv/bin/python validation/kv_cache_probe.py --out " + args.out,
-            "date": datetime.date.today().isoformat(),
-            "host": f"CPU ({platform.machine()})",
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-        },
         "runs": runs,
     }
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_probe(args.out, "kv_cache_probe.py", out)
 
 
 if __name__ == "__main__":

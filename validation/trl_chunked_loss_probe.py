@@ -16,18 +16,14 @@ that model.
         --out validation/data/trl-chunked-loss-probe.json
 """
 import argparse
-import datetime
-import json
-import platform
 import sys
 
 import torch
-import transformers
 import trl
 from transformers import LlamaConfig, LlamaForCausalLM
 from trl.trainer import sft_trainer
 
-from harness.step_peaks import third_step_peaks
+from harness.step_peaks import third_step_peaks, write_probe
 
 LAYERS, VOCAB, BATCH, SEQ = 2, 8192, 4, 256
 CHUNK = sft_trainer._CHUNKED_LM_HEAD_CHUNK_SIZE
@@ -77,21 +73,9 @@ def main():
                             "chunk x vocab x 4": CHUNK * VOCAB * 4,
                             "vocab x hidden x 4": {h: VOCAB * h * 4 for h in (256, 1024)},
                             "tokens x hidden x 2": {h: tokens * h * 2 for h in (256, 1024)}},
-        "provenance": {
-            "command": "validation/.venv/bin/python validation/trl_chunked_loss_probe.py --out "
-                       + args.out,
-            "date": datetime.date.today().isoformat(),
-            "host": f"CPU ({platform.machine()})",
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "transformers": transformers.__version__,
-            "trl": trl.__version__,
-        },
         "runs": runs,
     }
-    with open(args.out, "w") as f:
-        json.dump(out, f, indent=1, sort_keys=True)
-        f.write("\n")
+    write_probe(args.out, "trl_chunked_loss_probe.py", out, trl=trl.__version__)
 
 
 if __name__ == "__main__":

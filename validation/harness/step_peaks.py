@@ -33,3 +33,28 @@ def third_step_peaks(model, opt, forward, external=(), keep=False):
             opt.step()
             tracker.mark(step, "after_step")
     return {phase: peak for (step, phase), peak in tracker.phase_peaks.items() if step == 3}
+
+
+def write_probe(path, script, doc, **versions):
+    """Writes a probe's data with how it was measured: the command, the date, the host, Python,
+    torch and transformers, and `versions` (other libraries the probe ran)."""
+    import datetime
+    import json
+    import platform
+
+    import torch
+    import transformers
+
+    doc = dict(doc)
+    doc["provenance"] = {
+        "command": f"validation/.venv/bin/python validation/{script} --out {path}",
+        "date": datetime.date.today().isoformat(),
+        "host": f"CPU ({platform.machine()})",
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        **versions,
+    }
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
