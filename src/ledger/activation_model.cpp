@@ -565,6 +565,7 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
 ActivationSettings activation_settings(const TrainingPlan& plan) {
   ActivationSettings cfg;
   cfg.attention = plan.attention;
+  cfg.head_saves_input = plan.loss != Loss::chunked;
   const bool lora = plan.method == Method::lora || plan.method == Method::qlora;
   switch (plan.precision) {
     case Precision::fp32:
@@ -834,8 +835,8 @@ std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bo
   // nothing.
   ActivationSettings head = cfg;
   head.bnb_saves_input = cfg.bnb_saves_input && cfg.lm_head_quantised && input_rg;
-  linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes, lm_head_trainable ? 1 : 0, 0,
-                false, head);
+  linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes,
+                lm_head_trainable && cfg.head_saves_input ? 1 : 0, 0, false, head);
   return out;
 }
 

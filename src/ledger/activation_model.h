@@ -87,6 +87,10 @@ struct ActivationSettings {
   // validation/data/compile-layer-probe-torch2.5.1.json); attention and linear inputs are as eager.
   bool compiled_layers = false;
   OutputCache output_cache = OutputCache::none;
+  // The lm_head runs on the whole batch and saves its input for the weight gradient. Not under
+  // TRL's chunked loss (Loss::chunked), which runs it on chunks of its own reordered copy
+  // (logits.cpp trl_chunked_loss).
+  bool head_saves_input = true;
   bool cache_copies_states = true;  // FrameworkBehaviour::cache_copies_states
 };
 

@@ -132,7 +132,10 @@ std::vector<std::string> notes(const ledger::Context& ctx) {
   if (ctx.plan.convention == Convention::exact) {
     out.push_back(framework_note(ctx.plan));
     if (ctx.plan.loss == Loss::chunked) {
-      out.push_back("Chunked loss: one chunk of 1,024 tokens assumed (TRL chunk_token_size).");
+      out.push_back(
+          "Chunked loss: TRL's chunked_nll (chunks of 256 tokens in fp32 under checkpoint, with "
+          "an fp32 copy of a 16-bit lm_head weight per chunk); every shifted token counted as "
+          "a label.");
     }
   }
   return out;

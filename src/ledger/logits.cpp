@@ -9,13 +9,15 @@
 #include "ledger/context.h"
 #include "ledger/format.h"
 #include "ledger/phases.h"
+#include "plan/precision.h"
 #include "trainmem/render.h"
 
 namespace trainmem::ledger {
 namespace {
 
-// Tokens per chunk of TRL's chunked NLL loss (an assumption: see the chunked case below).
-constexpr std::int64_t kChunkedLossTokens = 1024;
+// Tokens per chunk of TRL's chunked NLL loss: trl trainer/sft_trainer.py
+// _CHUNKED_LM_HEAD_CHUNK_SIZE (trl >= 1.4).
+constexpr std::int64_t kTrlChunkTokens = 256;
 constexpr const char* kLoss = "transformers loss/loss_utils.py ForCausalLMLoss; accounting.md 4.2";
 
 std::int64_t next_pow2(std::int64_t x) {
@@ -223,6 +225,89 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
   }
 }
 
+// TRL's chunked_nll (trl >= 1.4 trainer/sft_trainer.py _chunked_cross_entropy_loss; the SFT default
+// from 1.7): the shifted tokens' hidden states are reordered into a copy (valid tokens first) that
+// the chunks' checkpoints keep, with the order and the labels (int64 each); each chunk of 256 runs
+// `h.float() @ w.float().t()`, log_softmax, nll_loss, argmax and the entropy -(p log p) in fp32
+// under torch.utils.checkpoint, once in forward and again in backward. No logits of the whole
+// batch exist. Measured on CPU without autocast (validation/trl_chunked_loss_probe.py, data in
+// validation/data/trl-chunked-loss-probe.json): the forward chunk peaks at its four fp32 chunk x V
+// tensors or, at the matmul, at the fp32 weight copy with the chunk's hidden slice and logits; the
+// backward chunk holds the weight copy, four chunk x V tensors and two fp32 hidden slices, and the
+// copy's fp32 gradient when the lm_head trains (an upper bound there: measured 6-8 % lower, the
+// peak moving between the matmul's backward and the cast back). Every shifted token is counted as
+// valid (completion-only masks lower it). Under autocast (fp32 weights) `w.float()` copies nothing
+// but the matmul casts the weight to bf16: that copy is priced instead, not measured.
+void trl_chunked_loss(const Context& ctx, Items& items, PhaseMask fwd, PhaseMask saved,
+                      PhaseMask bstart) {
+  const ModelSpec& s = ctx.model.spec;
+  const ActivationSettings& a = ctx.layers.settings;
+  const std::int64_t v = s.vocab;
+  const std::int64_t h = s.hidden;
+  const std::int64_t valid = ctx.plan.batch * (ctx.plan.seq - 1);
+  const std::int64_t c = std::min(valid, kTrlChunkTokens);
+  // The lm_head weight is fp32 when the precision keeps fp32 weights, or when PEFT's
+  // prepare_model_for_kbit_training upcast the 16-bit params of a QLoRA model.
+  const bool head_fp32 = recipe(ctx.plan.precision).weights == Dtype::f32 ||
+                         (ctx.plan.method == Method::qlora && ctx.plan.quant.prepare_kbit);
+  const std::int64_t copy_bytes = head_fp32 ? (a.autocast ? 2 : 0) : 4;
+  const std::int64_t weight_copy = copy_bytes * v * h;
+  const std::int64_t weight_grad = ctx.layers.lm_head_trainable ? weight_copy : 0;
+  const char* src =
+      "trl v1.9.0 trainer/sft_trainer.py _chunked_cross_entropy_loss, _chunk; measured: "
+      "validation/trl_chunked_loss_probe.py";
+  const std::string vh = fmt::format("{} vocab x {} hidden x {} B", with_commas(v), h, copy_bytes);
+  items.push_back(
+      {.id = "logits.chunked_hidden",
+       .tenant = Tenant::logits,
+       .label = "TRL chunked loss: the valid tokens' hidden states, reordered, with their order "
+                "and labels (kept for the chunks' recompute)",
+       .bytes = a.stream_bytes * valid * h + 16 * valid,
+       .formula = fmt::format("{} tokens x ({} hidden x {} B + 2 x 8 B)", with_commas(valid), h,
+                              a.stream_bytes),
+       .source = src,
+       .live = saved,
+       .estimated = false});
+  const std::int64_t entropy_stage = 16 * c * v;
+  const std::int64_t matmul_stage = weight_copy + 4 * c * h + 4 * c * v;
+  // The final norm's output stays referenced while the loss runs. The full loss's lm_head saves
+  // it only when the lm_head trains (activations.final_norm_head_input), which this loss does not
+  // (ActivationSettings::head_saves_input): in that case it is counted here, for forward.
+  const std::int64_t norm_output =
+      ctx.layers.lm_head_trainable ? a.stream_bytes * ctx.plan.batch * ctx.plan.seq * h : 0;
+  items.push_back(
+      {.id = "logits.chunked_forward",
+       .tenant = Tenant::logits,
+       .label = fmt::format("TRL chunked loss: one chunk of {} tokens in fp32 (forward)", c),
+       .bytes = std::max(entropy_stage, matmul_stage) + norm_output,
+       .formula = fmt::format(
+           "max({} tokens x {} vocab x 4 fp32 tensors x 4 B, {}{} tokens x ({} hidden + {} vocab) "
+           "x 4 B){}",
+           c, with_commas(v), weight_copy > 0 ? "lm_head weight copy " + vh + " + " : "", c, h,
+           with_commas(v),
+           norm_output > 0
+               ? fmt::format(" + the final norm's output, {} tokens x {} hidden x {} B",
+                             with_commas(ctx.plan.batch * ctx.plan.seq), h, a.stream_bytes)
+               : ""),
+       .source = src,
+       .live = fwd,
+       .estimated = a.autocast});
+  items.push_back(
+      {.id = "logits.chunked_backward",
+       .tenant = Tenant::logits,
+       .label = fmt::format("TRL chunked loss: one chunk of {} tokens recomputed, with its "
+                            "gradients (backward)",
+                            c),
+       .bytes = weight_copy + weight_grad + 16 * c * v + 8 * c * h,
+       .formula =
+           fmt::format("{}{}{} tokens x (4 x {} vocab + 2 x {} hidden) x 4 B",
+                       weight_copy > 0 ? "lm_head weight copy " + vh + " + " : "",
+                       weight_grad > 0 ? "its gradient " + vh + " + " : "", c, with_commas(v), h),
+       .source = src,
+       .live = bstart,
+       .estimated = a.autocast || weight_grad > 0});
+}
+
 }  // namespace
 
 void add_logits(const Context& ctx, Items& items) {
@@ -252,15 +337,9 @@ void add_logits(const Context& ctx, Items& items) {
       // does not raise the forward peak (accounting.md 4.2).
       full_chain(ctx, items, tokens, "", fwd, saved, bstart);
       return;
-    case Loss::chunked: {
-      // TRL chunked NLL: lm_head + CE per chunk of tokens under checkpoint, so only one chunk's
-      // chain is alive in forward and again (recomputed) in backward. Chunk: 1,024 tokens
-      // (assumed; TRL's LossConfig chunk_token_size).
-      const std::int64_t chunk = std::min<std::int64_t>(tokens, kChunkedLossTokens);
-      full_chain(ctx, items, chunk, "Chunk of ", fwd, fwd | in_phase(Phase::backward_start),
-                 bstart);
+    case Loss::chunked:
+      trl_chunked_loss(ctx, items, fwd, saved, bstart);
       return;
-    }
     case Loss::fused: {
       // Liger FLCE: chunks of next_pow2(ceil(N / ceil(V/h))) tokens; grad_input (N x h) and,
       // when lm_head trains, grad_weight (V x h) are computed in forward and held for backward.

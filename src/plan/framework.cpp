@@ -162,7 +162,7 @@ constexpr std::array<Difference, 32> kDifferences{{
 }};
 
 // framework, method, flag, value, source[, from: the first release of the profile's library]
-constexpr std::array<ProfileDefault, 18> kDefaults{{
+constexpr std::array<ProfileDefault, 19> kDefaults{{
     {"litgpt", "", "precision", "bf16",
      "litgpt finetune/lora.py: precision defaults to bf16-true where supported"},
     {"litgpt", "", "lora_dropout", "0.05", "litgpt finetune/lora.py setup(lora_dropout=0.05)"},
@@ -175,6 +175,10 @@ constexpr std::array<ProfileDefault, 18> kDefaults{{
      "trl v0.22.0 trainer/sft_config.py SFTConfig.gradient_checkpointing default True (PR #3510; "
      "TrainingArguments' is False)",
      "0.22"},
+    {"trl", "", "loss", "chunked",
+     "trl v1.7.0 trainer/sft_config.py SFTConfig.__post_init__: loss_type = \"chunked_nll\" "
+     "unless use_liger_kernel (PR #5846)",
+     "1.7"},
     {"torchtune", "", "precision", "bf16", "torchtune recipe configs: dtype: bf16"},
     {"torchtune", "", "checkpointing", "full",
      "torchtune recipe configs: enable_activation_checkpointing: True"},

@@ -139,10 +139,16 @@ TEST(CliImport, TrainingArgumentsJson) {
 }
 
 TEST(CliImport, TorchCompileInTrainingArgumentsJson) {
-  const auto j = estimate_json("qwen3-0.6b --from " + data("training_args_compile.json"));
+  // The file is TRL's (max_length); before TRL 1.7 its loss is the full one, compiled.
+  const auto j = estimate_json("qwen3-0.6b --from " + data("training_args_compile.json") +
+                               " --framework trl@1.6");
   EXPECT_EQ(j["plan"]["batch"], 2);
   EXPECT_EQ(j["plan"]["checkpointing"], "full");
   expect_compiled_loss(j);
+  // From TRL 1.7 the SFT loss is chunked_nll: no logits of the whole batch to compile.
+  const auto current = estimate_json("qwen3-0.6b --from " + data("training_args_compile.json"));
+  EXPECT_EQ(current["plan"]["loss"], "chunked");
+  EXPECT_NE(item(current, "logits.chunked_forward"), nullptr);
   // The same file without the key prices the eager loss.
   const auto eager = estimate_json("qwen3-0.6b --from " + data("training_args.json"));
   EXPECT_EQ(item(eager, "logits.compiled_row_stats"), nullptr);

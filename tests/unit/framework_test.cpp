@@ -142,6 +142,10 @@ TEST(FrameworkTable, ProfileDefaults) {
   EXPECT_EQ(profile_default("trl", "lora", "checkpointing", {{"trl", "0.21.1"}}), "");
   EXPECT_EQ(profile_default("trl", "lora", "checkpointing", {{"transformers", "4.40"}}), "full");
   EXPECT_EQ(profile_default("hf", "lora", "checkpointing"), "");
+  // Its SFT loss is chunked_nll from 1.7 on (PR #5846).
+  EXPECT_EQ(profile_default("trl", "lora", "loss"), "chunked");
+  EXPECT_EQ(profile_default("trl", "lora", "loss", {{"trl", "1.6.0"}}), "");
+  EXPECT_EQ(profile_default("trl", "lora", "loss", {{"trl", "1.7"}}), "chunked");
 }
 
 // The loss chain per profile, in units of N x V (N = 512 tokens, V = 8,192), bf16 model.
@@ -437,6 +441,75 @@ TEST(FrameworkLedger, OutputKvCacheMatchesTheCpuProbe) {
 // the view that kept the whole (heads + 2 kv heads) x 32 output. Per token per layer the saved v
 // shrinks from (8 + 2 kv) x 32 x 2 B to kv x 32 x 2 B: -640 B with 2 kv heads, -1,024 B with 8,
 // over 2 layers x 1,024 tokens. Before transformers 5 the cache holds the view itself.
+// TRL's chunked_nll against validation/data/trl-chunked-loss-probe.json: a 2-layer bf16 Llama
+// (V 8,192, 8 heads, intermediate 2 x hidden, untied), batch 4 x 256, AdamW, step 3; chunked minus
+// full loss, per phase, with the lm_head trained (full) or frozen (everything else trains). The
+// probe's backward is the peak of all of backward: the larger of trainmem's backward_start and
+// backward.
+std::int64_t live_in(const Ledger& l, Phase ph) {
+  std::int64_t n = 0;
+  for (const LedgerItem& i : l.items) {
+    if (i.live & phase_bit(1, ph)) n += i.bytes;
+  }
+  return n;
+}
+
+TEST(FrameworkLedger, TrlChunkedLossMatchesTheCpuProbe) {
+  struct Row {
+    int hidden;
+    bool head_trains;
+    std::int64_t forward, end_of_forward, backward;  // measured, chunked minus full
+  };
+  const Row rows[] = {{256, true, -49'808'188, -33'548'348, -53'726'000},
+                      {256, false, -49'808'188, -33'024'060, -57'658'160},
+                      {1024, true, -38'804'548, -33'554'492, -4'194'364},
+                      {1024, false, -38'804'548, -31'457'340, -29'358'896}};
+  for (const Row& r : rows) {
+    const std::string cfg = R"({"model_type": "llama", "vocab_size": 8192, "hidden_size": )" +
+                            std::to_string(r.hidden) + R"(, "intermediate_size": )" +
+                            std::to_string(2 * r.hidden) + R"(, "num_hidden_layers": 2,
+        "num_attention_heads": 8, "num_key_value_heads": 8, "tie_word_embeddings": false})";
+    auto m = model_from_config_text(cfg, "probe");
+    ASSERT_TRUE(m.ok());
+    TrainingPlan p = plan_for("hf");
+    p.batch = 4;
+    p.seq = 256;
+    p.optimizer_impl = OptimizerImpl::foreach;
+    if (!r.head_trains) {
+      p.method = Method::freeze;
+      p.freeze.train_modules = {"q", "k", "v", "o", "gate", "up", "down", "norm", "embed"};
+    }
+    const Ledger full = estimate(*m, p);
+    p.loss = Loss::chunked;
+    const Ledger chunked = estimate(*m, p);
+    const auto diff = [&](Phase ph) { return live_in(chunked, ph) - live_in(full, ph); };
+    const auto backward = [](const Ledger& l) {
+      return std::max(live_in(l, Phase::backward_start), live_in(l, Phase::backward));
+    };
+    const std::string what = std::to_string(r.hidden) + (r.head_trains ? " trained" : " frozen");
+    // The labels (8 B per token) and a few scalars trainmem does not price: within 16 KB.
+    const auto within = [](std::int64_t got, std::int64_t want) {
+      return got - want <= 16'384 && want - got <= 16'384;
+    };
+    EXPECT_TRUE(within(diff(Phase::forward), r.forward)) << what << ": " << diff(Phase::forward);
+    EXPECT_TRUE(within(diff(Phase::end_of_forward), r.end_of_forward))
+        << what << ": " << diff(Phase::end_of_forward);
+    const std::int64_t bwd = backward(chunked) - backward(full);
+    if (r.head_trains) {
+      // An upper bound: the weight copy's gradient and the chunk's tensors do not all coexist.
+      EXPECT_GE(bwd, r.backward) << what;
+      const LedgerItem* line = nullptr;
+      for (const LedgerItem& i : chunked.items) {
+        if (i.id == "logits.chunked_backward") line = &i;
+      }
+      ASSERT_NE(line, nullptr);
+      EXPECT_LE(bwd - r.backward, line->bytes / 10) << what;
+    } else {
+      EXPECT_TRUE(within(bwd, r.backward)) << what << ": " << bwd;
+    }
+  }
+}
+
 TEST(FrameworkLedger, OutputKvCacheCopiesAFusedViewInTransformers5) {
   const auto diff = [](int kv, Phase ph, const std::string& versions) {
     TrainingPlan p = plan_for("hf", Method::full, versions);

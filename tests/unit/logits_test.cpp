@@ -75,14 +75,39 @@ TEST(Logits, Fp32ModelHasNoUpcast) {
   EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 12 * kNV);
 }
 
-TEST(Logits, ChunkedHoldsOneChunk) {
+// TRL's chunked_nll (logits.cpp trl_chunked_loss) on qwen3-tiny (V 8,192, H 128), bf16, batch
+// 4 x 1,024: 4,092 shifted tokens, chunks of 256. Kept: 4,092 x (128 x 2 + 16) = 1,113,024 B.
+// Forward chunk: max(16 x 256 x 8,192 = 33,554,432, 4 x 8,192 x 128 + 4 x 256 x (128 + 8,192)
+// = 12,713,984), plus the final norm's output 4,096 x 128 x 2 = 1,048,576 when the lm_head trains.
+// Backward chunk: the weight copy 4,194,304 (and its gradient when the lm_head trains) +
+// 16 x 256 x 8,192 + 8 x 256 x 128 = 33,816,576.
+TEST(Logits, ChunkedIsTrlsChunkedNll) {
   TrainingPlan p;
   p.precision = Precision::bf16;
   p.batch = 4;
-  p.seq = 1024;  // 4,096 tokens, chunk 1,024
+  p.seq = 1024;
   p.loss = Loss::chunked;
-  const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
-  EXPECT_EQ(logits_in(l, 1, Phase::backward_start), 12 * 1024 * 8192);
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  const Ledger full = estimate(m, p);
+  const std::int64_t kept = 1'113'024;
+  EXPECT_EQ(logits_in(full, 1, Phase::forward), kept + 33'554'432 + 1'048'576);
+  EXPECT_EQ(logits_in(full, 1, Phase::end_of_forward), kept);
+  EXPECT_EQ(logits_in(full, 1, Phase::backward_start), kept + 2 * 4'194'304 + 33'816'576);
+  EXPECT_EQ(logits_in(full, 1, Phase::backward), 0);
+  EXPECT_EQ(line(full, "logits.output"), nullptr);  // no logits of the whole batch
+  // The lm_head frozen (LoRA): no gradient of the copy, no norm output counted here.
+  p.method = Method::lora;
+  const Ledger lora = estimate(m, p);
+  EXPECT_EQ(logits_in(lora, 1, Phase::forward), kept + 33'554'432);
+  EXPECT_EQ(logits_in(lora, 1, Phase::backward_start), kept + 4'194'304 + 33'816'576);
+  // fp32 weights under autocast: no .float() copy, the matmul's bf16 cast of the weight instead.
+  p.method = Method::full;
+  p.precision = Precision::autocast_bf16;
+  const Ledger mixed = estimate(m, p);
+  const LedgerItem* backward = line(mixed, "logits.chunked_backward");
+  ASSERT_NE(backward, nullptr);
+  EXPECT_EQ(backward->bytes, 2 * 2'097'152 + 33'816'576);
+  EXPECT_TRUE(backward->estimated);
 }
 
 TEST(Logits, FusedLinearCrossEntropy) {

@@ -45,10 +45,12 @@ const ImportFormat& torchtune_format() {
        same("tokenizer.max_seq_len", "seq"),
        {"loss._component_", "loss",
         [](const std::string& v) -> std::optional<std::string> {
-          // CEWithChunkedOutputLoss and LinearCrossEntropyLoss both compute the loss in chunks.
-          const bool chunked = v.find("Chunked") != std::string::npos ||
-                               v.find("LinearCrossEntropy") != std::string::npos;
-          return chunked ? "chunked" : "full";
+          // CEWithChunkedOutputLoss is the torchtune profile's own loss (8 chunks from torchtune
+          // 0.3: the loss_chunks knob, src/plan/framework.cpp), priced on the full-loss path;
+          // LinearCrossEntropyLoss never materialises the whole logits either, like TRL's
+          // chunked loss (an approximation: its chunks are not TRL's).
+          if (v.find("LinearCrossEntropy") != std::string::npos) return "chunked";
+          return "full";
         },
         ""},
        // The recipes' cfg.compile (model and loss: torchtune@30b8519e

@@ -28,7 +28,8 @@ const ImportFormat& trl_format() {
         // LLaMA-Factory shares HF names; its own keys outbid these.
         return score;
       },
-      {same("model_name_or_path", "model"), same("per_device_train_batch_size", "batch"),
+      {same("model_name_or_path", "model"),
+       same("per_device_train_batch_size", "batch"),
        same("gradient_accumulation_steps", "grad_accum"),
        when_true("gradient_checkpointing", "checkpointing", "full"),
        // transformers >= 5.2x training_args.py: activation_checkpointing is the new name of
@@ -39,8 +40,11 @@ const ImportFormat& trl_format() {
        when_true("gradient_checkpointing_kwargs.offload", "offload_activations", "true"),
        not_priced("activation_checkpointing_kwargs.every_n_layers", kEveryNLayers),
        not_priced("gradient_checkpointing_kwargs.every_n_layers", kEveryNLayers),
-       when_true("bf16", "precision", "bf16-mixed"), when_true("fp16", "precision", "fp16-mixed"),
-       same("optim", "optimizer"), same("max_length", "seq"), same("max_seq_length", "seq"),
+       when_true("bf16", "precision", "bf16-mixed"),
+       when_true("fp16", "precision", "fp16-mixed"),
+       same("optim", "optimizer"),
+       same("max_length", "seq"),
+       same("max_seq_length", "seq"),
        when_true("use_liger_kernel", "loss", "fused"),
        // transformers training_args.py torch_compile: the Trainer compiles the model, whose
        // forward runs the loss (ForCausalLMLoss) when it is given the labels.
@@ -50,20 +54,32 @@ const ImportFormat& trl_format() {
        same("use_cache", "use_cache"),
        // Evaluation between steps (transformers training_args.py eval_strategy, default "no";
        // per_device_eval_batch_size, default 8; evaluation_strategy is the pre-4.46 name).
-       same("eval_strategy", "eval_strategy"), same("evaluation_strategy", "eval_strategy"),
-       same("per_device_eval_batch_size", "eval_batch"), same("learning_rate", "learning_rate"),
-       same("num_train_epochs", "epochs"), same("attn_implementation", "attention"),
+       same("eval_strategy", "eval_strategy"),
+       same("evaluation_strategy", "eval_strategy"),
+       same("per_device_eval_batch_size", "eval_batch"),
+       same("learning_rate", "learning_rate"),
+       same("num_train_epochs", "epochs"),
+       same("attn_implementation", "attention"),
        same("model_init_kwargs.attn_implementation", "attention"),
-       when_true("use_peft", "method", "lora"), same("lora_r", "lora_rank"),
-       same("lora_alpha", "lora_alpha"), same("lora_dropout", "lora_dropout"),
-       same("lora_target_modules", "lora_targets"), when_true("use_dora", "dora", "true"),
-       when_true("load_in_4bit", "method", "qlora"), same("bnb_4bit_quant_type", "quant"),
+       when_true("use_peft", "method", "lora"),
+       same("lora_r", "lora_rank"),
+       same("lora_alpha", "lora_alpha"),
+       same("lora_dropout", "lora_dropout"),
+       same("lora_target_modules", "lora_targets"),
+       when_true("use_dora", "dora", "true"),
+       when_true("load_in_4bit", "method", "qlora"),
+       same("bnb_4bit_quant_type", "quant"),
        same("use_bnb_nested_quant", "double_quant"),
-       // TRL >= 1.7 sft_config.py: loss_type defaults to "chunked_nll" (lm_head and the loss on
-       // chunks of 256 valid tokens under checkpoint, the chunk in fp32); not modelled yet.
-       not_priced("loss_type",
-                  "chunked_nll (TRL >= 1.7's default) is not modelled: the full loss is priced, "
-                  "an upper bound; nll and dft are the full loss"),
+       // TRL sft_config.py loss_type (>= 1.4): chunked_nll (the default from 1.7) runs the lm_head
+       // and the loss on chunks of 256 tokens (logits.cpp trl_chunked_loss); nll and dft the
+       // full loss.
+       {"loss_type", "loss",
+        [](const std::string& v) -> std::optional<std::string> {
+          if (v == "chunked_nll") return "chunked";
+          if (v == "nll" || v == "dft") return "full";
+          return v;
+        },
+        ""},
        // TRL >= 0.18 activation_offloading (from torchtune): every saved activation to the CPU,
        // not only the checkpointed inputs that --offload-activations prices.
        not_priced("activation_offloading",
@@ -71,7 +87,8 @@ const ImportFormat& trl_format() {
                   "priced on the GPU (an upper bound)"),
        not_priced("packing", "packing changes sequence lengths, not the longest one priced"),
        not_priced("padding_free", "affects padding, not the longest sequence priced"),
-       not_priced("deepspeed", kNamesADeepSpeedConfig), not_priced("fsdp", kFsdpByFlags),
+       not_priced("deepspeed", kNamesADeepSpeedConfig),
+       not_priced("fsdp", kFsdpByFlags),
        not_priced("torch_dtype", "the precision comes from bf16/fp16"),
        not_priced("model_init_kwargs.torch_dtype", "the precision comes from bf16/fp16")},
       [](const FlatConfig& c, ImportedConfig& out) {
