@@ -191,7 +191,10 @@ const Vocabulary& loss_vocabulary() {
   static const Vocabulary v{
       "--loss",
       {{"full", {}, "full logits and their fp32 upcast (transformers ForCausalLMLoss)"},
-       {"chunked", {}, "chunked cross-entropy"},
+       {"chunked",
+        {"chunked_nll"},
+        "TRL's chunked_nll: lm_head and cross-entropy on chunks of 256 tokens in fp32 "
+        "(loss_type=\"chunked_nll\", TRL's default since 1.7)"},
        {"fused",
         {"liger", "liger-kernel"},
         "Liger fused linear cross-entropy "
