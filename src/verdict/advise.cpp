@@ -44,9 +44,11 @@ std::vector<Change> candidates(const TrainingPlan& plan) {
          0, [value](TrainingPlan& p) { p.alloc_conf = value; }});
   }
   if (plan.loss == Loss::full) {
-    out.push_back({"chunked cross-entropy loss", "--loss chunked",
-                   "no quality change; a little more kernel launch overhead", 1,
-                   [](TrainingPlan& p) { p.loss = Loss::chunked; }, false});
+    out.push_back(
+        {"chunked cross-entropy loss (TRL's loss_type=\"chunked_nll\", its SFT "
+         "default since 1.7)",
+         "--loss chunked", "no quality change; a little more kernel launch overhead", 1,
+         [](TrainingPlan& p) { p.loss = Loss::chunked; }, false});
     out.push_back({"fused linear cross-entropy (Liger: use_liger_kernel=True in the HF Trainer)",
                    "--loss fused", "no quality change; needs the liger-kernel package", 2,
                    [](TrainingPlan& p) { p.loss = Loss::fused; }});
