@@ -76,6 +76,12 @@ TEST(CliImport, TrlFileWithoutCheckpointingOrBatchTakesTheDataclassDefaults) {
       << notes;
   EXPECT_EQ(estimate_json("--from " + file + " --framework trl@0.21")["plan"]["checkpointing"],
             "none");
+  // TRL's activation_offloading moves the checkpointed inputs to the host, as torchtune's does.
+  EXPECT_FALSE(
+      j["plan"].value("behaviour", nlohmann::json::object()).contains("offload_checkpoints"));
+  const auto offload = estimate_json("--from " + data("trl_sft_offload.yaml"));
+  EXPECT_EQ(offload["plan"]["checkpointing"], "full");
+  EXPECT_EQ(offload["plan"]["behaviour"]["offload_checkpoints"], true) << offload["plan"].dump();
   EXPECT_EQ(estimate_json("--from " + file + " --checkpointing none")["plan"]["checkpointing"],
             "none");
   // Plain TrainingArguments (no TRL field) stay with the HF Trainer, which does not checkpoint.

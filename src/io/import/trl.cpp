@@ -80,11 +80,11 @@ const ImportFormat& trl_format() {
           return v;
         },
         ""},
-       // TRL >= 0.18 activation_offloading (from torchtune): every saved activation to the CPU,
-       // not only the checkpointed inputs that --offload-activations prices.
-       not_priced("activation_offloading",
-                  "offloads every saved activation to the CPU; not modelled, the activations are "
-                  "priced on the GPU (an upper bound)"),
+       // TRL >= 0.18 activation_offloading: torchtune's OffloadActivations around the forward
+       // (sft_trainer.py get_act_offloading_ctx_manager). Under gradient checkpointing, TRL's
+       // default, the tensors it moves to the host are the layers' inputs, what
+       // offload_activations prices; without checkpointing the rest stay priced on the GPU.
+       when_true("activation_offloading", "offload_activations", "true"),
        not_priced("packing", "packing changes sequence lengths, not the longest one priced"),
        not_priced("padding_free", "affects padding, not the longest sequence priced"),
        not_priced("deepspeed", kNamesADeepSpeedConfig),
