@@ -131,11 +131,13 @@ Result<LoadedModel> load_preset(std::string_view name) {
   // NousResearch/Meta-Llama-3.1-8B: re-uploads of gated models, which axolotl and Unsloth configs
   // name): the same config.json, so it is priced with the preset and the report says so.
   if (const auto slash = key.find('/'); slash != std::string::npos) {
-    const std::string repo = key.substr(slash + 1);
+    // "owner/name" -> "name" (lower-cased ids; one without an owner is all name).
+    const auto repo_of = [](const std::string& id) { return id.substr(id.find('/') + 1); };
+    const std::string repo = repo_of(key);
     for (const Preset& p : presets()) {
-      bool same_repo = lower(p.info.hf_id).substr(p.info.hf_id.find('/') + 1) == repo;
-      for (const std::string& a : p.aliases)
-        same_repo = same_repo || a.substr(a.find('/') + 1) == repo;
+      const bool same_repo = repo_of(lower(p.info.hf_id)) == repo ||
+                             std::any_of(p.aliases.begin(), p.aliases.end(),
+                                         [&](const std::string& a) { return repo_of(a) == repo; });
       if (!same_repo) continue;
       auto model = load_preset(p.info.id);
       if (!model) return model.error();

@@ -18,6 +18,17 @@ namespace {
 // Tokens per chunk of TRL's chunked NLL loss: trl trainer/sft_trainer.py
 // _CHUNKED_LM_HEAD_CHUNK_SIZE (trl >= 1.4).
 constexpr std::int64_t kTrlChunkTokens = 256;
+// What one chunk of that loss holds (trl_chunked_loss below; measured in
+// validation/data/trl-chunked-loss-probe.json). Its chunk x vocab fp32 tensors alive together:
+// in forward the logits, the log-probabilities, their exp and the entropy product; in backward
+// the recomputed log-probabilities and probabilities and the gradients of the log-probabilities
+// and of the logits.
+constexpr std::int64_t kTrlChunkVocabTensors = 4;
+// Its chunk x hidden fp32 tensors in backward: the hidden slice's fp32 copy and its gradient.
+constexpr std::int64_t kTrlChunkHiddenTensors = 2;
+// Kept per valid token besides its hidden state: the int64 reorder index and reordered label.
+constexpr std::int64_t kTrlIndexBytesPerToken = 2 * 8;
+constexpr std::int64_t kFp32Bytes = 4;
 constexpr const char* kLoss = "transformers loss/loss_utils.py ForCausalLMLoss; accounting.md 4.2";
 
 std::int64_t next_pow2(std::int64_t x) {
@@ -250,7 +261,9 @@ void trl_chunked_loss(const Context& ctx, Items& items, PhaseMask fwd, PhaseMask
   // prepare_model_for_kbit_training upcast the 16-bit params of a QLoRA model.
   const bool head_fp32 = recipe(ctx.plan.precision).weights == Dtype::f32 ||
                          (ctx.plan.method == Method::qlora && ctx.plan.quant.prepare_kbit);
-  const std::int64_t copy_bytes = head_fp32 ? (a.autocast ? 2 : 0) : 4;
+  // w.float() copies a 16-bit weight; an fp32 one it returns as is, and under autocast the
+  // matmul casts it to the compute dtype instead.
+  const std::int64_t copy_bytes = head_fp32 ? (a.autocast ? a.compute_bytes : 0) : kFp32Bytes;
   const std::int64_t weight_copy = copy_bytes * v * h;
   const std::int64_t weight_grad = ctx.layers.lm_head_trainable ? weight_copy : 0;
   const char* src =
@@ -262,14 +275,14 @@ void trl_chunked_loss(const Context& ctx, Items& items, PhaseMask fwd, PhaseMask
        .tenant = Tenant::logits,
        .label = "TRL chunked loss: the valid tokens' hidden states, reordered, with their order "
                 "and labels (kept for the chunks' recompute)",
-       .bytes = a.stream_bytes * valid * h + 16 * valid,
-       .formula = fmt::format("{} tokens x ({} hidden x {} B + 2 x 8 B)", with_commas(valid), h,
-                              a.stream_bytes),
+       .bytes = a.stream_bytes * valid * h + kTrlIndexBytesPerToken * valid,
+       .formula = fmt::format("{} tokens x ({} hidden x {} B + {} B)", with_commas(valid), h,
+                              a.stream_bytes, kTrlIndexBytesPerToken),
        .source = src,
        .live = saved,
        .estimated = false});
-  const std::int64_t entropy_stage = 16 * c * v;
-  const std::int64_t matmul_stage = weight_copy + 4 * c * h + 4 * c * v;
+  const std::int64_t entropy_stage = kTrlChunkVocabTensors * kFp32Bytes * c * v;
+  const std::int64_t matmul_stage = weight_copy + kFp32Bytes * c * (h + v);
   // The final norm's output stays referenced while the loss runs. The full loss's lm_head saves
   // it only when the lm_head trains (activations.final_norm_head_input), which this loss does not
   // (ActivationSettings::head_saves_input): in that case it is counted here, for forward.
@@ -281,10 +294,10 @@ void trl_chunked_loss(const Context& ctx, Items& items, PhaseMask fwd, PhaseMask
        .label = fmt::format("TRL chunked loss: one chunk of {} tokens in fp32 (forward)", c),
        .bytes = std::max(entropy_stage, matmul_stage) + norm_output,
        .formula = fmt::format(
-           "max({} tokens x {} vocab x 4 fp32 tensors x 4 B, {}{} tokens x ({} hidden + {} vocab) "
+           "max({} tokens x {} vocab x {} fp32 tensors x 4 B, {}{} tokens x ({} hidden + {} vocab) "
            "x 4 B){}",
-           c, with_commas(v), weight_copy > 0 ? "lm_head weight copy " + vh + " + " : "", c, h,
-           with_commas(v),
+           c, with_commas(v), kTrlChunkVocabTensors,
+           weight_copy > 0 ? "lm_head weight copy " + vh + " + " : "", c, h, with_commas(v),
            norm_output > 0
                ? fmt::format(" + the final norm's output, {} tokens x {} hidden x {} B",
                              with_commas(ctx.plan.batch * ctx.plan.seq), h, a.stream_bytes)
@@ -298,11 +311,12 @@ void trl_chunked_loss(const Context& ctx, Items& items, PhaseMask fwd, PhaseMask
        .label = fmt::format("TRL chunked loss: one chunk of {} tokens recomputed, with its "
                             "gradients (backward)",
                             c),
-       .bytes = weight_copy + weight_grad + 16 * c * v + 8 * c * h,
-       .formula =
-           fmt::format("{}{}{} tokens x (4 x {} vocab + 2 x {} hidden) x 4 B",
-                       weight_copy > 0 ? "lm_head weight copy " + vh + " + " : "",
-                       weight_grad > 0 ? "its gradient " + vh + " + " : "", c, with_commas(v), h),
+       .bytes = weight_copy + weight_grad +
+                kFp32Bytes * c * (kTrlChunkVocabTensors * v + kTrlChunkHiddenTensors * h),
+       .formula = fmt::format("{}{}{} tokens x ({} x {} vocab + {} x {} hidden) x 4 B",
+                              weight_copy > 0 ? "lm_head weight copy " + vh + " + " : "",
+                              weight_grad > 0 ? "its gradient " + vh + " + " : "", c,
+                              kTrlChunkVocabTensors, with_commas(v), kTrlChunkHiddenTensors, h),
        .source = src,
        .live = bstart,
        .estimated = a.autocast || weight_grad > 0});

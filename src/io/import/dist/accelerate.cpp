@@ -23,13 +23,10 @@ Result<TrainingPlan> with_deepspeed(const std::string& file, const Get& get, Lay
   l.zero_stage = static_cast<int>(stage.value());
   for (const char* what : {"optimizer", "param"}) {
     const std::string key = fmt::format("deepspeed_config.offload_{}_device", what);
-    const std::string device = get(key).value_or("none");
-    if (device == "none") continue;
-    if (device != "cpu" && device != "nvme") {
-      return bad_input(file, key, fmt::format("'{}' is not none, cpu or nvme", device));
+    if (auto e = set_offload_device(file, key, get(key).value_or("none"),
+                                    std::string_view(what) == "optimizer", l)) {
+      return *e;
     }
-    (std::string_view(what) == "optimizer" ? l.offload_optimizer : l.offload_params) = true;
-    l.offload_to = device == "cpu" ? OffloadTarget::cpu : OffloadTarget::nvme;
   }
   p.layout = l;
   return p;

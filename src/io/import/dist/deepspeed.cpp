@@ -109,12 +109,11 @@ Result<TrainingPlan> from_deepspeed(const std::string& file, const std::string& 
     const nlohmann::json& device_json = zero[key].value("device", nlohmann::json("none"));
     if (!device_json.is_string()) return bad_input(file, field, "is not a string");
     const std::string device = device_json.get<std::string>();
-    if (device == "none") continue;
-    if (device != "cpu" && device != "nvme") {
-      return bad_input(file, field, fmt::format("'{}' is not none, cpu or nvme", device));
+    if (auto e =
+            set_offload_device(file, field, device, std::string(key) == "offload_optimizer", l)) {
+      return *e;
     }
-    (std::string(key) == "offload_optimizer" ? l.offload_optimizer : l.offload_params) = true;
-    l.offload_to = device == "cpu" ? OffloadTarget::cpu : OffloadTarget::nvme;
+    if (device == "none") continue;
     auto pin = flag_at(file, zero, key, "pin_memory", fmt::format("zero_optimization.{}", key));
     if (!pin) return pin.error();
     l.pin_memory = pin.value().value_or(false);

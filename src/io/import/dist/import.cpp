@@ -16,6 +16,17 @@ void place(Layout& l, std::int64_t world, std::int64_t gpus_per_node) {
   l.nodes = world / l.gpus_per_node < 1 ? 1 : world / l.gpus_per_node;
 }
 
+std::optional<Error> set_offload_device(const std::string& file, const std::string& field,
+                                        const std::string& device, bool optimizer, Layout& l) {
+  if (device == "none") return std::nullopt;
+  if (device != "cpu" && device != "nvme") {
+    return bad_input(file, field, fmt::format("'{}' is not none, cpu or nvme", device));
+  }
+  (optimizer ? l.offload_optimizer : l.offload_params) = true;
+  l.offload_to = device == "cpu" ? OffloadTarget::cpu : OffloadTarget::nvme;
+  return std::nullopt;
+}
+
 }  // namespace import
 
 Result<TrainingPlan> import_config(const std::string& path, const std::string& text,
