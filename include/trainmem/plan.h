@@ -283,6 +283,19 @@ struct FrameworkBehaviour {
   // transformers 4.46.3 stored the states as they were; the release in between that changed it was
   // not read, and below 5 the view is priced kept (the larger side).
   bool cache_copies_states = true;
+  // The framework runs its own model classes, not transformers' (litgpt's GPT), and the layers
+  // are priced as its code builds them (plan/framework_layers.h): the next three knobs.
+  // The model classes apply the config's dropout (attention, residual, embedding). litgpt's GPT
+  // has no dropout modules and calls SDPA with dropout_p=0.0, whatever the config's pdrop says.
+  bool model_dropout = true;
+  // The MLP's GELU is torch.nn.functional.gelu(approximate=...), one op that saves its input,
+  // where transformers' gelu_new and gelu_fast compose the tanh form in Python and save several
+  // tensors (litgpt GptNeoxMLP / GemmaMLP).
+  bool fused_gelu = false;
+  // RMSNorm multiplies the weight into the fp32 normalised tensor, `(x_normed *
+  // weight.float()).to(dtype)` (litgpt RMSNorm since lit-gpt #606), as GemmaRMSNorm does, where
+  // LlamaRMSNorm casts back first: with a trained weight the saved normalised tensor is fp32.
+  bool rms_norm_fp32_weight = false;
 };
 
 struct TrainingPlan {

@@ -312,7 +312,7 @@ class TermBytes {
 // Saved activations per layer and per term (activations.cpp's lines, split).
 void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<bool>& claimed,
                        Plan& p, Builder& b) {
-  const ModelSpec& spec = ctx.model.spec;
+  const ModelSpec& spec = ctx.spec;
   const TrainingPlan& plan = ctx.plan;
   const ledger::LayerActivations& la = ctx.layers;
   const std::size_t n = la.layer_count();

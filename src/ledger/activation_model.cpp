@@ -95,7 +95,8 @@ void output_cache_terms(Sink& s, const ModelSpec& spec, const ActivationSettings
 // norm; heads for a per-head q/k norm). Returns whether its output requires grad.
 //  rms_norm (LlamaRMSNorm): x.to(fp32); pow saves the fp32 copy, rsqrt its result (rstd);
 //    weight * x_norm.to(input dtype) saves x_norm when the weight trains.
-//  rms_norm_fp32 (GemmaRMSNorm PR #29402, Olmo2RMSNorm): the weight multiplies the fp32 x_norm,
+//  rms_norm_fp32 (GemmaRMSNorm PR #29402, Olmo2RMSNorm, litgpt's RMSNorm): the weight multiplies
+//  the fp32 x_norm,
 //    so the saved x_norm is fp32.
 //  layer_norm (nn.LayerNorm): native_layer_norm saves its input, mean and rstd (fp32 per row).
 //  mean_centered (CohereLayerNorm): x - mean is computed twice, once for pow (saved) and once for
@@ -103,7 +104,8 @@ void output_cache_terms(Sink& s, const ModelSpec& spec, const ActivationSettings
 bool norm_terms(Sink& s, const ModelSpec& spec, const std::string& what, std::int64_t width,
                 std::int64_t rows, bool input_rg, bool trainable, const ActivationSettings& cfg) {
   constexpr const char* kGemmaNorm =
-      "transformers models/gemma/modeling_gemma.py GemmaRMSNorm; olmo2 Olmo2RMSNorm";
+      "transformers models/gemma/modeling_gemma.py GemmaRMSNorm; olmo2 Olmo2RMSNorm; litgpt "
+      "model.py RMSNorm";
   constexpr const char* kCohereNorm =
       "transformers models/cohere/modeling_cohere.py CohereLayerNorm";
   switch (spec.norm) {

@@ -18,7 +18,7 @@ namespace {
 // Seed 001: with checkpointing one tensor per layer boundary is kept,
 // layers x batch x seq x hidden x 2 bytes (bf16).
 LedgerItem textbook_checkpointed(const Context& ctx) {
-  const ModelSpec& s = ctx.model.spec;
+  const ModelSpec& s = ctx.spec;
   const std::int64_t bytes = s.layers * ctx.plan.batch * ctx.plan.seq * s.hidden * 2;
   return {.id = "activations.textbook",
           .tenant = Tenant::activations,
@@ -73,7 +73,7 @@ std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& lists
                        with_commas(r.tok));
     if (r.score > 0) {
       out += fmt::format(" + {} layers x {} x {} heads x {}^2 scores x {} B", r.count,
-                         ctx.plan.batch, ctx.model.spec.heads, ctx.plan.seq, r.score);
+                         ctx.plan.batch, ctx.spec.heads, ctx.plan.seq, r.score);
     }
     if (r.fixed > 0) {
       out += fmt::format(" + {} layers x {} B per layer (DoRA)", r.count, with_commas(r.fixed));
@@ -88,7 +88,7 @@ std::size_t largest_layer(const LayerActivations& la, const Context& ctx) {
   std::int64_t best_bytes = -1;
   for (std::size_t k = 0; k < la.term_lists.size(); ++k) {
     const std::int64_t b =
-        terms_bytes(la.term_lists[k], ctx.model.spec, ctx.plan.batch, ctx.plan.seq);
+        terms_bytes(la.term_lists[k], ctx.spec, ctx.plan.batch, ctx.plan.seq);
     if (b > best_bytes) {
       best = k;
       best_bytes = b;
@@ -144,7 +144,7 @@ std::vector<ActivationTerm> held_by(const std::vector<ActivationTerm>& terms, co
 void add_held(const Context& ctx, Items& items, const HeldLine& h) {
   const LayerActivations& la = ctx.layers;
   if (!la.held_by_graph) return;
-  const ModelSpec& s = ctx.model.spec;
+  const ModelSpec& s = ctx.spec;
   const TrainingPlan& p = ctx.plan;
   const std::int64_t tokens = p.batch * p.seq;
   const std::vector<ActivationTerm> fin = held_by(la.final_terms, h);
@@ -197,7 +197,7 @@ void add_held(const Context& ctx, Items& items, const HeldLine& h) {
 void add_output_cache_until_loss(const Context& ctx, Items& items) {
   const LayerActivations& la = ctx.layers;
   if (la.settings.output_cache != OutputCache::until_loss) return;
-  const ModelSpec& s = ctx.model.spec;
+  const ModelSpec& s = ctx.spec;
   const TrainingPlan& p = ctx.plan;
   std::int64_t bytes = 0;
   std::int64_t layers = 0;
@@ -227,7 +227,7 @@ void add_output_cache_until_loss(const Context& ctx, Items& items) {
 }  // namespace
 
 LayerActivations layer_activations(const Context& ctx) {
-  const ModelSpec& spec = ctx.model.spec;
+  const ModelSpec& spec = ctx.spec;
   LayerActivations out;
   out.settings = activation_settings(ctx.plan);
   out.plans = layer_plans(spec, ctx.inventory, ctx.plan);
@@ -275,7 +275,7 @@ void add_activations(const Context& ctx, Items& items) {
     items.push_back(textbook_checkpointed(ctx));
     return;
   }
-  const ModelSpec& s = ctx.model.spec;
+  const ModelSpec& s = ctx.spec;
   const TrainingPlan& p = ctx.plan;
   const std::int64_t tokens = p.batch * p.seq;
   const LayerActivations& la = ctx.layers;

@@ -40,6 +40,9 @@ struct LayerActivations {
 struct Context {
   const LoadedModel& model;
   const TrainingPlan& plan;
+  // The layers as the plan's framework builds them (plan/framework_layers.h): every tenant reads
+  // shapes and layer code from here, not from model.spec.
+  ModelSpec spec;
   ParameterInventory inventory;   // after apply_method (adapters appended, flags set)
   std::int64_t params_total = 0;  // base model, MTP excluded
   std::int64_t params_trainable = 0;

@@ -7,6 +7,7 @@
 #include "ledger/phases.h"
 #include "ledger/run_phases.h"
 #include "plan/framework.h"
+#include "plan/framework_layers.h"
 #include "plan/limits.h"
 #include "plan/method.h"
 #include "plan/plan.h"
@@ -30,16 +31,16 @@ std::int64_t priced_params(const LoadedModel& model, const TrainingPlan& plan,
 
 ModelSummary summarise(const ledger::Context& ctx) {
   ModelSummary m;
-  m.name = ctx.model.spec.name;
+  m.name = ctx.spec.name;
   m.source = std::string(source_kind_name(ctx.model.source));
   m.source_detail = ctx.model.source_detail;
-  m.model_type = ctx.model.spec.model_type;
+  m.model_type = ctx.spec.model_type;
   m.params_total = ctx.params_total;
   m.params_trainable = ctx.params_trainable;
   m.params_with_adapters = params_total(ctx.inventory);
-  m.params_active = params_active(ctx.model.inventory, ctx.model.spec);
+  m.params_active = params_active(ctx.model.inventory, ctx.spec);
   m.params_mtp = params_mtp(ctx.model.inventory);
-  m.params_published = ctx.model.spec.published_params;
+  m.params_published = ctx.spec.published_params;
   m.params_priced = ctx.params_priced;
   return m;
 }
@@ -96,28 +97,27 @@ std::string framework_note(const TrainingPlan& plan) {
 
 std::vector<std::string> notes(const ledger::Context& ctx) {
   std::vector<std::string> out = ctx.model.notes;
-  if (!ctx.model.spec.estimated_from.empty()) {
+  if (!ctx.spec.estimated_from.empty()) {
     out.push_back(fmt::format(
         "model_type '{}' has no adapter: weights, gradients and optimizer state are priced {}; "
         "activations are ESTIMATED from the closest known layer shape, {}.",
-        ctx.model.spec.model_type,
+        ctx.spec.model_type,
         ctx.model.source == SourceKind::preset || ctx.model.source == SourceKind::config_file
             ? "from config.json's standard keys in that layer shape (a folder of safetensors "
               "gives the exact tensor list)"
             : "exactly from the safetensors headers",
-        ctx.model.spec.estimated_from));
+        ctx.spec.estimated_from));
   }
   if (ctx.plan.convention == Convention::textbook) {
     out.push_back(fmt::format(
         "Textbook convention: uniform bytes per parameter on {} params ({}), as the seeds do.",
         short_count(ctx.params_priced), ctx.plan.params_override > 0 ? "--params" : "published"));
   }
-  if (ctx.model.spec.moe.experts > 0) {
+  if (ctx.spec.moe.experts > 0) {
     out.push_back(fmt::format(
         "Mixture of experts: all {} experts per layer are resident, so memory uses the total "
         "count; {} params are active per token.",
-        ctx.model.spec.moe.experts,
-        short_count(params_active(ctx.model.inventory, ctx.model.spec))));
+        ctx.spec.moe.experts, short_count(params_active(ctx.model.inventory, ctx.spec))));
   }
   if (const std::int64_t mtp = params_mtp(ctx.model.inventory); mtp > 0) {
     out.push_back(fmt::format(
@@ -160,7 +160,9 @@ TrainingPlan effective_plan(const LoadedModel& model, const TrainingPlan& plan) 
 namespace ledger {
 
 Context make_context(const LoadedModel& model, const TrainingPlan& plan) {
-  Context ctx{model, plan, apply_method(model, plan), 0, 0, 0, {}};
+  Context ctx{
+      model, plan, framework_layers(model.spec, plan.behaviour), apply_method(model, plan), 0, 0,
+      0,     {}};
   ctx.params_total = params_total(model.inventory);
   ctx.params_trainable = params_trainable(ctx.inventory);
   ctx.params_priced = priced_params(model, plan, ctx.params_total);

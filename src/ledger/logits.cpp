@@ -161,7 +161,7 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
   const FrameworkBehaviour& b = ctx.plan.behaviour;
   Chain c;
   c.rows = rows;
-  c.v = ctx.model.spec.vocab;
+  c.v = ctx.spec.vocab;
   c.e = activation_settings(ctx.plan).compute_bytes;
   c.out_bytes = b.fp32_logits_in_model ? 4 : c.e;
   c.loss_bytes = b.loss_upcast ? 4 : c.out_bytes;
@@ -206,7 +206,7 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
                      .live = phase_bit(1, Phase::forward),
                      .estimated = false});
   }
-  if (ctx.model.spec.logit_softcap > 0) {
+  if (ctx.spec.logit_softcap > 0) {
     // final_logit_softcapping: logits / cap, tanh (saves its output), * cap.
     items.push_back(
         {.id = "logits.soft_cap",
@@ -251,7 +251,7 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
 // but the matmul casts the weight to bf16: that copy is priced instead, not measured.
 void trl_chunked_loss(const Context& ctx, Items& items, PhaseMask fwd, PhaseMask saved,
                       PhaseMask bstart) {
-  const ModelSpec& s = ctx.model.spec;
+  const ModelSpec& s = ctx.spec;
   const ActivationSettings& a = ctx.layers.settings;
   const std::int64_t v = s.vocab;
   const std::int64_t h = s.hidden;
@@ -326,7 +326,7 @@ void trl_chunked_loss(const Context& ctx, Items& items, PhaseMask fwd, PhaseMask
 
 void add_logits(const Context& ctx, Items& items) {
   const std::int64_t tokens = ctx.plan.batch * ctx.plan.seq;
-  const std::int64_t vocab = ctx.model.spec.vocab;
+  const std::int64_t vocab = ctx.spec.vocab;
   if (ctx.plan.convention == Convention::textbook) {
     // Seed 001: bf16 logits, batch x seq x vocab x 2.
     items.push_back({.id = "logits.textbook",
@@ -357,7 +357,7 @@ void add_logits(const Context& ctx, Items& items) {
     case Loss::fused: {
       // Liger FLCE: chunks of next_pow2(ceil(N / ceil(V/h))) tokens; grad_input (N x h) and,
       // when lm_head trains, grad_weight (V x h) are computed in forward and held for backward.
-      const ModelSpec& s = ctx.model.spec;
+      const ModelSpec& s = ctx.spec;
       const int e = activation_settings(ctx.plan).compute_bytes;
       const std::int64_t chunk =
           std::min(tokens, next_pow2(ceil_div(tokens, ceil_div(vocab, s.hidden))));

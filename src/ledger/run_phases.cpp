@@ -96,7 +96,7 @@ void add_load(const Context& ctx, Items& items) {
 void add_eval(const Context& ctx, Items& items) {
   const FrameworkBehaviour& b = ctx.plan.behaviour;
   if (!b.eval_between_steps && !b.generates_sample) return;
-  const ModelSpec& s = ctx.model.spec;
+  const ModelSpec& s = ctx.spec;
   const TrainingPlan& p = ctx.plan;
   const int e = activation_settings(p).compute_bytes;
   const int out_bytes = b.fp32_logits_in_model ? 4 : e;
@@ -187,7 +187,7 @@ void add_trainer_eval(const Context& ctx, Items& items) {
   const TrainingPlan& p = ctx.plan;
   if (p.eval_strategy == EvalStrategy::no || p.behaviour.eval_between_steps) return;
   const FrameworkBehaviour& b = p.behaviour;
-  const ModelSpec& s = ctx.model.spec;
+  const ModelSpec& s = ctx.spec;
   const ActivationSettings a = activation_settings(p);
   const int e = a.compute_bytes;
   const int out_bytes = b.fp32_logits_in_model ? 4 : e;

@@ -53,7 +53,7 @@ void optimizer_scratch(const Context& ctx, Items& items) {
 // copy, softmax_backward's fp32 result).
 void backward_transient(const Context& ctx, const LayerActivations& la, Items& items) {
   if (!la.any_requires_grad) return;
-  const ModelSpec& s = ctx.model.spec;
+  const ModelSpec& s = ctx.spec;
   std::int64_t bytes = 0;
   std::int64_t layer = 0;
   for (std::int64_t i = 0; i < s.layers; ++i) {
@@ -92,7 +92,7 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (g.mtp || g.quantised || dtype_info(g.dtype).bits != 32) continue;
     const bool linear = is_linear_weight(g) || g.role == Role::lm_head || is_adapter_group(g) ||
-                        (g.role == Role::embedding && ctx.model.spec.tied_embeddings &&
+                        (g.role == Role::embedding && ctx.spec.tied_embeddings &&
                          !ctx.plan.behaviour.unties_embeddings);
     if (!linear) continue;
     // Inside a checkpointed layer, saved tensors are dropped and recomputed, so only the
@@ -101,7 +101,7 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
     if (g.layer_first >= 0 && !is_adapter_group(g)) {
       // Only layers whose matmuls see an input that requires grad keep the copy.
       bool any = false;
-      for (std::int64_t i = g.layer_first; i <= g.layer_last && i < ctx.model.spec.layers; ++i) {
+      for (std::int64_t i = g.layer_first; i <= g.layer_last && i < ctx.spec.layers; ++i) {
         any = any || la.needs_input[static_cast<std::size_t>(i)];
       }
       if (!any) continue;
@@ -166,7 +166,7 @@ void dequantised_weight(const Context& ctx, Items& items) {
 // A tied embedding receives two dense V x h gradients (lm_head's and the embedding's); the second
 // is added in place at the very end of backward (accounting.md 5.2).
 void tied_embedding_grad(const Context& ctx, Items& items) {
-  const ModelSpec& s = ctx.model.spec;
+  const ModelSpec& s = ctx.spec;
   // A framework with its own lm_head (unties_embeddings) gives the embedding one gradient.
   if (!s.tied_embeddings || ctx.plan.behaviour.unties_embeddings) return;
   bool trains = false;

@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 32> kDifferences{{
+constexpr std::array<Difference, 35> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -81,6 +81,20 @@ constexpr std::array<Difference, 32> kDifferences{{
      "embedding into it, and the finetune scripts reject tie_embeddings",
      "litgpt@00af8b0d model.py:25-28 GPT.__init__ (lm_head, wte); "
      "scripts/convert_hf_checkpoint.py:206-207; finetune/lora.py:451, full.py:396"},
+    {"litgpt", "", "", "", "", Knob::model_dropout, 0,
+     "litgpt's GPT has no dropout modules (SDPA with dropout_p=0.0): the config's attention, "
+     "residual and embedding dropout do not run",
+     "litgpt@00af8b0d model.py:319 CausalSelfAttention.scaled_dot_product_attention "
+     "(dropout_p=0.0); GPT, Block, CausalSelfAttention and the MLP classes build no nn.Dropout"},
+    {"litgpt", "", "", "", "", Knob::fused_gelu, 1,
+     "the MLP's GELU is torch.nn.functional.gelu(approximate=config.gelu_approximate), one op "
+     "that saves its input (Phi's gelu_new runs as gelu with approximate='tanh')",
+     "litgpt@00af8b0d model.py:347-357 GptNeoxMLP, :377-381 GemmaMLP; config.py phi-1_5/phi-2 "
+     "gelu_approximate=\"tanh\""},
+    {"litgpt", "", "", "", "", Knob::rms_norm_fp32_weight, 1,
+     "RMSNorm multiplies the weight into the fp32 normalised tensor, then casts back",
+     "litgpt@00af8b0d model.py:550-571 RMSNorm.forward `(x_normed * weight.float()).to(dtype)` "
+     "(lit-gpt #606, 6178c7cc, 2023-10-24)"},
     {"litgpt", "", "", "", "", Knob::adapters_fp32, 0,
      "LoRA weights are created in the model dtype (bf16-true)",
      "litgpt lora.py LoRALinear (nn.Parameter under fabric.init_module)"},

@@ -47,6 +47,9 @@ enum class Knob {
   compiled_layers,
   kv_cache_in_output,
   cache_copies_states,
+  model_dropout,
+  fused_gelu,
+  rms_norm_fp32_weight,
 };
 // How a knob's value reads: a switch (0/1), a count, or a LoadQuantiser.
 enum class KnobKind { flag, count, load_quantiser };

@@ -22,18 +22,25 @@ namespace {
 // each sets its knobs (FrameworkBehaviour, src/plan/knobs.cpp). torch.compile compiles the
 // decoder layers together with the loss. `use_cache` is HF's own switch and works both ways:
 // false is how a 4.x Trainer user turns the profile's cache off (model.config.use_cache = False).
+// `step_only` turns knobs off: the framework's run phases beyond the training step (litgpt's
+// validation pass and sample generation, a QLoRA load transient) are not priced.
 struct BehaviourSwitch {
   std::string_view key;
-  std::array<std::optional<Knob>, 2> knobs;
+  std::array<std::optional<Knob>, 3> knobs;
   bool false_turns_off = false;
+  bool true_turns_off = false;  // true sets the knobs to 0
 };
-constexpr std::array<BehaviourSwitch, 6> kBehaviourSwitches{{
-    {"padding_mask", {Knob::padding_mask, std::nullopt}},
-    {"offload_activations", {Knob::offload_checkpoints, std::nullopt}},
-    {"optimizer_in_backward", {Knob::optimizer_in_backward, std::nullopt}},
-    {"keep_outputs", {Knob::outputs_kept, std::nullopt}},
+constexpr std::array<BehaviourSwitch, 7> kBehaviourSwitches{{
+    {"padding_mask", {Knob::padding_mask}},
+    {"offload_activations", {Knob::offload_checkpoints}},
+    {"optimizer_in_backward", {Knob::optimizer_in_backward}},
+    {"keep_outputs", {Knob::outputs_kept}},
     {"compile", {Knob::compiled_loss, Knob::compiled_layers}},
-    {"use_cache", {Knob::kv_cache_in_output, std::nullopt}, true},
+    {"use_cache", {Knob::kv_cache_in_output}, true},
+    {"step_only",
+     {Knob::eval_between_steps, Knob::generates_sample, Knob::load_quantiser},
+     false,
+     true},
 }};
 
 const BehaviourSwitch* behaviour_switch(std::string_view key) {
@@ -324,6 +331,7 @@ const std::vector<std::string>& plan_setting_keys() {
                                                 "keep_outputs",
                                                 "use_cache",
                                                 "compile",
+                                                "step_only",
                                                 "eval_strategy",
                                                 "eval_batch",
                                                 "alloc_conf"};
@@ -427,8 +435,9 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
                                        r.plan.framework),
                            s.from_file ? ErrorCode::bad_input : ErrorCode::usage);
     }
+    const bool knob_on = sw->true_turns_off ? !on.value() : on.value();
     for (const std::optional<Knob>& knob : sw->knobs) {
-      if (knob) set_knob(r.plan.behaviour, *knob, on.value() ? 1 : 0);
+      if (knob) set_knob(r.plan.behaviour, *knob, knob_on ? 1 : 0);
     }
   }
   // Settings that the chosen method ignores: an error when typed, a note when imported.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "plan/framework_layers.h"
 #include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/plan.h"
@@ -97,6 +98,13 @@ TEST(FrameworkTable, EachProfileSetsItsKnobs) {
   EXPECT_TRUE(lit.fp32_logits_in_model);
   EXPECT_TRUE(lit.unties_embeddings);
   EXPECT_FALSE(plan_for("hf").behaviour.unties_embeddings);
+  EXPECT_FALSE(lit.model_dropout);
+  EXPECT_TRUE(lit.fused_gelu);
+  EXPECT_TRUE(lit.rms_norm_fp32_weight);
+  const FrameworkBehaviour hf = plan_for("hf").behaviour;
+  EXPECT_TRUE(hf.model_dropout);
+  EXPECT_FALSE(hf.fused_gelu);
+  EXPECT_FALSE(hf.rms_norm_fp32_weight);
   const FrameworkBehaviour tt = plan_for("torchtune", Method::lora).behaviour;
   EXPECT_EQ(tt.loss_chunks, 8);
   EXPECT_TRUE(tt.logits_freed_after_loss);
@@ -561,6 +569,108 @@ TEST(FrameworkLedger, MlxAdaptsTheLastSixteenLayersAndHasNoCublas) {
   // 16 of 28 layers adapted: trainable params scale by 16/28.
   EXPECT_EQ(mlx.model.params_trainable * 28, hf.model.params_trainable * 16);
   for (const LedgerItem& i : mlx.items) EXPECT_NE(i.tenant, Tenant::overhead) << i.label;
+}
+
+// litgpt builds its own layers from the config's shapes (plan/framework_layers.h). The scaled
+// Phi of validation/configs/litgpt/phi-scaled.json: hidden 512, MLP 2,048, 2 layers, HF's
+// gelu_new and resid_pdrop 0.1; b2 x s256 = 512 tokens, bf16, full fine-tune, at the end of
+// forward (every saved tensor live).
+TEST(FrameworkLedger, LitgptBuildsItsOwnLayers) {
+  ModelSpec phi;
+  phi.activation = Activation::gelu_new;
+  phi.norm = NormKind::layer_norm;
+  phi.hidden_dropout = 0.1;
+  phi.attention_dropout = 0.1;
+  phi.embedding_dropout = 0.1;
+  const ModelSpec lit = framework_layers(phi, plan_for("litgpt").behaviour);
+  EXPECT_EQ(lit.activation, Activation::gelu_tanh);
+  EXPECT_EQ(lit.norm, NormKind::layer_norm);
+  EXPECT_EQ(lit.hidden_dropout, 0.0);
+  EXPECT_EQ(lit.attention_dropout, 0.0);
+  EXPECT_EQ(lit.embedding_dropout, 0.0);
+  const ModelSpec hf = framework_layers(phi, plan_for("hf").behaviour);
+  EXPECT_EQ(hf.activation, Activation::gelu_new);
+  EXPECT_EQ(hf.hidden_dropout, 0.1);
+  ModelSpec llama;
+  llama.norm = NormKind::rms_norm;
+  llama.activation = Activation::gelu;  // exact gelu stays: one op in both
+  EXPECT_EQ(framework_layers(llama, plan_for("litgpt").behaviour).norm, NormKind::rms_norm_fp32);
+  EXPECT_EQ(framework_layers(llama, plan_for("litgpt").behaviour).activation, Activation::gelu);
+  EXPECT_EQ(framework_layers(llama, plan_for("hf").behaviour).norm, NormKind::rms_norm);
+
+  const LoadedModel m = testing_support::validation_model("litgpt/phi-scaled");
+  const TrainingPlan p = plan_for("litgpt");
+  const auto acts = [&m](const TrainingPlan& plan) {
+    return tenant_in(estimate(m, plan), Tenant::activations, 1, Phase::end_of_forward);
+  };
+  TrainingPlan gelu_new = p;
+  gelu_new.behaviour.fused_gelu = false;
+  // gelu_new saves 4 tensors of the MLP width, the fused gelu 1: 3 x 2,048 x 512 x 2 B x 2 layers.
+  EXPECT_EQ(acts(gelu_new) - acts(p), 3LL * 2048 * 512 * 2 * 2);
+  TrainingPlan dropout = p;
+  dropout.behaviour.model_dropout = true;
+  // resid_pdrop 0.1 on the attention and MLP outputs: a 1-byte CUDA mask per element, 2 per layer.
+  EXPECT_EQ(acts(dropout) - acts(p), 2LL * 512 * 512 * 1 * 2);
+
+  // The fp32 weight multiply of litgpt's RMSNorm: with trained weights (full) each norm saves
+  // its normalised tensor in fp32, 2 B per element more than LlamaRMSNorm's bf16 one: 2 norms a
+  // layer x 2 layers + the final norm, over 512 tokens x hidden 512.
+  const LoadedModel tiny = testing_support::validation_model("litgpt/tinyllama-scaled");
+  TrainingPlan bf16_mul = p;
+  bf16_mul.behaviour.rms_norm_fp32_weight = false;
+  const auto tiny_acts = [&tiny](const TrainingPlan& plan) {
+    const Ledger l = estimate(tiny, plan);
+    return tenant_in(l, Tenant::activations, 1, Phase::end_of_forward) +
+           tenant_in(l, Tenant::logits, 1, Phase::end_of_forward);
+  };
+  EXPECT_EQ(tiny_acts(p) - tiny_acts(bf16_mul), 5LL * 512 * 512 * 2);
+  // With frozen norm weights (LoRA) the normalised tensor is not saved either way.
+  TrainingPlan lora = plan_for("litgpt", Method::lora);
+  TrainingPlan lora_bf16 = lora;
+  lora_bf16.behaviour.rms_norm_fp32_weight = false;
+  EXPECT_EQ(tiny_acts(lora), tiny_acts(lora_bf16));
+}
+
+// --step-only prices the training step alone: litgpt's validation pass, its sample generation
+// and the QLoRA load transient are run phases of the process, not of the step.
+TEST(FrameworkLedger, StepOnlyLeavesOutTheRunPhases) {
+  auto from = [](std::vector<PlanSetting> settings) {
+    auto r = plan_from(settings);
+    EXPECT_TRUE(r.ok());
+    return r ? r->plan : TrainingPlan{};
+  };
+  const TrainingPlan run =
+      from({{"framework", "litgpt", "--framework"}, {"method", "qlora", "--method"}});
+  EXPECT_TRUE(run.behaviour.eval_between_steps);
+  EXPECT_TRUE(run.behaviour.generates_sample);
+  EXPECT_EQ(run.behaviour.load_quantiser, LoadQuantiser::lightning_bnb);
+  const TrainingPlan step = from({{"framework", "litgpt", "--framework"},
+                                  {"method", "qlora", "--method"},
+                                  {"step_only", "true", "--step-only"}});
+  EXPECT_FALSE(step.behaviour.eval_between_steps);
+  EXPECT_FALSE(step.behaviour.generates_sample);
+  EXPECT_EQ(step.behaviour.load_quantiser, LoadQuantiser::none);
+  EXPECT_TRUE(step.behaviour.outputs_kept);  // the rest of the profile stays
+  // false is the default and changes nothing.
+  const TrainingPlan off =
+      from({{"framework", "litgpt", "--framework"}, {"step_only", "false", "--step-only"}});
+  EXPECT_TRUE(off.behaviour.eval_between_steps);
+  // On the scaled Phi LoRA (q, v) the validation pass's full, unchunked logits exceed the step
+  // (they peak in the steady state's "loaded" slot, between steps); without it the peak is a
+  // training slot.
+  const LoadedModel m = testing_support::validation_model("litgpt/phi-scaled");
+  TrainingPlan lora = plan_for("litgpt", Method::lora);
+  lora.lora.targets = {"q", "v"};
+  lora.lora.rank = 32;
+  const Totals with_eval = totals(estimate(m, lora));
+  lora.behaviour.eval_between_steps = false;
+  lora.behaviour.generates_sample = false;
+  const Totals step_alone = totals(estimate(m, lora));
+  EXPECT_GT(with_eval.peak_bytes, step_alone.peak_bytes);
+  EXPECT_NE(slot_name(with_eval.peak_slot).find("loaded"), std::string::npos)
+      << slot_name(with_eval.peak_slot);
+  EXPECT_EQ(slot_name(step_alone.peak_slot).find("loaded"), std::string::npos)
+      << slot_name(step_alone.peak_slot);
 }
 
 }  // namespace

@@ -253,6 +253,9 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
               "without gradient checkpointing, the Trainer before transformers 5)");
   switch_flag(*g, f, "--no-use-cache,--no_use_cache", "use_cache", "false",
               "the forward builds no KV cache (use_cache=False), whatever the framework's default");
+  switch_flag(*g, f, "--step-only", "step_only", "true",
+              "price the training step alone: not the framework's validation pass, sample "
+              "generation or QLoRA load transient (litgpt runs them in the process it reports)");
   switch_flag(*g, f, "--compile,--torch-compile,--torch_compile", "compile", "true",
               "torch.compile: the loss saves the logits and two fp32 values per token instead "
               "of the fp32 log_softmax; Llama-shaped layers save the compiled set (docs/"
