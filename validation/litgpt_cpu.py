@@ -4,9 +4,10 @@
 
 Needs its own environment (litgpt 0.4.13, the release of the config hub's commit 00af8b0d, with
 the lightning it pins and torch 2.4.1): requirements-litgpt.txt. Each configuration is a
-scaled-down copy of a published litgpt config-hub row (TinyLlama full, Llama-3.2-1B LoRA): the
-same head size, GQA ratio, MLP ratio and embedding layout, fewer layers, a narrower width and a
-smaller vocabulary, so that it runs on a 2-core CPU. The model is litgpt's own `GPT` (or
+scaled-down copy of a published litgpt row (TinyLlama full, Llama-3.2-1B LoRA; since
+2026-12-02 also phi-1_5/phi-2, stablelm-base-alpha-3b and gemma-2b, each built from litgpt's own
+layer classes for its family): the same head size, GQA ratio, MLP ratio and embedding layout,
+fewer layers, a narrower width and a smaller vocabulary, so that it runs on a 2-core CPU. The model is litgpt's own `GPT` (or
 `litgpt.lora.GPT`) built from `Config` with random weights inside a bf16-true `Fabric`, and the
 loop is `finetune/full.py` / `finetune/lora.py` `fit()` line for line (litgpt 0.4.13, lines cited
 below): the logits stay referenced through backward and into the next forward, the loss is
@@ -34,20 +35,66 @@ import torch  # noqa: E402
 from harness.dispatch_tracker import LiveStorageTracker  # noqa: E402
 from harness.record import SCHEMA, measured_block  # noqa: E402
 
-# Scaled shapes: head size 64 and the GQA ratio of the published model, width 512 (8 heads),
-# the published MLP ratio and vocabulary-to-width ratio, 2 layers.
+# Scaled shapes: the published head size, GQA ratio, MLP ratio, vocabulary-to-width ratio and
+# embedding layout, width 512, 2 layers. `arch` picks litgpt's layer classes and the HF config.
 MODELS = {
     # TinyLlama-1.1B: 32 heads / 4 groups (ratio 8), I/h = 5632/2048 = 2.75, V/h = 32000/2048.
-    "tinyllama-scaled": dict(n_embd=512, n_head=8, n_query_groups=1, head_size=64,
+    "tinyllama-scaled": dict(arch="llama", n_embd=512, n_head=8, n_query_groups=1, head_size=64,
                              intermediate_size=1408, padded_vocab_size=8000, vocab_size=8000,
                              tie=False, rope_base=10000),
     # Llama-3.2-1B: 32 heads / 8 groups (ratio 4), I/h = 4, V/h = 128256/2048; HF ties the
     # embeddings (tie_word_embeddings: true).
-    "llama32-scaled": dict(n_embd=512, n_head=8, n_query_groups=2, head_size=64,
+    "llama32-scaled": dict(arch="llama", n_embd=512, n_head=8, n_query_groups=2, head_size=64,
                            intermediate_size=2048, padded_vocab_size=32064, vocab_size=32064,
                            tie=True, rope_base=500000),
+    # phi-1_5 / phi-2 (litgpt config.py): head size 64 (phi-1_5), no GQA, I/h = 4,
+    # V/h = 51200/2048 = 25, half the head rotary (phi-1_5), one shared norm, parallel block,
+    # biases, an lm_head bias, GptNeoxMLP with gelu(approximate="tanh"). The HF config names
+    # gelu_new and phi-2's resid_pdrop 0.1, which litgpt's classes do not run.
+    "phi-scaled": dict(arch="phi", n_embd=512, n_head=8, n_query_groups=8, head_size=64,
+                       intermediate_size=2048, padded_vocab_size=12800, vocab_size=12800,
+                       tie=False, rope_base=10000, rotary_percentage=0.5),
+    # stablelm-base-alpha-3b (litgpt Config defaults): head size 128, no GQA, I/h = 4,
+    # V/h = 50688/4096, a quarter of the head rotary, parallel block with two norms, biases,
+    # GptNeoxMLP with exact gelu.
+    "neox-scaled": dict(arch="neox", n_embd=512, n_head=4, n_query_groups=4, head_size=128,
+                        intermediate_size=2048, padded_vocab_size=6336, vocab_size=6336,
+                        tie=False, rope_base=10000, rotary_percentage=0.25),
+    # gemma-2b: head size 256, multi-query (1 group), I/h = 8, V/h = 256000/2048 = 125, scaled
+    # embeddings, RMSNorm with the unit offset (litgpt adds it when "Gemma" is in the name),
+    # GemmaMLP (gelu tanh gate); HF ties the embeddings.
+    "Gemma-scaled": dict(arch="gemma", n_embd=512, n_head=2, n_query_groups=1, head_size=256,
+                         intermediate_size=4096, padded_vocab_size=64000, vocab_size=64000,
+                         tie=True, rope_base=10000),
 }
 N_LAYER = 2
+
+
+# litgpt Config fields per architecture (litgpt 0.4.13 config.py: Llama, phi-1_5, the
+# stablelm-base-alpha defaults, Gemma-2b).
+ARCH = {
+    "llama": dict(rotary_percentage=1.0, parallel_residual=False, bias=False,
+                  norm_class_name="RMSNorm", norm_eps=1e-5, mlp_class_name="LLaMAMLP"),
+    "phi": dict(parallel_residual=True, shared_attention_norm=True, bias=True, lm_head_bias=True,
+                norm_class_name="LayerNorm", norm_eps=1e-5, mlp_class_name="GptNeoxMLP",
+                gelu_approximate="tanh"),
+    "neox": dict(parallel_residual=True, shared_attention_norm=False, bias=True,
+                 norm_class_name="LayerNorm", norm_eps=1e-5, mlp_class_name="GptNeoxMLP",
+                 gelu_approximate="none"),
+    "gemma": dict(rotary_percentage=1.0, parallel_residual=False, bias=False,
+                  scale_embeddings=True, norm_class_name="RMSNorm", norm_eps=1e-6,
+                  mlp_class_name="GemmaMLP", gelu_approximate="tanh"),
+}
+# LoRA layouts of the rows: litgpt's lora_* switches (config hub yaml files at 00af8b0d).
+LORA = {
+    # llama-3.2-1B/lora.yaml: r 32, alpha 16, dropout 0.05, q and v.
+    "qv": dict(lora_r=32, lora_alpha=16, lora_dropout=0.05, lora_query=True, lora_key=False,
+               lora_value=True, lora_projection=False, lora_mlp=False, lora_head=False),
+    # phi-2/lora.yaml (and gemma-2b/lora.yaml, whose dropout is 0.1): r 8, alpha 16, every
+    # linear and the head.
+    "all": dict(lora_r=8, lora_alpha=16, lora_dropout=0.05, lora_query=True, lora_key=True,
+                lora_value=True, lora_projection=True, lora_mlp=True, lora_head=True),
+}
 
 
 def litgpt_config(name, lora):
@@ -55,14 +102,13 @@ def litgpt_config(name, lora):
     kw = dict(name=name, block_size=2048, n_layer=N_LAYER, n_embd=m["n_embd"], n_head=m["n_head"],
               n_query_groups=m["n_query_groups"], head_size=m["head_size"],
               intermediate_size=m["intermediate_size"], vocab_size=m["vocab_size"],
-              padded_vocab_size=m["padded_vocab_size"], rotary_percentage=1.0,
-              parallel_residual=False, bias=False, norm_class_name="RMSNorm", norm_eps=1e-5,
-              mlp_class_name="LLaMAMLP", rope_base=m["rope_base"])
+              padded_vocab_size=m["padded_vocab_size"], rope_base=m["rope_base"])
+    kw.update(ARCH[m["arch"]])
+    if "rotary_percentage" in m:
+        kw["rotary_percentage"] = m["rotary_percentage"]
     if lora:
         from litgpt.lora import Config
-        # config_hub/finetune/llama-3.2-1B/lora.yaml@00af8b0d: r 32, alpha 16, dropout 0.05, q and v.
-        kw.update(lora_r=32, lora_alpha=16, lora_dropout=0.05, lora_query=True, lora_key=False,
-                  lora_value=True, lora_projection=False, lora_mlp=False, lora_head=False)
+        kw.update(LORA[lora])
         return Config(**kw)
     from litgpt import Config
     return Config(**kw)
@@ -71,13 +117,34 @@ def litgpt_config(name, lora):
 def hf_config(name):
     """The HF config.json of the scaled model, for trainmem (the shape the published row names)."""
     m = MODELS[name]
-    return {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": False,
-            "hidden_act": "silu", "hidden_size": m["n_embd"], "head_dim": m["head_size"],
-            "intermediate_size": m["intermediate_size"], "max_position_embeddings": 2048,
-            "mlp_bias": False, "num_attention_heads": m["n_head"], "num_hidden_layers": N_LAYER,
-            "num_key_value_heads": m["n_query_groups"], "rms_norm_eps": 1e-5,
-            "rope_theta": float(m["rope_base"]), "tie_word_embeddings": m["tie"],
-            "torch_dtype": "bfloat16", "vocab_size": m["vocab_size"]}
+    common = {"hidden_size": m["n_embd"], "intermediate_size": m["intermediate_size"],
+              "num_attention_heads": m["n_head"], "num_hidden_layers": N_LAYER,
+              "max_position_embeddings": 2048, "tie_word_embeddings": m["tie"],
+              "torch_dtype": "bfloat16", "vocab_size": m["vocab_size"]}
+    if m["arch"] == "llama":
+        return {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+                "attention_bias": False, "hidden_act": "silu", "hidden_size": m["n_embd"],
+                "head_dim": m["head_size"], "intermediate_size": m["intermediate_size"],
+                "max_position_embeddings": 2048, "mlp_bias": False,
+                "num_attention_heads": m["n_head"], "num_hidden_layers": N_LAYER,
+                "num_key_value_heads": m["n_query_groups"], "rms_norm_eps": 1e-5,
+                "rope_theta": float(m["rope_base"]), "tie_word_embeddings": m["tie"],
+                "torch_dtype": "bfloat16", "vocab_size": m["vocab_size"]}
+    if m["arch"] == "phi":
+        return {"architectures": ["PhiForCausalLM"], "model_type": "phi",
+                "attention_dropout": 0.0, "embd_pdrop": 0.0, "hidden_act": "gelu_new",
+                "layer_norm_eps": 1e-5, "num_key_value_heads": m["n_query_groups"],
+                "partial_rotary_factor": m["rotary_percentage"], "qk_layernorm": False,
+                "resid_pdrop": 0.1, "rope_theta": float(m["rope_base"]), **common}
+    if m["arch"] == "neox":
+        return {"architectures": ["GPTNeoXForCausalLM"], "model_type": "gpt_neox",
+                "hidden_act": "gelu", "layer_norm_eps": 1e-5,
+                "rotary_emb_base": m["rope_base"], "rotary_pct": m["rotary_percentage"],
+                "use_parallel_residual": True, **common}
+    return {"architectures": ["GemmaForCausalLM"], "model_type": "gemma", "head_dim": m["head_size"],
+            "hidden_act": "gelu_pytorch_tanh", "hidden_activation": "gelu_pytorch_tanh",
+            "num_key_value_heads": m["n_query_groups"], "rms_norm_eps": 1e-6,
+            "rope_theta": float(m["rope_base"]), **common}
 
 
 def build(name, lora):
@@ -105,7 +172,7 @@ def build(name, lora):
 def run(spec):
     from litgpt.utils import chunked_cross_entropy
     torch.manual_seed(0)
-    lora = spec["method"] == "lora"
+    lora = spec.get("lora") if spec["method"] == "lora" else None
     fabric, model, opt = build(spec["model"], lora)
     # fit(): full.py:211 / lora.py:271 -- the rope cache is rebuilt for the training length.
     model.max_seq_length = spec["seq"]
@@ -158,9 +225,18 @@ SPECS = [
     dict(model="tinyllama-scaled", method="full", batch=4, seq=256, grad_accum=1),
     dict(model="tinyllama-scaled", method="full", batch=4, seq=256, grad_accum=2),
     # lgch_llama32_1b_lora: lora.yaml micro_batch 1, global 8.
-    dict(model="llama32-scaled", method="lora", batch=1, seq=256, grad_accum=1),
+    dict(model="llama32-scaled", method="lora", lora="qv", batch=1, seq=256, grad_accum=1),
     dict(model="llama32-scaled", method="full", batch=1, seq=256, grad_accum=1),
-    dict(model="tinyllama-scaled", method="lora", batch=4, seq=256, grad_accum=1),
+    dict(model="tinyllama-scaled", method="lora", lora="qv", batch=4, seq=256, grad_accum=1),
+    # The other families of the published litgpt rows (added 2026-12-02): Phi (lg23_phi15_*,
+    # lgch_phi2_lora), GPT-NeoX (lg23_stablelm3b_*), Gemma (lgch_gemma_2b_lora).
+    dict(model="phi-scaled", method="lora", lora="qv", batch=2, seq=256, grad_accum=1),
+    dict(model="phi-scaled", method="lora", lora="all", batch=2, seq=256, grad_accum=1),
+    dict(model="phi-scaled", method="full", batch=2, seq=256, grad_accum=1),
+    dict(model="neox-scaled", method="lora", lora="qv", batch=2, seq=256, grad_accum=1),
+    dict(model="neox-scaled", method="full", batch=2, seq=256, grad_accum=1),
+    dict(model="Gemma-scaled", method="lora", lora="all", batch=2, seq=256, grad_accum=1),
+    dict(model="Gemma-scaled", method="full", batch=1, seq=256, grad_accum=1),
 ]
 
 
@@ -169,10 +245,18 @@ def row_of(spec, tracker, command):
     cfg = {"model": model_path, "framework": "litgpt", "method": spec["method"],
            "optimizer": "adamw", "optimizer_impl": "foreach", "precision": "bf16",
            "checkpointing": "none", "attention": "sdpa", "batch": spec["batch"], "seq": spec["seq"],
-           "grad_accum": spec["grad_accum"], "loss": None}
+           "grad_accum": spec["grad_accum"], "loss": None,
+           # The loop above runs fit()'s training step only, not validate() or
+           # generate_example(): priced as such (--step-only).
+           "step_only": True}
     if spec["method"] == "lora":
-        cfg.update(lora_rank=32, lora_alpha=16, lora_dropout=0.05, lora_targets="q,v")
-    rid = "_".join(["litgpt", spec["model"], spec["method"], f"b{spec['batch']}", f"s{spec['seq']}"]
+        lo = LORA[spec["lora"]]
+        mlp = "up,down" if MODELS[spec["model"]]["arch"] in ("phi", "neox") else "gate,up,down"
+        targets = "q,v" if spec["lora"] == "qv" else f"q,k,v,o,{mlp},lm_head"
+        cfg.update(lora_rank=lo["lora_r"], lora_alpha=lo["lora_alpha"],
+                   lora_dropout=lo["lora_dropout"], lora_targets=targets)
+    method = spec["method"] + ("-all" if spec.get("lora") == "all" else "")
+    rid = "_".join(["litgpt", spec["model"], method, f"b{spec['batch']}", f"s{spec['seq']}"]
                    + ([f"ga{spec['grad_accum']}"] if spec["grad_accum"] > 1 else []))
     return {"schema": SCHEMA, "id": rid, "config": cfg,
             "measured": measured_block(tracker, "dispatch"), "provenance": provenance(command)}
