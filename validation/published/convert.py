@@ -36,13 +36,14 @@ MODELS = {
     "Llama 3.1 8B": "validation/configs/llama-3.1-8b.json",
     "mistralai/Mistral-7B-v0.1": "mistral-7b-v0.1",
     "TinyLlama-1.1B": "validation/configs/published/tinyllama-1.1b.json",
+    "microsoft/phi-1_5": "validation/configs/published/phi-1_5.json",
+    "microsoft/phi-2": "validation/configs/published/phi-2.json",
+    "stabilityai/stablelm-base-alpha-3b": "validation/configs/published/stablelm-base-alpha-3b.json",
+    "google/gemma-2b": "validation/configs/published/gemma-2b.json",
+    "Llama 3.1 70B": "meta-llama/Llama-3.1-70B",
 }
-# Families trainmem prices today; rows of other decoder families wait for issue 15's adapters.
+# Decoder families trainmem does not price (no adapter in src/model/adapters/).
 UNSUPPORTED_FAMILY = {
-    "microsoft/phi-1_5": "phi",
-    "microsoft/phi-2": "phi",
-    "stabilityai/stablelm-base-alpha-3b": "gpt_neox",
-    "google/gemma-2b": "gemma",
     "bigscience/bloomz-7b1": "bloom",
 }
 # The device as the row names it -> a `trainmem gpus` id (its compute capability and capacity
@@ -52,8 +53,34 @@ DEVICES = {
     "NVIDIA A10G 24GB": "a10",
     "RTX 4090 24GB": "rtx-4090",
     "NVIDIA L40S 48GB": "l40s",
+    "8x A100 (80GB assumed)": "a100-80gb",  # the row's own assumption (README: "8x A100")
 }
 UNIT_BYTES = {"GB": 10**9, "GiB": 2**30, "MiB": 2**20, "bytes": 1}
+
+
+# Multi-GPU rows left out, with what keeps each out.
+MULTI_GPU_EXCLUDED = {
+    "lg23_llama2_7b_lora_fsdp2_mb1": "FSDP on 2 GPUs: rank 0's peak (22.18 GB at micro-batch 1) "
+    "is above the same LoRA run's on one GPU (21.30 GB), so it is not the sharded training step "
+    "that trainmem's FSDP layout prices, and the source does not say what sets it",
+    "lg23_llama2_7b_lora_fsdp2_mb4": "FSDP on 2 GPUs: rank 0's peak (23.39 GB at micro-batch 4) "
+    "is about the 1-GPU micro-batch-1 run's, so it is not the sharded training step that "
+    "trainmem's FSDP layout prices, and the source does not say what sets it",
+}
+
+
+def layout_of(r):
+    """The row's layout in trainmem's layout settings, where its source states one trainmem
+    prices: torchtune's distributed recipes (FSDP2, full shard over the stated GPUs; with
+    fsdp_cpu_offload, parameters, gradients and optimizer state on the host)."""
+    dist = (r.get("distributed") or "").lower()
+    gpus = re.match(r"(\d+) gpus fsdp2 full shard", dist)
+    if not gpus or not r["id"].startswith("ttn_l31"):
+        return None
+    layout = {"engine": "fsdp", "fsdp": "full", "fsdp_version": 2, "gpus": int(gpus.group(1))}
+    if "fsdp_cpu_offload=true" in dist.replace(" ", ""):
+        layout["offload"] = "both"
+    return layout
 
 
 def metric_of(text):
@@ -84,18 +111,20 @@ def exclusion(r):
         return f"unit '{r['measured']['unit']}' is ambiguous in the source (GB or GiB)"
     if "SUSPECT" in r["id"]:
         return "inconsistent with its own setup (below the params + grads + AdamW floor)"
+    if "method unclear" in (r.get("seq_len_notes") or ""):
+        return "batch and sequence length not stated consistently by the source"
     dist = (r.get("distributed") or "").lower()
-    if "gpus" in dist or "fsdp" in dist or "deepspeed" in dist or "zero-3" in dist:
-        return "multi-GPU or offloaded layout: needs the distributed layouts (issue 10)"
+    if ("gpus" in dist or "fsdp" in dist or "deepspeed" in dist or "zero-3" in dist) \
+            and layout_of(r) is None:
+        return MULTI_GPU_EXCLUDED.get(r["id"], "multi-GPU layout the source does not state "
+                                                "completely (engine, sharding, GPUs)")
     if name in UNSUPPORTED_FAMILY:
-        return f"model family '{UNSUPPORTED_FAMILY[name]}' is not priced yet (issue 15)"
+        return f"model family '{UNSUPPORTED_FAMILY[name]}' is not priced"
     if name not in MODELS:
         return f"no config for model '{name}'"
     gc = r.get("gradient_checkpointing")
     if isinstance(gc, str) and "unknown" in gc:
         return "activation checkpointing and optimizer settings not stated by the source"
-    if "method unclear" in (r.get("seq_len_notes") or ""):
-        return "batch and sequence length not stated consistently by the source"
     m = r["method"].lower()
     for word, why in [("lora-fa", "LoRA-FA (frozen A, its own optimizer)"), ("ia3", "IA3"),
                       ("prompt tuning", "prompt tuning"), ("prefix tuning", "prefix tuning"),
@@ -113,13 +142,16 @@ def lora_settings(method):
     m = method.lower()
     if "gate/up/down" in m:
         targets = "gate,up,down"
-    elif "q,k,v,output_proj + mlp" in m or "all linear" in m:
+    elif "q,k,v,output_proj + mlp" in m or "all linear" in m or "q,k,v,proj,mlp" in m:
+        # litgpt's lora_query/key/value/projection/mlp: every linear of the layer (a plain MLP
+        # has no gate, and the target adapts nothing there).
         targets = "q,k,v,o,gate,up,down"
     elif "q,k,v_proj" in m or "q,k,v" in m:
         targets = "q,k,v"
     else:  # q,v / q_proj+v_proj / query+value / q+v
         targets = "q,v"
-    if "final output projection" in m or "incl. output projection" in m:
+    if ("final output projection" in m or "incl. output projection" in m
+            or "and lm_head" in m or "mlp,head" in m):
         targets += ",lm_head"
     return (int(rank.group(1)) if rank else None), targets
 
@@ -136,6 +168,12 @@ CONFIG_HUB_BATCHES = {
     "llama-2-7b/qlora.yaml": (8, 2),
     "mistral-7b/lora.yaml": (8, 2),
     "mistral-7b/qlora.yaml": (8, 2),
+    "gemma-2b/lora.yaml": (6, 2),
+    "phi-2/lora.yaml": (8, 4),
+}
+# lora_dropout of those yaml files where it is not litgpt's 0.05 (the profile's default).
+CONFIG_HUB_LORA_DROPOUT = {
+    "gemma-2b/lora.yaml": 0.1,
 }
 
 
@@ -206,6 +244,9 @@ def plan_of(r):
             # that many micro-batches per optimizer step (litgpt@00af8b0d args.py
             # gradient_accumulation_iters; finetune/full.py:253-264, lora.py:302-317).
             yaml = r["source"]["location"].split()[0]
+            if yaml in CONFIG_HUB_LORA_DROPOUT and cfg["method"] in ("lora", "qlora"):
+                cfg["lora_dropout"] = CONFIG_HUB_LORA_DROPOUT[yaml]
+                notes.append(f"lora_dropout {cfg['lora_dropout']}: {yaml} at 00af8b0d")
             if yaml in CONFIG_HUB_BATCHES:
                 global_batch, micro = CONFIG_HUB_BATCHES[yaml]
                 if micro == cfg["batch"] and global_batch > micro:
@@ -254,6 +295,10 @@ def plan_of(r):
         cfg["optimizer_impl"] = "foreach"
     if "optimizer_in_bwd" in o:
         cfg["optimizer_in_backward"] = True
+    layout = layout_of(r)
+    if layout:
+        cfg["layout"] = layout
+        notes.append(f"layout: {r['distributed']}")
     # Checkpointing.
     cfg["checkpointing"] = "full" if r["gradient_checkpointing"] is True else "none"
     cfg["attention"] = "sdpa"
