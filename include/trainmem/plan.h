@@ -296,6 +296,12 @@ struct FrameworkBehaviour {
   // weight.float()).to(dtype)` (litgpt RMSNorm since lit-gpt #606), as GemmaRMSNorm does, where
   // LlamaRMSNorm casts back first: with a trained weight the saved normalised tensor is fp32.
   bool rms_norm_fp32_weight = false;
+  // The model call computes the loss (HF: labels passed, `outputs.loss`). Off where the loop
+  // computes it from the returned logits (litgpt `chunked_cross_entropy(logits, ...)`, torchtune
+  // `self._loss_fn(logits, labels)`): the loss then runs after the forward has returned, so a
+  // kept previous step's logits (outputs_kept), released when `logits = model(...)` rebinds, are
+  // gone before the loss's tensors exist.
+  bool loss_in_model = true;
 };
 
 struct TrainingPlan {

@@ -55,6 +55,11 @@ struct Context {
 // the per-layer activations computed once. `plan` is the effective plan.
 Context make_context(const LoadedModel& model, const TrainingPlan& plan);
 
+// How many pieces the lm_head and the loss run in: torchtune's fixed count, or litgpt's chunks of
+// `loss_chunk_positions` positions per sequence (FrameworkBehaviour, src/plan/framework.cpp);
+// 1 where the head runs on the whole batch. Defined with the logits tenant (logits.cpp).
+std::int64_t loss_pieces(const FrameworkBehaviour& b, std::int64_t seq);
+
 using Items = std::vector<LedgerItem>;
 
 // One function per tenant, each in its own file under src/ledger/.

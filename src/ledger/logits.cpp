@@ -41,14 +41,6 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
-// How many pieces the lm_head and the loss run in: torchtune's fixed count, or litgpt's chunks of
-// `loss_chunk_positions` positions per sequence (FrameworkBehaviour, src/plan/framework.cpp).
-std::int64_t loss_pieces(const FrameworkBehaviour& b, std::int64_t seq) {
-  if (b.loss_chunks > 0) return std::min(b.loss_chunks, seq);
-  if (b.loss_chunk_positions > 0) return ceil_div(seq, b.loss_chunk_positions);
-  return 1;
-}
-
 // What one run of the CE chain shares between its eager and compiled loss: the rows, the
 // vocabulary, the dtypes and the pieces the lm_head and the loss run in.
 struct Chain {
@@ -65,6 +57,13 @@ struct Chain {
   PhaseMask forward_only = 0;
   PhaseMask saved = 0;
   PhaseMask bwd_start = 0;
+  // The loss's own tensors (its upcast and shift copies, its saved output): as forward_only and
+  // saved, except where the loop computes the loss after the forward returned and a kept previous
+  // step's logits were released (FrameworkBehaviour loss_in_model off with outputs_kept): then
+  // they are not live in the forward slot, which holds the previous logits, but from the end of
+  // forward.
+  PhaseMask loss_forward = 0;
+  PhaseMask loss_saved = 0;
 };
 
 // The eager loss (FrameworkBehaviour::compiled_loss off): the shifted contiguous copy of older
@@ -81,7 +80,7 @@ void eager_loss(const Context& ctx, const Chain& c, Items& items) {
          .bytes = c.loss_bytes * c.rows * c.v,
          .formula = fmt::format("{} x {} B", c.nv, c.loss_bytes),
          .source = "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (PR #35646 removed it)",
-         .live = c.forward_only,
+         .live = c.loss_forward,
          .estimated = false});
   }
   if (c.loss_bytes == 4 && c.out_bytes != 4) {
@@ -92,7 +91,7 @@ void eager_loss(const Context& ctx, const Chain& c, Items& items) {
          .bytes = 4 * c.piece_rows * c.v,
          .formula = fmt::format("{} x 4 B", c.piece_nv),
          .source = c.pieces > 1 ? "torchtune modules/loss/ce_chunked_output_loss.py" : kLoss,
-         .live = c.forward_only,
+         .live = c.loss_forward,
          .estimated = false});
   }
   items.push_back(
@@ -103,7 +102,7 @@ void eager_loss(const Context& ctx, const Chain& c, Items& items) {
        .bytes = c.loss_bytes * c.rows * c.v,
        .formula = fmt::format("{} x {} B", c.nv, c.loss_bytes),
        .source = c.loss_bytes == 4 ? kLoss : "litgpt utils.py chunked_cross_entropy (bf16 CE)",
-       .live = c.saved,
+       .live = c.loss_saved,
        .estimated = false});
   items.push_back({.id = "logits.loss_grads",
                    .tenant = Tenant::logits,
@@ -135,7 +134,7 @@ void compiled_loss(const Chain& c, Items& items) {
        .bytes = 2 * 4 * c.rows,
        .formula = fmt::format("{} tokens x 2 x 4 B", with_commas(c.rows)),
        .source = probe,
-       .live = c.saved,
+       .live = c.loss_saved,
        .estimated = false});
   items.push_back(
       {.id = "logits.loss_grads",
@@ -175,6 +174,14 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
   c.forward_only = forward_only;
   c.saved = saved;
   c.bwd_start = bwd_start;
+  c.loss_forward = forward_only;
+  c.loss_saved = saved;
+  if (b.outputs_kept && !b.loss_in_model) {
+    const PhaseMask forward_slot = in_phase(Phase::forward);
+    const PhaseMask end_of_forward = in_phase(Phase::end_of_forward);
+    c.loss_forward = (forward_only & ~forward_slot) | (forward_only ? end_of_forward : 0);
+    c.loss_saved = saved & ~forward_slot;
+  }
   const char* fw = "FrameworkBehaviour (docs/frameworks.md)";
   const PhaseMask kept = from_phase(0, Phase::forward);
   items.push_back(
@@ -205,6 +212,25 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
                      .source = fw,
                      .live = phase_bit(1, Phase::forward),
                      .estimated = false});
+  }
+  if (b.fp32_logits_in_model && !b.loss_in_model && c.e != 4) {
+    // The lm_head returns the compute dtype and the wrapper converts it to fp32 after the model
+    // returns (Fabric's convert_output over litgpt's list of chunks): the whole output in its own
+    // dtype is live beside the fp32 copy, and beside the previous step's logits that a loop keeps.
+    // Where the model computes the loss, its fp32 tensors come later in the same slot and are
+    // larger.
+    items.push_back(
+        {.id = "logits.output_before_fp32",
+         .tenant = Tenant::logits,
+         .label = fmt::format("{}lm_head output in the compute dtype, until converted to "
+                              "fp32",
+                              what),
+         .bytes = c.e * rows * c.v,
+         .formula = fmt::format("{} x {} B", c.nv, c.e),
+         .source = "lightning fabric/wrappers.py _FabricModule.forward "
+                   "precision.convert_output (FrameworkBehaviour fp32_logits_in_model)",
+         .live = in_phase(Phase::forward),
+         .estimated = false});
   }
   if (ctx.spec.logit_softcap > 0) {
     // final_logit_softcapping: logits / cap, tanh (saves its output), * cap.
@@ -323,6 +349,12 @@ void trl_chunked_loss(const Context& ctx, Items& items, PhaseMask fwd, PhaseMask
 }
 
 }  // namespace
+
+std::int64_t loss_pieces(const FrameworkBehaviour& b, std::int64_t seq) {
+  if (b.loss_chunks > 0) return std::min(b.loss_chunks, seq);
+  if (b.loss_chunk_positions > 0) return ceil_div(seq, b.loss_chunk_positions);
+  return 1;
+}
 
 void add_logits(const Context& ctx, Items& items) {
   const std::int64_t tokens = ctx.plan.batch * ctx.plan.seq;

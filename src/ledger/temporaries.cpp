@@ -85,10 +85,14 @@ void backward_transient(const Context& ctx, const LayerActivations& la, Items& i
 
 // torch.autocast caches one bf16 copy of every fp32 trainable weight it casts, and a frozen fp32
 // weight is re-cast at every use; mm saves the cast weight while its input requires grad, so the
-// copies live from forward to that layer's backward (aten/src/ATen/autocast_mode.cpp cached_cast).
+// copies live from forward to that layer's backward (aten/src/ATen/autocast_mode.cpp cached_cast:
+// only a leaf that requires grad is cached). A frozen lm_head that runs in pieces (litgpt's
+// lm_head_chunk_size) is cast once per piece, and every piece's matmul keeps its copy.
 void autocast_weights(const Context& ctx, const LayerActivations& la, Items& items) {
   if (!la.settings.autocast) return;
+  const std::int64_t head_pieces = loss_pieces(ctx.plan.behaviour, ctx.plan.seq);
   std::int64_t params = 0;
+  std::int64_t head_recasts = 0;  // params cast again for each further piece of a frozen head
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (g.mtp || g.quantised || dtype_info(g.dtype).bits != 32) continue;
     const bool linear = is_linear_weight(g) || g.role == Role::lm_head || is_adapter_group(g) ||
@@ -108,13 +112,22 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
     }
     if (g.role == Role::embedding && !la.any_requires_grad) continue;
     params += group_params(g);
+    const bool head = g.layer_first < 0 && !is_adapter_group(g);
+    if (head && !g.trainable) head_recasts += (head_pieces - 1) * group_params(g);
   }
   if (params == 0) return;
+  const std::string formula =
+      head_recasts == 0 ? fmt::format("{} matmul weight params x 2 B", with_commas(params))
+                        : fmt::format(
+                              "({} matmul weight params + {} x {} frozen lm_head params recast per "
+                              "further piece) x 2 B",
+                              with_commas(params), head_pieces - 1,
+                              with_commas(head_recasts / (head_pieces - 1)));
   items.push_back({.id = "temporaries.autocast_weight_copies",
                    .tenant = Tenant::temporaries,
                    .label = "Autocast bf16 copies of the fp32 weights",
-                   .bytes = 2 * params,
-                   .formula = fmt::format("{} matmul weight params x 2 B", with_commas(params)),
+                   .bytes = 2 * (params + head_recasts),
+                   .formula = formula,
                    .source = "PyTorch aten/src/ATen/autocast_mode.cpp cached_cast; accounting.md 6",
                    .live = forward_to_backward_start(),
                    .estimated = true});

@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 35> kDifferences{{
+constexpr std::array<Difference, 37> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -95,6 +95,11 @@ constexpr std::array<Difference, 35> kDifferences{{
      "RMSNorm multiplies the weight into the fp32 normalised tensor, then casts back",
      "litgpt@00af8b0d model.py:550-571 RMSNorm.forward `(x_normed * weight.float()).to(dtype)` "
      "(lit-gpt #606, 6178c7cc, 2023-10-24)"},
+    {"litgpt", "", "", "", "", Knob::loss_in_model, 0,
+     "the loop computes the loss from the returned logits, after `logits = model(...)` has "
+     "released the previous step's",
+     "litgpt@00af8b0d finetune/lora.py:304-308 fit() (logits = model(...); loss = "
+     "chunked_cross_entropy(logits, targets[..., 1:])), full.py:255-258"},
     {"litgpt", "", "", "", "", Knob::adapters_fp32, 0,
      "LoRA weights are created in the model dtype (bf16-true)",
      "litgpt lora.py LoRALinear (nn.Parameter under fabric.init_module)"},
@@ -119,6 +124,10 @@ constexpr std::array<Difference, 35> kDifferences{{
      "lightning fabric/plugins/precision/bitsandbytes.py convert_module, module_init_context "
      "(_ClassReplacementContextManager torch.nn.Linear), _convert_layers(ignore_modules)"},
     // torchtune.
+    {"torchtune", "", "", "", "", Knob::loss_in_model, 0,
+     "the recipe computes the loss from the returned logits",
+     "torchtune v0.1.1 recipes/lora_finetune_single_device.py:447-453, v0.3.0 :579-592 "
+     "(logits = self._model(...); loss = self._loss_fn(logits, labels))"},
     {"torchtune", "", "", "", "", Knob::adapters_fp32, 0,
      "LoRA weights are built in the model dtype",
      "torchtune modules/peft/lora.py LoRALinear; recipes set_default_dtype(bf16)"},

@@ -50,6 +50,7 @@ enum class Knob {
   model_dropout,
   fused_gelu,
   rms_norm_fp32_weight,
+  loss_in_model,
 };
 // How a knob's value reads: a switch (0/1), a count, or a LoadQuantiser.
 enum class KnobKind { flag, count, load_quantiser };

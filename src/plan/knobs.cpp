@@ -73,6 +73,7 @@ constexpr std::array kKnobs{
     flag<&B::model_dropout>(Knob::model_dropout, "model_dropout"),
     flag<&B::fused_gelu>(Knob::fused_gelu, "fused_gelu"),
     flag<&B::rms_norm_fp32_weight>(Knob::rms_norm_fp32_weight, "rms_norm_fp32_weight"),
+    flag<&B::loss_in_model>(Knob::loss_in_model, "loss_in_model"),
 };
 
 constexpr std::array<std::string_view, 4> kLoadQuantisers{"none", "lightning_bnb",

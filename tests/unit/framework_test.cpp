@@ -105,6 +105,9 @@ TEST(FrameworkTable, EachProfileSetsItsKnobs) {
   EXPECT_TRUE(hf.model_dropout);
   EXPECT_FALSE(hf.fused_gelu);
   EXPECT_FALSE(hf.rms_norm_fp32_weight);
+  EXPECT_TRUE(hf.loss_in_model);
+  EXPECT_FALSE(lit.loss_in_model);
+  EXPECT_FALSE(plan_for("torchtune@0.1").behaviour.loss_in_model);
   const FrameworkBehaviour tt = plan_for("torchtune", Method::lora).behaviour;
   EXPECT_EQ(tt.loss_chunks, 8);
   EXPECT_TRUE(tt.logits_freed_after_loss);
@@ -163,15 +166,24 @@ TEST(FrameworkLedger, LossChainPerProfile) {
   const Ledger hf = estimate(m, plan_for("hf"));
   EXPECT_EQ(tenant_in(hf, Tenant::logits, 1, Phase::forward), 10 * kNV);
   EXPECT_EQ(tenant_in(hf, Tenant::logits, 1, Phase::backward_start), 12 * kNV);
-  // litgpt: Fabric's bf16-true casts the model output to fp32 (HalfPrecision.convert_output), so
-  // kept fp32 logits 4 + the previous step's 4 + fp32 log_softmax 4 = 12 in forward; at backward
-  // start 4 + 4 + one 256-token chunk's two fp32 grads (2 x 4 x N/2 x V = 4) = 12; the kept
-  // logits (4) stay through the optimizer step. Measured on CPU: validation/data/litgpt-cpu.jsonl.
+  // litgpt: Fabric's bf16-true casts the model output to fp32 (HalfPrecision.convert_output).
+  // The loop computes the loss after `logits = model(...)` has released the previous step's
+  // logits (loss_in_model off), so the forward slot holds the kept fp32 logits 4 + the previous
+  // step's 4 + the bf16 lm_head output until its conversion 2 = 10, and the end of forward the
+  // fp32 logits 4 + fp32 log_softmax 4 = 8; at backward start 4 + 4 + one 256-token chunk's two
+  // fp32 grads (2 x 4 x N/2 x V = 4) = 12; the kept logits (4) stay through the optimizer step.
+  // Measured on CPU, phase by phase: validation/data/litgpt-cpu.jsonl.
   const Ledger lit = estimate(m, plan_for("litgpt"));
-  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::forward), 12 * kNV);
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::forward), 10 * kNV);
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::end_of_forward), 8 * kNV);
   EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::backward_start), 12 * kNV);
   EXPECT_EQ(tenant_in(lit, Tenant::logits, 1, Phase::optimizer_step), 4 * kNV);
-  EXPECT_EQ(tenant_in(lit, Tenant::logits, 0, Phase::forward), 8 * kNV);  // no previous step
+  EXPECT_EQ(tenant_in(lit, Tenant::logits, 0, Phase::forward), 6 * kNV);  // no previous step
+  // With the loss inside the model call (HF's `outputs.loss` in a loop that keeps the output),
+  // the previous logits are still held while log_softmax is saved: 4 + 4 + 4 = 12.
+  TrainingPlan in_model = plan_for("litgpt");
+  in_model.behaviour.loss_in_model = true;
+  EXPECT_EQ(tenant_in(estimate(m, in_model), Tenant::logits, 1, Phase::forward), 12 * kNV);
   // torchtune 0.3: bf16 logits 2 + one of 8 chunks upcast (4/8) + saved fp32 log_softmax 4 = 6.5;
   // backward start 4 + one chunk's fp32 grads (8/8) = 5.
   const Ledger tt = estimate(m, plan_for("torchtune", Method::lora));

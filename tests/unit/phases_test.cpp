@@ -93,6 +93,25 @@ TEST(Temporaries, AutocastWeightCopies) {
   EXPECT_EQ(item(estimate(testing_support::validation_model("qwen3-tiny"), p),
                  "Autocast bf16 copies of the fp32 weights"),
             2'097'152);
+  // A frozen lm_head that runs in pieces (litgpt's lm_head_chunk_size 128, seq 256: 2 pieces) is
+  // cast again for the second piece, and both matmuls keep their copy: one more V x h x 2 B =
+  // 8,192 x 128 x 2 = 2,097,152 B (a trained head is cast once: autocast caches it).
+  TrainingPlan lora = p;
+  lora.method = Method::lora;
+  lora.checkpointing = Checkpointing::none;
+  lora.seq = 256;
+  TrainingPlan chunked = lora;
+  chunked.behaviour.loss_chunk_positions = 128;
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  EXPECT_EQ(item(estimate(m, chunked), "Autocast bf16 copies of the fp32 weights") -
+                item(estimate(m, lora), "Autocast bf16 copies of the fp32 weights"),
+            2'097'152);
+  TrainingPlan full = chunked;
+  full.method = Method::full;
+  TrainingPlan full_whole = full;
+  full_whole.behaviour.loss_chunk_positions = 0;
+  EXPECT_EQ(item(estimate(m, full), "Autocast bf16 copies of the fp32 weights"),
+            item(estimate(m, full_whole), "Autocast bf16 copies of the fp32 weights"));
 }
 
 // Checkpointing keeps L x N x h x 2 B; the recomputed layer is one layer's saved set.
