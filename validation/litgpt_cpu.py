@@ -147,9 +147,9 @@ def hf_config(name):
             "rope_theta": float(m["rope_base"]), **common}
 
 
-def build(name, lora):
+def build(name, lora, precision="bf16-true"):
     import lightning as L
-    fabric = L.Fabric(accelerator="cpu", devices=1, precision="bf16-true")
+    fabric = L.Fabric(accelerator="cpu", devices=1, precision=precision)
     cfg = litgpt_config(name, lora)
     # full.py:150-151 / lora.py:197-199
     with fabric.init_module(empty_init=False):
@@ -173,7 +173,7 @@ def run(spec):
     from litgpt.utils import chunked_cross_entropy
     torch.manual_seed(0)
     lora = spec.get("lora") if spec["method"] == "lora" else None
-    fabric, model, opt = build(spec["model"], lora)
+    fabric, model, opt = build(spec["model"], lora, spec.get("precision", "bf16-true"))
     # fit(): full.py:211 / lora.py:271 -- the rope cache is rebuilt for the training length.
     model.max_seq_length = spec["seq"]
     gen = torch.Generator().manual_seed(0)
@@ -237,13 +237,22 @@ SPECS = [
     dict(model="neox-scaled", method="full", batch=2, seq=256, grad_accum=1),
     dict(model="Gemma-scaled", method="lora", lora="all", batch=2, seq=256, grad_accum=1),
     dict(model="Gemma-scaled", method="full", batch=1, seq=256, grad_accum=1),
+    # bf16-mixed (lg23_stablelm3b_lora_bf16mixed_mb1, litgpt's LoRA tutorial): fp32 weights under
+    # autocast.
+    dict(model="neox-scaled", method="lora", lora="qv", batch=2, seq=256, grad_accum=1,
+         precision="bf16-mixed"),
+    dict(model="tinyllama-scaled", method="lora", lora="qv", batch=4, seq=256, grad_accum=1,
+         precision="bf16-mixed"),
 ]
 
 
 def row_of(spec, tracker, command):
     model_path = f"validation/configs/litgpt/{spec['model']}.json"
     cfg = {"model": model_path, "framework": "litgpt", "method": spec["method"],
-           "optimizer": "adamw", "optimizer_impl": "foreach", "precision": "bf16",
+           "optimizer": "adamw", "optimizer_impl": "foreach",
+           # bf16-true: bf16 weights, no autocast; bf16-mixed: fp32 weights under torch.autocast
+           # (lightning fabric/plugins/precision/amp.py MixedPrecision.forward_context).
+           "precision": "autocast-bf16" if spec.get("precision") == "bf16-mixed" else "bf16",
            "checkpointing": "none", "attention": "sdpa", "batch": spec["batch"], "seq": spec["seq"],
            "grad_accum": spec["grad_accum"], "loss": None,
            # The loop above runs fit()'s training step only, not validate() or
@@ -257,7 +266,8 @@ def row_of(spec, tracker, command):
                    lora_dropout=lo["lora_dropout"], lora_targets=targets)
     method = spec["method"] + ("-all" if spec.get("lora") == "all" else "")
     rid = "_".join(["litgpt", spec["model"], method, f"b{spec['batch']}", f"s{spec['seq']}"]
-                   + ([f"ga{spec['grad_accum']}"] if spec["grad_accum"] > 1 else []))
+                   + ([f"ga{spec['grad_accum']}"] if spec["grad_accum"] > 1 else [])
+                   + (["bf16mixed"] if spec.get("precision") == "bf16-mixed" else []))
     return {"schema": SCHEMA, "id": rid, "config": cfg,
             "measured": measured_block(tracker, "dispatch"), "provenance": provenance(command)}
 
