@@ -177,10 +177,8 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
   c.loss_forward = forward_only;
   c.loss_saved = saved;
   if (b.outputs_kept && !b.loss_in_model) {
-    const PhaseMask forward_slot = in_phase(Phase::forward);
-    const PhaseMask end_of_forward = in_phase(Phase::end_of_forward);
-    c.loss_forward = (forward_only & ~forward_slot) | (forward_only ? end_of_forward : 0);
-    c.loss_saved = saved & ~forward_slot;
+    c.loss_forward = in_phase(Phase::end_of_forward);
+    c.loss_saved = saved & ~forward_only;
   }
   const char* fw = "FrameworkBehaviour (docs/frameworks.md)";
   const PhaseMask kept = from_phase(0, Phase::forward);
@@ -229,7 +227,7 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
          .formula = fmt::format("{} x {} B", c.nv, c.e),
          .source = "lightning fabric/wrappers.py _FabricModule.forward "
                    "precision.convert_output (FrameworkBehaviour fp32_logits_in_model)",
-         .live = in_phase(Phase::forward),
+         .live = forward_only,
          .estimated = false});
   }
   if (ctx.spec.logit_softcap > 0) {

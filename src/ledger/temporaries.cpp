@@ -92,7 +92,7 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
   if (!la.settings.autocast) return;
   const std::int64_t head_pieces = loss_pieces(ctx.plan.behaviour, ctx.plan.seq);
   std::int64_t params = 0;
-  std::int64_t head_recasts = 0;  // params cast again for each further piece of a frozen head
+  std::int64_t frozen_head = 0;  // a frozen lm_head's (or tied embedding's) params
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (g.mtp || g.quantised || dtype_info(g.dtype).bits != 32) continue;
     const bool linear = is_linear_weight(g) || g.role == Role::lm_head || is_adapter_group(g) ||
@@ -112,17 +112,17 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
     }
     if (g.role == Role::embedding && !la.any_requires_grad) continue;
     params += group_params(g);
-    const bool head = g.layer_first < 0 && !is_adapter_group(g);
-    if (head && !g.trainable) head_recasts += (head_pieces - 1) * group_params(g);
+    if (g.layer_first < 0 && !is_adapter_group(g) && !g.trainable) frozen_head += group_params(g);
   }
   if (params == 0) return;
+  const std::int64_t head_recasts = (head_pieces - 1) * frozen_head;
   const std::string formula =
-      head_recasts == 0 ? fmt::format("{} matmul weight params x 2 B", with_commas(params))
-                        : fmt::format(
-                              "({} matmul weight params + {} x {} frozen lm_head params recast per "
-                              "further piece) x 2 B",
-                              with_commas(params), head_pieces - 1,
-                              with_commas(head_recasts / (head_pieces - 1)));
+      head_recasts == 0
+          ? fmt::format("{} matmul weight params x 2 B", with_commas(params))
+          : fmt::format(
+                "({} matmul weight params + {} further pieces x {} frozen lm_head params) "
+                "x 2 B",
+                with_commas(params), head_pieces - 1, with_commas(frozen_head));
   items.push_back({.id = "temporaries.autocast_weight_copies",
                    .tenant = Tenant::temporaries,
                    .label = "Autocast bf16 copies of the fp32 weights",
