@@ -93,6 +93,10 @@ Census take_census(const ParameterInventory& inventory, const ModelSpec& spec) {
     const double best =
         c.largest_layer.tp_split + c.largest_layer.replicated + c.largest_layer.experts;
     if (size > best) c.largest_layer = all[l];
+    const Split& t = trainable[l];
+    const Split& most = c.most_trainable_layer;
+    if (t.tp_split + t.replicated + t.experts > most.tp_split + most.replicated + most.experts)
+      c.most_trainable_layer = t;
   }
   std::sort(c.tensor_sizes.begin(), c.tensor_sizes.end());
   return c;

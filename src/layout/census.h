@@ -36,6 +36,7 @@ struct Census {
   Split head_all, head_trainable;            // lm_head and final norm (last stage)
   bool tied = false;                         // no separate lm_head tensor
   Split largest_layer;                       // the largest decoder layer (an FSDP/ZeRO-3 unit)
+  Split most_trainable_layer;                // the trainable part of the layer with the most
   std::int64_t total_all = 0, total_trainable = 0;
   // Parameters in tensors of at most N elements, for ZeRO-3's persistence threshold: pairs of
   // (tensor elements, params), sorted by tensor elements.

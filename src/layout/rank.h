@@ -556,16 +556,29 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             "parameters unsharded until after backward); _flat_param.py:297-299 _mp_shard",
             false);
       }
-      if (l.fsdp != FsdpMode::none) {
+      // FSDP2 reduce-scatters only the parameters that received a gradient, so a unit whose
+      // base weights are frozen (LoRA) holds just its adapters' gradients. FSDP1's flat
+      // parameter gets one flat gradient, frozen parts included, once any of it trains.
+      const double trainable_unit = c.most_trainable_layer.on_rank(l.tp, l.ep);
+      const double grad_unit =
+          l.fsdp_version == 2 ? trainable_unit : (trainable_unit > 0 ? unit : 0.0);
+      if (l.fsdp != FsdpMode::none && grad_unit > 0) {
         sink.add(
             Tenant::gradients, "Unsharded gradients of one unit before reduce-scatter",
-            to_bytes(unit * static_cast<double>(gb)),
+            to_bytes(grad_unit * static_cast<double>(gb)),
             detail::both(Phase::backward, Phase::backward),
             [=] {
-              return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), gb);
+              return fmt::format("{} {} params x {} B",
+                                 l.fsdp_version == 2 ? "trainable in a layer" : "largest layer",
+                                 with_commas(to_bytes(grad_unit)), gb);
             },
-            "torch/distributed/fsdp/api.py:78-83 BackwardPrefetch docstring (current unit's "
-            "gradients)",
+            l.fsdp_version == 2
+                ? "torch/distributed/fsdp/_fully_shard/_fsdp_param_group.py "
+                  "_take_unsharded_grads_to_reduce: only parameters with a gradient are "
+                  "reduce-scattered"
+                : "torch/distributed/fsdp/api.py:78-83 BackwardPrefetch docstring (current "
+                  "unit's gradients); fully_sharded_data_parallel.py:210-213 (mixing frozen "
+                  "and trainable parameters in a unit: higher than expected gradient memory)",
             true);
       }
       break;

@@ -249,6 +249,32 @@ TEST(LayoutFsdp, FullShardByHand) {
   EXPECT_EQ(find_line(r, "Weights"), nullptr);  // no bf16 copy persists
 }
 
+TEST(LayoutFsdp, FrozenBaseWeightsReduceScatterNoGradients) {
+  // LoRA r=16 on q and v of llama-3.1-8b: a layer trains q's A (16 x 4,096) and B (4,096 x 16)
+  // and v's A (16 x 4,096) and B (1,024 x 16) = 212,992 params. FSDP2 reduce-scatters only the
+  // parameters that got a gradient; FSDP1's flat gradient covers the whole unit (218,324,992
+  // params with the adapters) once any of it trains.
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = plan_on(8, Engine::fsdp);
+  p.method = Method::lora;
+  p.lora.rank = 16;
+  p.lora.targets = {"q", "v"};
+  for (int version : {1, 2}) {
+    p.layout.fsdp_version = version;
+    const DistributedEstimate d = estimate_distributed(m, p);
+    const LedgerItem* grads = find_line(d.ranks[0].ledger, "Unsharded gradients of one unit");
+    ASSERT_NE(grads, nullptr) << "v" << version;
+    const std::int64_t params = version == 2 ? 212'992 : 218'324'992;
+    EXPECT_EQ(grads->bytes, params * 2) << "v" << version;
+  }
+  // Nothing trains in the layers (only the head): no unit gradient at all.
+  p.method = Method::freeze;
+  p.freeze.train_modules = {"lm_head"};
+  p.layout.fsdp_version = 2;
+  const DistributedEstimate frozen = estimate_distributed(m, p);
+  EXPECT_EQ(find_line(frozen.ranks[0].ledger, "Unsharded gradients of one"), nullptr);
+}
+
 TEST(LayoutDdp, BucketsCopyTheGradients) {
   const LoadedModel m = load_or_fail("qwen3-0.6b");
   TrainingPlan p = plan_on(4, Engine::ddp);
