@@ -1,0 +1,27 @@
+#!/bin/sh
+# The CUDA measurement run of issue 9, as one command on a lent GPU machine (docs/accuracy.md,
+# "The CUDA measurement run"). Prepare here with scripts/gpu-wheels.sh, then call the device
+# tool's run with command "sh validation/gpu_run.sh", carry [".whl"] and timeout_s 570.
+# It installs the carried wheels, records the device and library versions, and measures the 20
+# configurations of validation/matrix.py cuda() in fresh processes, writing each row to
+# $OUT/gpu-measured.jsonl as soon as it finishes, so that rows measured before a time-out come
+# back too. Copy that file to validation/data/gpu-measured.jsonl and run
+# `trainmem validate validation/data/gpu-measured.jsonl`.
+set -u
+OUT=${OUT:-/tmp/gpu-run}
+mkdir -p "$OUT"
+cd "$(dirname "$0")/.."
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 1
+  PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  export PYTHONPATH
+fi
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
+  python3 -c 'import torch, transformers, peft, bitsandbytes as b; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__, "peft", peft.__version__, "bitsandbytes", b.__version__)'
+} 2>&1 | tee "$OUT/device.txt"
+PYTHONUNBUFFERED=1 timeout "${GPU_RUN_SECONDS:-540}" \
+  python3 validation/measure.py --matrix cuda --out "$OUT/gpu-measured.jsonl" 2>&1 |
+  tee "$OUT/log.txt"
