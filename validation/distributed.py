@@ -42,7 +42,12 @@ def dist_matrix():
     # refuses to wrap that ("Must flatten tensors with uniform dtype"), so LoRA runs on the others.
     lora = [_spec("qwen3-tiny", e, 2, **LORA) for e in ENGINES if not e.startswith("fsdp1-")]
     ckpt = [_spec("qwen3-tiny", e, 4, checkpointing="full", seq=256) for e in ENGINES]
-    return full + lora + ckpt
+    # torchtune's custom_sharded_layers: the embedding and the output projection as FSDP2 units
+    # of their own (an 8,192-token vocabulary: each is 5 decoder layers of qwen3-tiny).
+    units = [_spec("qwen3-tiny", "fsdp2-full-units", w) for w in (2, 4)] + [
+        _spec("qwen3-tiny", "fsdp2-full-units", 2, **LORA),
+        _spec("qwen3-tiny", "fsdp2-full-units", 4, checkpointing="full", seq=256)]
+    return full + lora + ckpt + units
 
 
 def zero_matrix():

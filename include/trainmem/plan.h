@@ -51,6 +51,11 @@ struct FsdpKnobs {
   bool backward_prefetch = true;          // BACKWARD_PRE (FSDP1); FSDP2 always prefetches
   bool forward_prefetch = false;          // FSDP1 default
   bool cpu_ram_efficient_loading = true;  // only rank 0 of a node materialises the model on CPU
+  // FSDP2 units of their own for the input embedding and the output projection, outside the
+  // root (torchtune's custom_sharded_layers: ['tok_embeddings', 'output']): resharded after their
+  // forward instead of held, as the root is, from forward to the end of backward.
+  bool embedding_unit = false;
+  bool head_unit = false;
 };
 
 struct Layout {
@@ -100,6 +105,11 @@ std::string_view name_of(OffloadTarget v);
 std::optional<Engine> parse_engine(std::string_view s);
 std::optional<FsdpMode> parse_fsdp_mode(std::string_view s);
 std::optional<OffloadTarget> parse_offload_target(std::string_view s);
+// torchtune's custom_sharded_layers as a list ("tok_embeddings,output", or the YAML list as
+// written): sets the FSDP2 units of their own it names, the input embedding or the output
+// projection (HF's embed_tokens and lm_head name them too). Returns the first name that is
+// neither, for the error.
+std::optional<std::string> set_separate_units(std::string_view list, FsdpKnobs& knobs);
 // "ZeRO-3, 8 GPUs (1 node x 8)", "FSDP2 FULL_SHARD, TP 2, PP 4, 64 GPUs (8 nodes x 8)".
 std::string describe(const Layout& l);
 

@@ -228,6 +228,8 @@ void read_layout(ObjectReader& r, Layout& l) {
     f.boolean("backward_prefetch", k.backward_prefetch);
     f.boolean("forward_prefetch", k.forward_prefetch);
     f.boolean("cpu_ram_efficient_loading", k.cpu_ram_efficient_loading);
+    f.boolean("embedding_unit", k.embedding_unit);
+    f.boolean("head_unit", k.head_unit);
   });
 }
 

@@ -128,10 +128,13 @@ StageParams stage_params(const Census& c, std::int64_t tp, std::int64_t ep, std:
   // all-reduce (megatron/core/models/common/language_module/language_module.py,
   // setup_embeddings_and_output_layer).
   if (stage == 0) {
-    out.root += c.embedding_all.on_rank(tp, ep);
+    out.embedding = c.embedding_all.on_rank(tp, ep);
+    out.root += out.embedding;
     out.trainable += c.embedding_trainable.on_rank(tp, ep);
   }
   if (stage == pp - 1) {
+    // The lm_head is split by tensor parallelism; the final norm beside it is replicated.
+    out.head = c.head_all.tp_split / static_cast<double>(tp);
     out.root += c.head_all.on_rank(tp, ep);
     out.trainable += c.head_trainable.on_rank(tp, ep);
     if (c.tied && pp > 1) {

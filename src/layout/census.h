@@ -54,6 +54,7 @@ struct StageParams {
   double all = 0;  // parameters on one rank of this stage
   double trainable = 0;
   double root = 0;  // outside the decoder layers (embedding, head, final norm) on this rank
+  double embedding = 0, head = 0;  // of root: the input embedding and the lm_head on this rank
   std::int64_t layers = 0;
 };
 StageParams stage_params(const Census& c, std::int64_t tp, std::int64_t ep, std::int64_t pp,

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <utility>
@@ -11,6 +12,7 @@
 #include "trainmem/distributed.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
+#include "util/text_list.h"
 
 namespace trainmem {
 namespace {
@@ -80,6 +82,25 @@ std::optional<OffloadTarget> parse_offload_target(std::string_view s) {
   return find_value(kTargets, s);
 }
 
+std::optional<std::string> set_separate_units(std::string_view list, FsdpKnobs& knobs) {
+  // torchtune's TransformerDecoder names (tok_embeddings, output; decoder.* in its multimodal
+  // models), HF's (embed_tokens, lm_head) and GPT-2's (wte).
+  constexpr std::string_view kEmbedding[] = {
+      "tok_embeddings", "decoder.tok_embeddings", "embed_tokens", "model.embed_tokens", "wte",
+      "transformer.wte"};
+  constexpr std::string_view kHead[] = {"output", "decoder.output", "lm_head"};
+  for (const std::string& name : split_list(list)) {
+    if (std::find(std::begin(kEmbedding), std::end(kEmbedding), name) != std::end(kEmbedding)) {
+      knobs.embedding_unit = true;
+    } else if (std::find(std::begin(kHead), std::end(kHead), name) != std::end(kHead)) {
+      knobs.head_unit = true;
+    } else {
+      return name;
+    }
+  }
+  return std::nullopt;
+}
+
 std::int64_t world_size(const Layout& l) {
   return l.gpus_per_node * l.nodes;
 }
@@ -126,6 +147,11 @@ std::optional<Error> validate_layout(const Layout& l) {
   }
   if (l.fsdp_version != 1 && l.fsdp_version != 2) {
     return flag_error("--fsdp-version", fmt::format("must be 1 or 2, got {}", l.fsdp_version));
+  }
+  const bool separate_units = l.fsdp_knobs.embedding_unit || l.fsdp_knobs.head_unit;
+  if (separate_units && !(l.engine == Engine::fsdp && l.fsdp_version == 2)) {
+    return flag_error("--custom-sharded-layers",
+                      "separately sharded layers are FSDP2 units (--fsdp ... --fsdp-version 2)");
   }
   const std::int64_t world = world_size(l);
   const std::int64_t model_parallel = l.tp * l.pp * l.cp;

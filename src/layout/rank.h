@@ -486,12 +486,19 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
             },
             "torch/distributed/fsdp/api.py:230-241 CPUOffload: the optimizer step runs on CPU");
       }
-      const double root = sp.root;
       const bool resharded = l.fsdp == FsdpMode::full || l.fsdp == FsdpMode::hybrid;
+      // torchtune's custom_sharded_layers: the embedding and the lm_head as FSDP2 units of their
+      // own leave the root, and are resharded after their forward like any block.
+      const bool own_units = l.fsdp_version == 2 && resharded;
+      const double embedding_unit = own_units && l.fsdp_knobs.embedding_unit ? sp.embedding : 0;
+      const double head_unit = own_units && l.fsdp_knobs.head_unit ? sp.head : 0;
+      const double root = sp.root - embedding_unit - head_unit;
       if (resharded) {
         if (root > 0) {
           sink.add(
-              Tenant::weights, "Unsharded root (embedding, final norm, head)",
+              Tenant::weights,
+              embedding_unit > 0 || head_unit > 0 ? "Unsharded root (what no unit of its own holds)"
+                                                  : "Unsharded root (embedding, final norm, head)",
               to_bytes(root * static_cast<double>(wb)),
               detail::both(Phase::forward, Phase::end_of_backward),
               [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(root)), wb); },
@@ -502,18 +509,49 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
                     "root is not freed after forward under FULL_SHARD",
               false);
         }
+        // The lm_head as a unit of its own is gathered to make the logits at the end of forward
+        // (the last block is resharded by then) and again when backward reaches them, where the
+        // logits' gradients peak; the last block is not yet prefetched at that moment. Measured
+        // on CPU/gloo: validation/data/distributed.jsonl fsdp2-full-units rows.
+        if (head_unit > 0) {
+          sink.add(
+              Tenant::weights, "Unsharded lm_head (a unit of its own)",
+              to_bytes(head_unit * static_cast<double>(wb)),
+              detail::both(Phase::forward, Phase::forward) |
+                  detail::both(Phase::backward_start, Phase::backward_start),
+              [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(head_unit)), wb); },
+              "torchtune training/_distributed.py shard_model (custom_sharded_layers); "
+              "torch/distributed/fsdp/_fully_shard/_fsdp_state.py _pre_forward / "
+              "_register_pre_backward_hook",
+              false);
+        }
+        // The embedding as a unit of its own is gathered at the very start of forward (nothing
+        // else live yet) and for its backward, the last: priced at the end of backward.
+        if (embedding_unit > 0) {
+          sink.add(
+              Tenant::weights, "Unsharded embedding (a unit of its own)",
+              to_bytes(embedding_unit * static_cast<double>(wb)),
+              detail::both(Phase::end_of_backward, Phase::end_of_backward),
+              [=] {
+                return fmt::format("{} params x {} B", with_commas(to_bytes(embedding_unit)), wb);
+              },
+              "torchtune training/_distributed.py shard_model (custom_sharded_layers); "
+              "torch/distributed/fsdp/_fully_shard/_fsdp_state.py _register_pre_backward_hook",
+              false);
+        }
         // The block computing is unsharded only while it runs: in forward and in the middle of
         // backward, not at backward_start. Backward reaches a block's pre-backward hook (the
         // hook FSDP registers on its outputs) only after the head's backward, where the logits'
         // gradients peak; by then only the block the root prefetched is gathered. Measured on
         // CPU/gloo: validation/data/distributed.jsonl FULL_SHARD rows hold exactly one block's
         // bytes more than the shard and the root at the backward_start peak (docs/distributed.md).
+        // With the lm_head a unit of its own, it is the one computing at forward's peak.
         sink.add(
             Tenant::weights,
             l.fsdp_version == 2 ? "Unsharded block: the one computing"
                                 : "Unsharded flat parameter: the unit computing",
             to_bytes(unit * static_cast<double>(wb)),
-            detail::both(Phase::forward, Phase::forward) |
+            (head_unit > 0 ? 0 : detail::both(Phase::forward, Phase::forward)) |
                 detail::both(Phase::backward, Phase::backward),
             [=] {
               return fmt::format("largest layer {} params x {} B", with_commas(to_bytes(unit)), wb);
@@ -525,12 +563,17 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
                   "unshards when backward reaches its outputs)",
             true);
         const int prefetched = (l.fsdp_version == 1 && !l.fsdp_knobs.limit_all_gathers) ? 2 : 1;
+        // With the lm_head a unit of its own, the last block is prefetched from the lm_head's
+        // backward, after the backward_start peak.
+        const PhaseMask prefetch_live =
+            head_unit > 0 ? detail::both(Phase::forward, Phase::end_of_forward) |
+                                detail::both(Phase::backward, Phase::end_of_backward)
+                          : detail::both(Phase::forward, Phase::end_of_backward);
         sink.add(
             Tenant::weights,
             l.fsdp_version == 2 ? "Unsharded block: the prefetched one"
                                 : "Unsharded flat parameters: the prefetched unit(s)",
-            to_bytes(prefetched * unit * static_cast<double>(wb)),
-            detail::both(Phase::forward, Phase::end_of_backward),
+            to_bytes(prefetched * unit * static_cast<double>(wb)), prefetch_live,
             [=] {
               return fmt::format("{} x largest layer {} params x {} B", prefetched,
                                  with_commas(to_bytes(unit)), wb);

@@ -14,6 +14,7 @@
 #include "trainmem/plan.h"
 #include "trainmem/render.h"
 #include "util/edit_distance.h"
+#include "util/text_list.h"
 
 namespace trainmem {
 namespace {
@@ -53,23 +54,6 @@ const BehaviourSwitch* behaviour_switch(std::string_view key) {
 Error setting_error(const PlanSetting& s, std::string reason,
                     ErrorCode code = ErrorCode::bad_input) {
   return Error{code, "", s.origin.empty() ? s.key : s.origin, std::move(reason)};
-}
-
-// "q_proj, v_proj", "[\"q_proj\", \"v_proj\"]" (a Python/JSON list as PEFT prints it) -> items.
-std::vector<std::string> split_list(const std::string& text) {
-  std::string clean;
-  for (char c : text) {
-    if (c != '[' && c != ']' && c != '"' && c != '\'') clean += c;
-  }
-  std::vector<std::string> out;
-  std::stringstream in(clean);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto first = item.find_first_not_of(" \t");
-    const auto last = item.find_last_not_of(" \t");
-    if (first != std::string::npos) out.push_back(item.substr(first, last - first + 1));
-  }
-  return out;
 }
 
 Result<std::int64_t> integer(const PlanSetting& s) {

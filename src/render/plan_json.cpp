@@ -72,7 +72,9 @@ nlohmann::json layout_json(const Layout& l) {
            {{"limit_all_gathers", f.limit_all_gathers},
             {"backward_prefetch", f.backward_prefetch},
             {"forward_prefetch", f.forward_prefetch},
-            {"cpu_ram_efficient_loading", f.cpu_ram_efficient_loading}}}};
+            {"cpu_ram_efficient_loading", f.cpu_ram_efficient_loading},
+            {"embedding_unit", f.embedding_unit},
+            {"head_unit", f.head_unit}}}};
 }
 
 nlohmann::json plan_json(const TrainingPlan& p) {

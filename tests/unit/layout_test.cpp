@@ -275,6 +275,41 @@ TEST(LayoutFsdp, FrozenBaseWeightsReduceScatterNoGradients) {
   EXPECT_EQ(find_line(frozen.ranks[0].ledger, "Unsharded gradients of one"), nullptr);
 }
 
+TEST(LayoutFsdp, SeparateUnitsLeaveTheRoot) {
+  // torchtune's custom_sharded_layers: ['tok_embeddings', 'output'] on llama-3.1-8b (untied):
+  // the root keeps the final norm (4,096 x 2 B); the lm_head (128,256 x 4,096 x 2 B) is gathered
+  // in forward (it is the one computing at the end of forward) and at backward_start (the last
+  // block is not yet prefetched then); the embedding (the same size) at the end of backward.
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = plan_on(8, Engine::fsdp);
+  ASSERT_FALSE(set_separate_units("['tok_embeddings', 'output']", p.layout.fsdp_knobs));
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const Ledger& r = d.ranks[0].ledger;
+  const LedgerItem* root = find_line(r, "Unsharded root");
+  const LedgerItem* head = find_line(r, "Unsharded lm_head");
+  const LedgerItem* embedding = find_line(r, "Unsharded embedding");
+  const LedgerItem* computing = find_line(r, "Unsharded block: the one computing");
+  const LedgerItem* prefetched = find_line(r, "Unsharded block: the prefetched one");
+  ASSERT_TRUE(root && head && embedding && computing && prefetched);
+  EXPECT_EQ(root->bytes, 4'096 * 2);
+  EXPECT_EQ(head->bytes, 128'256LL * 4'096 * 2);
+  EXPECT_EQ(embedding->bytes, 128'256LL * 4'096 * 2);
+  const PhaseMask forward = phase_bit(1, Phase::forward);
+  const PhaseMask start = phase_bit(1, Phase::backward_start);
+  const PhaseMask end = phase_bit(1, Phase::end_of_backward);
+  EXPECT_NE(head->live & forward, 0u);
+  EXPECT_NE(head->live & start, 0u);
+  EXPECT_EQ(computing->live & forward, 0u);
+  EXPECT_EQ(prefetched->live & start, 0u);
+  EXPECT_NE(prefetched->live & forward, 0u);
+  EXPECT_EQ(embedding->live, phase_bit(0, Phase::end_of_backward) | end);
+  // Names other than the embedding and the output are refused, for the error to name.
+  FsdpKnobs knobs;
+  EXPECT_EQ(set_separate_units("embed_tokens, norm", knobs), std::optional<std::string>("norm"));
+  EXPECT_TRUE(knobs.embedding_unit);
+  EXPECT_FALSE(knobs.head_unit);
+}
+
 TEST(LayoutDdp, BucketsCopyTheGradients) {
   const LoadedModel m = load_or_fail("qwen3-0.6b");
   TrainingPlan p = plan_on(4, Engine::ddp);

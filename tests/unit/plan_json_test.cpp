@@ -141,6 +141,19 @@ TEST(PlanJson, ALayoutRoundTripsAndIsAbsentOnOneGpu) {
   EXPECT_TRUE(same(*back, p));
 }
 
+TEST(PlanJson, SeparateFsdp2UnitsRoundTripAndNeedFsdp2) {
+  TrainingPlan p;
+  p.layout.engine = Engine::fsdp;
+  p.layout.gpus_per_node = 8;
+  p.layout.fsdp_knobs.head_unit = true;
+  auto back = plan_from_json(render_plan_json(p));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_TRUE(back->layout.fsdp_knobs.head_unit);
+  EXPECT_FALSE(back->layout.fsdp_knobs.embedding_unit);
+  p.layout.fsdp_version = 1;  // FSDP1 wraps flat parameters: no such units
+  EXPECT_FALSE(plan_from_json(render_plan_json(p)).ok());
+}
+
 TEST(PlanJson, CpuKernelsRoundTrip) {
   TrainingPlan p;
   p.cpu_kernels = true;

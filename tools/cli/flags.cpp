@@ -346,6 +346,10 @@ void add_layout_flags(CLI::App& parent, LayoutFlags& f) {
   if (wanted("--reduce-bucket-size"))
     cmd.app().add_option("--reduce-bucket-size", f.reduce_bucket_size,
                          "DeepSpeed reduce_bucket_size in elements (default 5e8)");
+  if (wanted("--custom-sharded-layers"))
+    cmd.app().add_option("--custom-sharded-layers,--custom_sharded_layers", f.custom_sharded_layers,
+                         "FSDP2: modules sharded as units of their own, outside the root "
+                         "(torchtune custom_sharded_layers), e.g. tok_embeddings,output");
 }
 
 Result<Layout> make_layout(const LayoutFlags& f) {
@@ -413,6 +417,12 @@ Result<Layout> make_layout(const LayoutFlags& f) {
     auto n = parse_count(f.reduce_bucket_size, "--reduce-bucket-size");
     if (!n) return n.error();
     l.deepspeed.reduce_bucket_size = n.value();
+  }
+  if (auto name = set_separate_units(f.custom_sharded_layers, l.fsdp_knobs)) {
+    return Error{ErrorCode::usage, "", "--custom-sharded-layers",
+                 fmt::format("'{}' is not a module trainmem shards on its own: give "
+                             "tok_embeddings (embed_tokens) or output (lm_head)",
+                             *name)};
   }
   if (auto e = validate_layout(l)) return *e;
   return l;

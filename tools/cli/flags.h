@@ -28,6 +28,9 @@ struct LayoutFlags {
   std::string offload_to = "cpu";
   double bucket_cap_mb = 25;
   std::string reduce_bucket_size;  // elements, e.g. 5e8
+  // torchtune's custom_sharded_layers: names, comma-separated (brackets and quotes are ignored,
+  // so the YAML list pastes as it is)
+  std::string custom_sharded_layers;
 };
 
 // The plan flags as typed, in the order the settings apply (plan_settings.h). Every flag, its

@@ -46,12 +46,13 @@ Result<LayoutFlags> layout_flags_of(const std::map<std::string, std::string>& la
                  : key == "distributed_optimizer"   ? &f.distributed_optimizer
                  : key == "gradient_as_bucket_view" ? &f.gradient_as_bucket_view
                                                     : nullptr;
-    std::string* text = key == "engine"               ? &f.engine
-                        : key == "fsdp"               ? &f.fsdp
-                        : key == "offload"            ? &f.offload
-                        : key == "offload_to"         ? &f.offload_to
-                        : key == "reduce_bucket_size" ? &f.reduce_bucket_size
-                                                      : nullptr;
+    std::string* text = key == "engine"                  ? &f.engine
+                        : key == "fsdp"                  ? &f.fsdp
+                        : key == "offload"               ? &f.offload
+                        : key == "offload_to"            ? &f.offload_to
+                        : key == "reduce_bucket_size"    ? &f.reduce_bucket_size
+                        : key == "custom_sharded_layers" ? &f.custom_sharded_layers
+                                                         : nullptr;
     if (count != nullptr) {
       auto n = whole(where, key, v);
       if (!n) return n.error();

@@ -11,6 +11,10 @@ rank (same seed), the engine wraps it, and the optimizer is made over the wrappe
   `use_orig_params=True` (accelerate's default, and needed when LoRA freezes the base).
 - fsdp2: `fully_shard` on every decoder layer, then on the root, reshard_after_forward True
   (FULL_SHARD) or False (SHARD_GRAD_OP); the root is never resharded after forward (FSDP2's rule).
+- fsdp2-full-units: as fsdp2-full, with the input embedding and the output projection sharded as
+  units of their own before the layers, as torchtune's `custom_sharded_layers: ['tok_embeddings',
+  'output']` does (torchtune training/_distributed.py shard_model: every module whose name
+  matches, bottom-up, then the root).
 - zero1/2/3: `deepspeed.initialize` (DeepSpeed's CPU accelerator, gloo) with its bf16 config and
   ZeRO defaults, and a client `torch.optim.AdamW(foreach=True)` (zero_allow_untested_optimizer), so
   the Adam arithmetic is the same as the other rows; DeepSpeed keeps the fp32 master and the Adam
@@ -26,6 +30,8 @@ LAYOUTS = {
     "fsdp1-grad-op": dict(engine="fsdp", fsdp="grad-op", fsdp_version=1),
     "fsdp2-full": dict(engine="fsdp", fsdp="full", fsdp_version=2),
     "fsdp2-grad-op": dict(engine="fsdp", fsdp="grad-op", fsdp_version=2),
+    "fsdp2-full-units": dict(engine="fsdp", fsdp="full", fsdp_version=2,
+                             custom_sharded_layers="tok_embeddings,output"),
     "zero1": dict(engine="deepspeed", zero=1),
     "zero2": dict(engine="deepspeed", zero=2),
     "zero3": dict(engine="deepspeed", zero=3),
@@ -70,9 +76,16 @@ def wrap(model, engine_tag):
                                         use_orig_params=True, device_id=torch.device("cpu"))
     if engine_tag.startswith("fsdp2-"):
         from torch.distributed.fsdp import fully_shard
-        reshard = {"full": True, "grad-op": False}[engine_tag[len("fsdp2-"):]]
+        mode, _, units = engine_tag[len("fsdp2-"):].partition("-")
+        reshard = {"full": True, "grad-op": False}[mode]
+        if units == "units":
+            # torchtune shards bottom-up in reversed named_modules() order: the output projection
+            # comes after the layers in module order, so it is wrapped first, the embedding last.
+            fully_shard(model.get_output_embeddings(), reshard_after_forward=reshard)
         for layer in decoder_layers(model):
             fully_shard(layer, reshard_after_forward=reshard)
+        if units == "units":
+            fully_shard(model.get_input_embeddings(), reshard_after_forward=reshard)
         fully_shard(model, reshard_after_forward=reshard)
         return model
     raise ValueError(f"unknown engine {engine_tag!r}")

@@ -72,7 +72,8 @@ MULTI_GPU_EXCLUDED = {
 def layout_of(r):
     """The row's layout in trainmem's layout settings, where its source states one trainmem
     prices: torchtune's distributed recipes (FSDP2, full shard over the stated GPUs; with
-    fsdp_cpu_offload, parameters, gradients and optimizer state on the host)."""
+    fsdp_cpu_offload, parameters, gradients and optimizer state on the host; with
+    custom_sharded_layers, the embedding and the output as FSDP2 units of their own)."""
     dist = (r.get("distributed") or "").lower()
     gpus = re.match(r"(\d+) gpus fsdp2 full shard", dist)
     if not gpus or not r["id"].startswith("ttn_l31"):
@@ -80,6 +81,10 @@ def layout_of(r):
     layout = {"engine": "fsdp", "fsdp": "full", "fsdp_version": 2, "gpus": int(gpus.group(1))}
     if "fsdp_cpu_offload=true" in dist.replace(" ", ""):
         layout["offload"] = "both"
+    # torchtune's custom_sharded_layers, as the row states it ("tok_embeddings/output")
+    units = re.search(r"custom_sharded_layers ([\w./]+)", dist)
+    if units:
+        layout["custom_sharded_layers"] = units.group(1).replace("/", ",")
     return layout
 
 
