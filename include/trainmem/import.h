@@ -28,6 +28,10 @@ struct ImportedConfig {
   std::string model;                 // the model the file names, or empty
   std::vector<std::string> used;     // "key -> setting"
   std::vector<std::string> ignored;  // "key (why)"
+  // Layout settings the file states for a distributed run, keyed in the layout vocabulary of a
+  // measurement row ("custom_sharded_layers" -> "tok_embeddings,output", "offload" -> "both"):
+  // torchtune's recipes. They apply when the flags give a layout they fit (--fsdp, FSDP2).
+  PlanPatch layout;
 };
 
 // Reads JSON or YAML (by content, not extension), flattens it and applies the best-matching

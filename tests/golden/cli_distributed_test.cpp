@@ -146,3 +146,35 @@ TEST(CliDistributed, EmitThenFromPricesTheSamePlan) {
 }
 
 }  // namespace
+
+namespace {
+
+// A torchtune distributed recipe's custom_sharded_layers and fsdp_cpu_offload: applied under the
+// FSDP2 layout the flags give (the embedding and the lm_head as units of their own, everything
+// offloaded), a note otherwise.
+TEST(CliDistributed, TorchtuneRecipeLayoutSettings) {
+  const std::string file =
+      std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/import/torchtune_full_distributed.yaml";
+  const auto j = run_json("estimate llama-3.1-8b --seq 2048 --gpus 8 --fsdp full --from " + file);
+  const auto& knobs = j["ranks"][0]["ledger"]["plan"]["layout"]["fsdp_knobs"];
+  EXPECT_EQ(knobs["embedding_unit"], true) << knobs.dump();
+  EXPECT_EQ(knobs["head_unit"], true);
+  EXPECT_EQ(j["ranks"][0]["ledger"]["plan"]["layout"]["offload_params"], true);
+  bool head_line = false;
+  for (const auto& i : j["ranks"][0]["ledger"]["items"]) {
+    head_line = head_line || i["label"] == "Unsharded lm_head (a unit of its own)";
+  }
+  EXPECT_TRUE(head_line);
+  // A flag wins over the file; on one GPU the file's layout settings are a note.
+  const auto flag = run_json(
+      "estimate llama-3.1-8b --gpus 8 --fsdp full --custom-sharded-layers "
+      "output --from " +
+      file);
+  EXPECT_EQ(flag["ranks"][0]["ledger"]["plan"]["layout"]["fsdp_knobs"]["embedding_unit"], false);
+  const CliRun one = run("estimate llama-3.1-8b --from " + file);
+  EXPECT_EQ(one.code, 0);
+  EXPECT_NE(one.out.find("custom_sharded_layers applies to an FSDP2 layout"), std::string::npos)
+      << one.out;
+}
+
+}  // namespace

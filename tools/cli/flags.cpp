@@ -476,6 +476,38 @@ Result<PlanResult> make_plan(const PlanFlags& f) {
   return plan;
 }
 
+namespace {
+
+// A training config's layout settings (torchtune's custom_sharded_layers and fsdp_cpu_offload)
+// apply under the FSDP2 layout the flags give, unless a flag sets the same thing; otherwise the
+// report says they were not applied.
+std::optional<Error> apply_layout_settings(const PlanPatch& settings, const LayoutFlags& flags,
+                                           Layout& l, std::vector<std::string>& reports) {
+  const bool fsdp2 = l.engine == Engine::fsdp && l.fsdp_version == 2;
+  for (const PlanSetting& s : settings) {
+    if (!fsdp2) {
+      reports.push_back(
+          fmt::format("--from {} applies to an FSDP2 layout (--gpus N --fsdp "
+                      "full); not applied to {}.",
+                      s.origin, describe(l)));
+      continue;
+    }
+    if (s.key == "custom_sharded_layers" && flags.custom_sharded_layers.empty()) {
+      if (auto name = set_separate_units(s.value, l.fsdp_knobs)) {
+        return Error{ErrorCode::bad_input, "", s.origin,
+                     fmt::format("'{}' is not a module trainmem shards on its own: "
+                                 "tok_embeddings (embed_tokens) or output (lm_head)",
+                                 *name)};
+      }
+    } else if (s.key == "offload" && flags.offload.empty()) {
+      l.offload_optimizer = l.offload_params = true;
+    }
+  }
+  return validate_layout(l);
+}
+
+}  // namespace
+
 Result<ImportedPlan> import_plan(const PlanFlags& f) {
   ImportedPlan out;
   PlanPatch patch;
@@ -485,6 +517,7 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
   // shown only when the layout importer cannot read it either.
   std::vector<std::optional<Error>> settings_error;
   std::vector<bool> layout_format;  // read as DeepSpeed or accelerate: also gives a layout
+  PlanPatch layout_settings;        // what a training config states for the layout (torchtune's)
   for (const std::string& file : f.from) {
     auto imported = import_config(file);
     if (!imported) {
@@ -501,6 +534,7 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
     layout_format.push_back(c.format == "DeepSpeed JSON" || c.format == "accelerate YAML");
     if (!c.model.empty()) out.model = c.model;
     patch.insert(patch.end(), c.patch.begin(), c.patch.end());
+    layout_settings.insert(layout_settings.end(), c.layout.begin(), c.layout.end());
     auto list = [](const std::vector<std::string>& items) {
       std::string s;
       for (const std::string& i : items) s += (s.empty() ? "" : "; ") + i;
@@ -533,6 +567,9 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
   auto layout = make_layout(f.layout);
   if (!layout) return layout.error();
   out.plan.plan.layout = layout.value();
+  if (auto e = apply_layout_settings(layout_settings, f.layout, out.plan.plan.layout, reports)) {
+    return *e;
+  }
   // Distributed configs also give the layout (emit.h). A file only the layout importer reads sets
   // what it says over the flags; one the settings importers read gives its layout only.
   for (std::size_t i = 0, read = 0; i < f.from.size(); ++i) {

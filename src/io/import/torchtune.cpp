@@ -88,6 +88,27 @@ const ImportFormat& torchtune_format() {
           out.used.push_back(key + " = true -> lora_targets +" + extra);
           std::erase(out.ignored, key);
         }
+        // The distributed recipes' FSDP2 settings (torchtune@30b8519e
+        // recipes/full_finetune_distributed.py: cfg.custom_sharded_layers, cfg.fsdp_cpu_offload
+        // into training.shard_model): layout settings, applied under an FSDP2 layout.
+        const auto units = c.find("custom_sharded_layers");
+        if (units != c.end() && !io::is_unset(units->second)) {
+          out.layout.push_back(
+              {"custom_sharded_layers", units->second, out.file + ": custom_sharded_layers", true});
+          out.used.push_back("custom_sharded_layers = " + units->second +
+                             " -> layout custom_sharded_layers (with --fsdp, FSDP2)");
+          std::erase(out.ignored, std::string("custom_sharded_layers"));
+        }
+        const auto offload = c.find("fsdp_cpu_offload");
+        if (offload != c.end()) {
+          if (is_true(offload->second)) {
+            out.layout.push_back({"offload", "both", out.file + ": fsdp_cpu_offload", true});
+            out.used.push_back("fsdp_cpu_offload = True -> layout offload both (with --fsdp)");
+          } else {
+            out.used.push_back("fsdp_cpu_offload = " + offload->second + " (no change)");
+          }
+          std::erase(out.ignored, std::string("fsdp_cpu_offload"));
+        }
       }};
   return f;
 }
