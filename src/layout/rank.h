@@ -493,51 +493,47 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
       const double embedding_unit = own_units && l.fsdp_knobs.embedding_unit ? sp.embedding : 0;
       const double head_unit = own_units && l.fsdp_knobs.head_unit ? sp.head : 0;
       const double root = sp.root - embedding_unit - head_unit;
+      // A weights line of parameters gathered whole (params x the compute width).
+      auto unsharded = [&](const char* label, double params, PhaseMask live, const char* source) {
+        sink.add(
+            Tenant::weights, label, to_bytes(params * static_cast<double>(wb)), live,
+            [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(params)), wb); },
+            source, false);
+      };
       if (resharded) {
         if (root > 0) {
-          sink.add(
-              Tenant::weights,
-              embedding_unit > 0 || head_unit > 0 ? "Unsharded root (what no unit of its own holds)"
-                                                  : "Unsharded root (embedding, final norm, head)",
-              to_bytes(root * static_cast<double>(wb)),
-              detail::both(Phase::forward, Phase::end_of_backward),
-              [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(root)), wb); },
-              l.fsdp_version == 2
-                  ? "torch/distributed/fsdp/_fully_shard/_fully_shard.py:199-200: "
-                    "reshard_after_forward None is False for the root (_fsdp_state.py:222-226)"
-                  : "torch/distributed/fsdp/_runtime_utils.py:486-500 _post_forward_reshard: the "
-                    "root is not freed after forward under FULL_SHARD",
-              false);
+          unsharded(embedding_unit > 0 || head_unit > 0
+                        ? "Unsharded root (what no unit of its own holds)"
+                        : "Unsharded root (embedding, final norm, head)",
+                    root, detail::both(Phase::forward, Phase::end_of_backward),
+                    l.fsdp_version == 2
+                        ? "torch/distributed/fsdp/_fully_shard/_fully_shard.py:199-200: "
+                          "reshard_after_forward None is False for the root "
+                          "(_fsdp_state.py:222-226)"
+                        : "torch/distributed/fsdp/_runtime_utils.py:486-500 "
+                          "_post_forward_reshard: the root is not freed after forward under "
+                          "FULL_SHARD");
         }
         // The lm_head as a unit of its own is gathered to make the logits at the end of forward
         // (the last block is resharded by then) and again when backward reaches them, where the
         // logits' gradients peak; the last block is not yet prefetched at that moment. Measured
         // on CPU/gloo: validation/data/distributed.jsonl fsdp2-full-units rows.
         if (head_unit > 0) {
-          sink.add(
-              Tenant::weights, "Unsharded lm_head (a unit of its own)",
-              to_bytes(head_unit * static_cast<double>(wb)),
-              detail::both(Phase::forward, Phase::forward) |
-                  detail::both(Phase::backward_start, Phase::backward_start),
-              [=] { return fmt::format("{} params x {} B", with_commas(to_bytes(head_unit)), wb); },
-              "torchtune training/_distributed.py shard_model (custom_sharded_layers); "
-              "torch/distributed/fsdp/_fully_shard/_fsdp_state.py _pre_forward / "
-              "_register_pre_backward_hook",
-              false);
+          unsharded("Unsharded lm_head (a unit of its own)", head_unit,
+                    detail::both(Phase::forward, Phase::forward) |
+                        detail::both(Phase::backward_start, Phase::backward_start),
+                    "torchtune training/_distributed.py shard_model (custom_sharded_layers); "
+                    "torch/distributed/fsdp/_fully_shard/_fsdp_state.py _pre_forward / "
+                    "_register_pre_backward_hook");
         }
         // The embedding as a unit of its own is gathered at the very start of forward (nothing
         // else live yet) and for its backward, the last: priced at the end of backward.
         if (embedding_unit > 0) {
-          sink.add(
-              Tenant::weights, "Unsharded embedding (a unit of its own)",
-              to_bytes(embedding_unit * static_cast<double>(wb)),
-              detail::both(Phase::end_of_backward, Phase::end_of_backward),
-              [=] {
-                return fmt::format("{} params x {} B", with_commas(to_bytes(embedding_unit)), wb);
-              },
-              "torchtune training/_distributed.py shard_model (custom_sharded_layers); "
-              "torch/distributed/fsdp/_fully_shard/_fsdp_state.py _register_pre_backward_hook",
-              false);
+          unsharded("Unsharded embedding (a unit of its own)", embedding_unit,
+                    detail::both(Phase::end_of_backward, Phase::end_of_backward),
+                    "torchtune training/_distributed.py shard_model (custom_sharded_layers); "
+                    "torch/distributed/fsdp/_fully_shard/_fsdp_state.py "
+                    "_register_pre_backward_hook");
         }
         // The block computing is unsharded only while it runs: in forward and in the middle of
         // backward, not at backward_start. Backward reaches a block's pre-backward hook (the
