@@ -489,7 +489,9 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
       const bool resharded = l.fsdp == FsdpMode::full || l.fsdp == FsdpMode::hybrid;
       // torchtune's custom_sharded_layers: the embedding and the lm_head as FSDP2 units of their
       // own leave the root, and are resharded after their forward like any block.
-      const bool own_units = l.fsdp_version == 2 && resharded;
+      // A tied embedding is also the head: one weight, gathered like the root's (torchtitan
+      // groups it with the head in one unit it does not reshard after forward).
+      const bool own_units = l.fsdp_version == 2 && resharded && !c.tied;
       const double embedding_unit = own_units && l.fsdp_knobs.embedding_unit ? sp.embedding : 0;
       const double head_unit = own_units && l.fsdp_knobs.head_unit ? sp.head : 0;
       const double root = sp.root - embedding_unit - head_unit;

@@ -198,6 +198,14 @@ Result<std::string> torchtitan(const LoadedModel& model, const TrainingPlan& p) 
   }
   const std::int64_t replicate = l.fsdp == FsdpMode::hybrid ? l.nodes : 1;
   std::string out = header("#", p, model);
+  if (!(l.fsdp_knobs.embedding_unit && l.fsdp_knobs.head_unit)) {
+    // torchtitan always makes them units of their own (src/io/import/dist/torchtitan.cpp), so
+    // reading this file back prices that, not the plan as given.
+    out +=
+        "# torchtitan shards the embedding and [norm, lm_head] as units of their own; this plan "
+        "was priced\n# with them in the root (--custom-sharded-layers tok_embeddings,output prices "
+        "torchtitan's layout)\n";
+  }
   out += "[training]\n";
   out += fmt::format("local_batch_size = {}\nseq_len = {}\n", p.batch, p.seq);
   out += fmt::format("global_batch_size = {}\n", p.batch * p.grad_accum * data_parallel_size(l));

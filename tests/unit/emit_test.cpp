@@ -89,6 +89,16 @@ TEST(EmitRoundTrip, Fsdp2TorchtitanWithModelParallel) {
   const LoadedModel m = load_or_fail("llama-3.1-70b");
   TrainingPlan p = base_plan();
   p.layout.engine = Engine::fsdp;
+  // torchtitan shards the embedding and [norm, lm_head] as units of their own: a plan that says
+  // so round-trips; one that does not is told in the file's header.
+  auto text = emit_config(EmitFormat::fsdp2, m, p);
+  ASSERT_TRUE(text);
+  EXPECT_NE(text->find("--custom-sharded-layers tok_embeddings,output"), std::string::npos);
+  p.layout.fsdp_knobs.embedding_unit = p.layout.fsdp_knobs.head_unit = true;
+  expect_round_trip(EmitFormat::fsdp2, m, p);
+  text = emit_config(EmitFormat::fsdp2, m, p);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->find("--custom-sharded-layers"), std::string::npos);
   p.layout.tp = 4;
   p.layout.sequence_parallel = true;
   p.layout.pp = 2;

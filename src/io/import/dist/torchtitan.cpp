@@ -53,6 +53,12 @@ Result<TrainingPlan> from_torchtitan(const std::string& file, const Keys& k, Tra
     return bad_input(file, "parallelism.fsdp_reshard_after_forward",
                      fmt::format("'{}' is not default, always or never", reshard));
   }
+  // torchtitan shards the embedding and [norm, lm_head] as units of their own, outside the root
+  // (torchtitan@b5bcd76 distributed/fsdp.py apply_fsdp_to_decoder; a tied model groups them in
+  // one unit held like the root, which is how the rank pricing treats a tied model). The
+  // [norm, lm_head] unit is not resharded after forward by default: held from its forward to its
+  // backward, the same moments as the lm_head line.
+  l.fsdp_knobs.embedding_unit = l.fsdp_knobs.head_unit = true;
   auto offload =
       as_bool(file, "training.enable_cpu_offload", get("training.enable_cpu_offload", "false"));
   if (!offload) return offload.error();
