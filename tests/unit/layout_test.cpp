@@ -303,6 +303,12 @@ TEST(LayoutFsdp, SeparateUnitsLeaveTheRoot) {
   EXPECT_EQ(prefetched->live & start, 0u);
   EXPECT_NE(prefetched->live & forward, 0u);
   EXPECT_EQ(embedding->live, phase_bit(0, Phase::end_of_backward) | end);
+  // A tied embedding is also the head: one weight, held with the root as before.
+  const LoadedModel tied = load_or_fail("qwen3-0.6b");
+  const DistributedEstimate t = estimate_distributed(tied, p);
+  EXPECT_NE(find_line(t.ranks[0].ledger, "Unsharded root (embedding, final norm, head)"), nullptr);
+  EXPECT_EQ(find_line(t.ranks[0].ledger, "Unsharded lm_head"), nullptr);
+  EXPECT_EQ(find_line(t.ranks[0].ledger, "Unsharded embedding"), nullptr);
   // Names other than the embedding and the output are refused, for the error to name.
   FsdpKnobs knobs;
   EXPECT_EQ(set_separate_units("embed_tokens, norm", knobs), std::optional<std::string>("norm"));
