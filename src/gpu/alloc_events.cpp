@@ -228,7 +228,9 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
     const Dtype sd = dtype_info(t.dtype).bits > dtype_info(r.states).bits ? t.dtype : r.states;
     const bool fallback =
         t.role == Role::embedding || t.role == Role::lm_head || t.role == Role::position_embedding;
-    const std::int64_t state = optimizer_state_bytes(row, t.shape, sd, fallback);
+    // A paged row's buffers of large tensors live outside the pool; the rest is allocated in it.
+    const std::int64_t state =
+        optimizer_state_bytes(row, t.shape, sd, fallback) - paged_state_bytes(row, t.shape);
     // zeros_like per state: Adam's exp_avg and exp_avg_sq are separate tensors.
     const bool plain = row.storage == StateStorage::param_dtype && !row.factored_second_moment &&
                        !row.blockwise_second_moment && !row.muon_split && row.full_states > 0 &&
@@ -255,9 +257,12 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
   take(p.master, std::move(m), Tenant::master_weights, "master weights, fp32 (per tensor)");
   take(p.grads, std::move(g), Tenant::gradients, "gradients (AccumulateGrad, per tensor)");
   if (row.paged) {
-    // bitsandbytes paged optimizers keep state in cudaMallocManaged memory, outside the pool.
+    // bitsandbytes paged optimizers keep the state of large tensors in cudaMallocManaged memory,
+    // outside the pool (the textbook convention's uniform line counts all of it there).
     for (std::size_t k = 0; k < l.items.size(); ++k) {
-      if (l.items[k].tenant == Tenant::optimizer_states && !claimed[k]) {
+      const std::string& id = l.items[k].id;
+      if (l.items[k].tenant == Tenant::optimizer_states && !claimed[k] &&
+          (id == "optimizer_states.paged" || id == "optimizer_states.textbook")) {
         claimed[k] = true;
         b.out.outside_pool_bytes += l.items[k].bytes;
         for (int slot = 0; slot < kPhaseSlots; ++slot) {
@@ -268,10 +273,9 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
         }
       }
     }
-  } else {
-    take(p.states, std::move(s), Tenant::optimizer_states,
-         "optimizer state (zeros_like, per tensor)");
   }
+  std::erase_if(s, [](const Piece& piece) { return piece.bytes == 0; });
+  take(p.states, std::move(s), Tenant::optimizer_states, "optimizer state (zeros_like, per tensor)");
   // The foreach step's intermediate list: one state-sized tensor per parameter.
   if (row.kind == OptimizerKind::adamw && ctx.plan.optimizer_impl == OptimizerImpl::foreach) {
     const std::int64_t want = total(sc);

@@ -60,6 +60,7 @@ void add_optimizer_states(const Context& ctx, Items& items) {
   const OptimizerRow& row = optimizer_row(ctx.plan.optimizer);
   std::int64_t trainable = 0;
   std::int64_t state_bytes = 0;
+  std::int64_t paged_bytes = 0;  // of state_bytes, in CUDA unified memory (paged rows)
   std::int64_t needs_master = 0;  // trainable params narrower than the master dtype
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (!g.trainable || g.mtp) continue;
@@ -73,6 +74,7 @@ void add_optimizer_states(const Context& ctx, Items& items) {
         g.role == Role::embedding || g.role == Role::lm_head || g.role == Role::position_embedding;
     state_bytes +=
         optimizer_state_bytes(row, g.shape, state_dtype, adamw_fallback) * g.multiplicity;
+    paged_bytes += paged_state_bytes(row, g.shape) * g.multiplicity;
     if (r.master && dtype_info(g.dtype).bits < dtype_info(*r.master).bits) {
       needs_master += group_params(g);
     }
@@ -88,16 +90,36 @@ void add_optimizer_states(const Context& ctx, Items& items) {
                      .live = kAllPhases,
                      .estimated = false});
   }
-  const std::string where = row.paged ? " in paged (unified) memory" : "";
+  if (paged_bytes > 0) {
+    items.push_back({.id = "optimizer_states.paged",
+                     .tenant = Tenant::optimizer_states,
+                     .label = fmt::format("Optimizer states ({}) in paged (unified) memory",
+                                          row.name),
+                     .bytes = paged_bytes,
+                     .formula = fmt::format("state buffers of the tensors of at least {} "
+                                            "elements, {} B per element per state",
+                                            with_commas(kBnbPagedMinElements),
+                                            row.storage == StateStorage::blockwise_8bit ? 1 : 4),
+                     .source = "bitsandbytes/optim/optimizer.py get_state_buffer (F.get_paged)",
+                     .live = state_phases(ctx.plan),
+                     .estimated = false});
+  }
+  const std::int64_t pooled = state_bytes - paged_bytes;
+  if (pooled == 0) return;
   items.push_back(
       {.id = "optimizer_states.all",
        .tenant = Tenant::optimizer_states,
-       .label = fmt::format("Optimizer states ({}{})", row.name, where),
-       .bytes = state_bytes,
+       .label = row.paged ? fmt::format("Optimizer states ({}) in PyTorch's pool: 8-bit absmax "
+                                        "blocks and tensors under {} elements",
+                                        row.name, with_commas(kBnbPagedMinElements))
+                          : fmt::format("Optimizer states ({})", row.name),
+       .bytes = pooled,
        .formula = fmt::format("{} trainable params, per tensor: {:.3f} B/param on average",
                               with_commas(trainable),
-                              static_cast<double>(state_bytes) / static_cast<double>(trainable)),
-       .source = std::string(row.source),
+                              static_cast<double>(pooled) / static_cast<double>(trainable)),
+       .source = row.paged ? "bitsandbytes/optim/optimizer.py init_state (torch.zeros absmax1/"
+                             "absmax2) and get_state_buffer (zeros_like under 1e5 elements)"
+                           : std::string(row.source),
        .live = state_phases(ctx.plan),
        .estimated = false});
 }

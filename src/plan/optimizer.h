@@ -42,10 +42,20 @@ const std::vector<OptimizerRow>& optimizer_table();
 inline constexpr std::int64_t kBnbStateBlock = 256;
 inline constexpr std::int64_t kBnbMin8bitSize = 4096;
 
+// bitsandbytes paged optimizers page only the state of tensors of at least 1e5 elements; smaller
+// ones get zeros_like in PyTorch's pool (bitsandbytes/optim/optimizer.py get_state_buffer:
+// `p.numel() < 1e5`), and the 8-bit absmax blocks are always plain torch.zeros (init_state).
+inline constexpr std::int64_t kBnbPagedMinElements = 100'000;
+
 // State bytes the optimizer keeps for one tensor of `shape`, given the recipe's state dtype.
 // `adamw_fallback`: Muon steps this tensor with AdamW (embeddings and the head, besides vectors).
 std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
                                    Dtype state_dtype, bool adamw_fallback = false);
+
+// The part of optimizer_state_bytes a paged row keeps in CUDA unified memory, outside PyTorch's
+// pool: the state buffers of tensors of at least kBnbPagedMinElements elements (not their absmax
+// blocks). 0 for rows that do not page.
+std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape);
 
 // Scratch the step allocates on top of the states, for tensors with `total_elements` elements
 // whose largest single tensor has `largest_elements`, in `state_dtype`.

@@ -73,6 +73,21 @@ TEST(Optimizer, EveryKindHasOneRowWithASource) {
   EXPECT_EQ(optimizer_table().size(), 11U);
 }
 
+// bitsandbytes pages state1/state2 of tensors of at least 1e5 elements; their 8-bit absmax
+// blocks and every smaller tensor's state stay in PyTorch's pool.
+TEST(Optimizer, PagedStateIsTheLargeTensorsBuffers) {
+  const OptimizerRow& paged32 = optimizer_row(OptimizerKind::paged_adamw);
+  const OptimizerRow& paged8 = optimizer_row(OptimizerKind::paged_adamw_8bit);
+  EXPECT_EQ(paged_state_bytes(paged32, {4096, 4096}), 2 * 4 * kN);
+  EXPECT_EQ(paged_state_bytes(paged8, {4096, 4096}), 2 * kN);  // absmax (2 x kN/256 x 4) pooled
+  EXPECT_EQ(optimizer_state_bytes(paged8, {4096, 4096}, Dtype::f32) -
+                paged_state_bytes(paged8, {4096, 4096}),
+            2 * kN / 256 * 4);
+  EXPECT_EQ(paged_state_bytes(paged32, {99'999}), 0);
+  EXPECT_EQ(paged_state_bytes(paged32, {100'000}), 2 * 4 * 100'000);
+  EXPECT_EQ(paged_state_bytes(optimizer_row(OptimizerKind::adamw_8bit), {4096, 4096}), 0);
+}
+
 TEST(Optimizer, Lion8bitKeepsOneBlockwiseState) {
   // 1,000,000 elements: 1,000,000 uint8 + ceil(1e6 / 256) = 3,907 fp32 absmax = 1,015,628 B.
   const OptimizerRow& lion8 = optimizer_row(OptimizerKind::lion_8bit);
