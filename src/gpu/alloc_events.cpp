@@ -275,7 +275,8 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
     }
   }
   std::erase_if(s, [](const Piece& piece) { return piece.bytes == 0; });
-  take(p.states, std::move(s), Tenant::optimizer_states, "optimizer state (zeros_like, per tensor)");
+  take(p.states, std::move(s), Tenant::optimizer_states,
+       "optimizer state (zeros_like, per tensor)");
   // The foreach step's intermediate list: one state-sized tensor per parameter.
   if (row.kind == OptimizerKind::adamw && ctx.plan.optimizer_impl == OptimizerImpl::foreach) {
     const std::int64_t want = total(sc);

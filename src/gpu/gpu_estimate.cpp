@@ -173,8 +173,9 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
   }
   if (stream.outside_pool_bytes > 0) {
     g.notes.push_back(fmt::format(
-        "Paged optimizer state ({}) lives in CUDA unified memory, outside PyTorch's allocator: "
-        "counted in the device total, not in allocated or reserved.",
+        "Paged optimizer state ({}, the large tensors' buffers) lives in CUDA unified memory, "
+        "outside PyTorch's allocator: counted in the device total, not in allocated or "
+        "reserved.",
         format_bytes(stream.outside_pool_bytes, Unit::gib)));
   }
   return g;

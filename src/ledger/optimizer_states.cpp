@@ -60,7 +60,7 @@ void add_optimizer_states(const Context& ctx, Items& items) {
   const OptimizerRow& row = optimizer_row(ctx.plan.optimizer);
   std::int64_t trainable = 0;
   std::int64_t state_bytes = 0;
-  std::int64_t paged_bytes = 0;  // of state_bytes, in CUDA unified memory (paged rows)
+  std::int64_t paged_bytes = 0;   // of state_bytes, in CUDA unified memory (paged rows)
   std::int64_t needs_master = 0;  // trainable params narrower than the master dtype
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (!g.trainable || g.mtp) continue;
@@ -91,18 +91,18 @@ void add_optimizer_states(const Context& ctx, Items& items) {
                      .estimated = false});
   }
   if (paged_bytes > 0) {
-    items.push_back({.id = "optimizer_states.paged",
-                     .tenant = Tenant::optimizer_states,
-                     .label = fmt::format("Optimizer states ({}) in paged (unified) memory",
-                                          row.name),
-                     .bytes = paged_bytes,
-                     .formula = fmt::format("state buffers of the tensors of at least {} "
-                                            "elements, {} B per element per state",
-                                            with_commas(kBnbPagedMinElements),
-                                            row.storage == StateStorage::blockwise_8bit ? 1 : 4),
-                     .source = "bitsandbytes/optim/optimizer.py get_state_buffer (F.get_paged)",
-                     .live = state_phases(ctx.plan),
-                     .estimated = false});
+    items.push_back(
+        {.id = "optimizer_states.paged",
+         .tenant = Tenant::optimizer_states,
+         .label = fmt::format("Optimizer states ({}) in paged (unified) memory", row.name),
+         .bytes = paged_bytes,
+         .formula = fmt::format("state buffers of the tensors of at least {} "
+                                "elements, {} B per element per state",
+                                with_commas(kBnbPagedMinElements),
+                                row.storage == StateStorage::blockwise_8bit ? 1 : 4),
+         .source = "bitsandbytes/optim/optimizer.py get_state_buffer (F.get_paged)",
+         .live = state_phases(ctx.plan),
+         .estimated = false});
   }
   const std::int64_t pooled = state_bytes - paged_bytes;
   if (pooled == 0) return;

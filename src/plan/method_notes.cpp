@@ -165,11 +165,13 @@ std::vector<std::string> method_notes(const LoadedModel& model, const TrainingPl
   const OptimizerRow& row = optimizer_row(plan.optimizer);
   if (row.paged) {
     out.push_back(fmt::format(
-        "{}: optimizer states live in CUDA unified memory (cudaMallocManaged) and are paged out "
-        "to host RAM under memory pressure instead of failing with out-of-memory. That moves a "
-        "spike, it does not shrink the steady state: the states are counted in full here. They do "
-        "not show in torch.cuda.max_memory_allocated, but do in nvidia-smi while resident.",
-        row.name));
+        "{}: the optimizer states of tensors of {} elements or more live in CUDA unified memory "
+        "(cudaMallocManaged) and are paged out to host RAM under memory pressure instead of "
+        "failing with out-of-memory. That moves a spike, it does not shrink the steady state: "
+        "the states are counted in full here. They do not show in "
+        "torch.cuda.max_memory_allocated, but do in nvidia-smi while resident; smaller tensors' "
+        "states and 8-bit absmax blocks are ordinary allocations in PyTorch's pool.",
+        row.name, with_commas(kBnbPagedMinElements)));
   }
   if (row.storage == StateStorage::blockwise_8bit) {
     out.push_back(fmt::format(
