@@ -89,14 +89,10 @@ Census take_census(const ParameterInventory& inventory, const ModelSpec& spec) {
     c.all_prefix[l + 1] += all[l];
     c.trainable_prefix[l + 1] = c.trainable_prefix[l];
     c.trainable_prefix[l + 1] += trainable[l];
-    const double size = all[l].tp_split + all[l].replicated + all[l].experts;
-    const double best =
-        c.largest_layer.tp_split + c.largest_layer.replicated + c.largest_layer.experts;
-    if (size > best) c.largest_layer = all[l];
-    const Split& t = trainable[l];
-    const Split& most = c.most_trainable_layer;
-    if (t.tp_split + t.replicated + t.experts > most.tp_split + most.replicated + most.experts)
-      c.most_trainable_layer = t;
+    if (all[l].params() > c.largest_layer.params()) c.largest_layer = all[l];
+    if (trainable[l].params() > c.most_trainable_layer.params()) {
+      c.most_trainable_layer = trainable[l];
+    }
   }
   std::sort(c.tensor_sizes.begin(), c.tensor_sizes.end());
   return c;

@@ -22,6 +22,8 @@ struct Split {
     experts += o.experts;
     return *this;
   }
+  // Parameters in all, before any split.
+  double params() const { return tp_split + replicated + experts; }
   // Parameters on one rank of a (tp, ep) layout.
   double on_rank(std::int64_t tp, std::int64_t ep) const {
     return tp_split / static_cast<double>(tp) + replicated + experts / static_cast<double>(ep * tp);

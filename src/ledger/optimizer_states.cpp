@@ -98,8 +98,7 @@ void add_optimizer_states(const Context& ctx, Items& items) {
          .bytes = paged_bytes,
          .formula = fmt::format("state buffers of the tensors of at least {} "
                                 "elements, {} B per element per state",
-                                with_commas(kBnbPagedMinElements),
-                                row.storage == StateStorage::blockwise_8bit ? 1 : 4),
+                                with_commas(kBnbPagedMinElements), paged_state_element_bytes(row)),
          .source = "bitsandbytes/optim/optimizer.py get_state_buffer (F.get_paged)",
          .live = state_phases(ctx.plan),
          .estimated = false});

@@ -85,13 +85,17 @@ std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<st
   return bytes;
 }
 
+std::int64_t paged_state_element_bytes(const OptimizerRow& row) {
+  return row.storage == StateStorage::blockwise_8bit ? dense_bytes(Dtype::u8, 1)
+                                                     : dense_bytes(Dtype::f32, 1);
+}
+
 std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape) {
   const std::int64_t n = elements(shape);
   if (!row.paged || n < kBnbPagedMinElements) return 0;
-  // get_state_buffer pages state1/state2 themselves: fp32 (32-bit) or uint8 (8-bit, every tensor
-  // this large is past min_8bit_size).
-  const std::int64_t per_element = row.storage == StateStorage::blockwise_8bit ? 1 : 4;
-  return row.full_states * per_element * n;
+  // get_state_buffer pages state1/state2 themselves (every tensor this large is past
+  // min_8bit_size, so an 8-bit row's are uint8).
+  return row.full_states * paged_state_element_bytes(row) * n;
 }
 
 std::int64_t optimizer_step_scratch_bytes(const OptimizerRow& row, OptimizerImpl impl,

@@ -52,6 +52,10 @@ inline constexpr std::int64_t kBnbPagedMinElements = 100'000;
 std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
                                    Dtype state_dtype, bool adamw_fallback = false);
 
+// Bytes per element of a paged state buffer: uint8 for the 8-bit rows, fp32 for the 32-bit ones
+// (bitsandbytes get_state_buffer is called with the state's own dtype).
+std::int64_t paged_state_element_bytes(const OptimizerRow& row);
+
 // The part of optimizer_state_bytes a paged row keeps in CUDA unified memory, outside PyTorch's
 // pool: the state buffers of tensors of at least kBnbPagedMinElements elements (not their absmax
 // blocks). 0 for rows that do not page.

@@ -6,7 +6,6 @@
 #include <array>
 #include <cmath>
 #include <optional>
-#include <sstream>
 
 #include "gpu/caching_allocator.h"
 #include "plan/framework.h"
