@@ -79,7 +79,9 @@ void eager_loss(const Context& ctx, const Chain& c, Items& items) {
          .label = fmt::format("{}loss: shifted contiguous copy of the logits", c.what),
          .bytes = c.loss_bytes * c.rows * c.v,
          .formula = fmt::format("{} x {} B", c.nv, c.loss_bytes),
-         .source = "transformers v4.48 loss/loss_utils.py ForCausalLMLoss (PR #35646 removed it)",
+         // Who copies (transformers < 4.49's ForCausalLMLoss, torchtune < 0.3's recipe) is the
+         // profile's loss_shift_copy difference, cited in src/plan/framework.cpp.
+         .source = "FrameworkBehaviour loss_shift_copy (src/plan/framework.cpp)",
          .live = c.loss_forward,
          .estimated = false});
   }
@@ -212,11 +214,11 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
                      .estimated = false});
   }
   if (b.fp32_logits_in_model && !b.loss_in_model && c.e != 4) {
-    // The lm_head returns the compute dtype and the wrapper converts it to fp32 after the model
-    // returns (Fabric's convert_output over litgpt's list of chunks): the whole output in its own
-    // dtype is live beside the fp32 copy, and beside the previous step's logits that a loop keeps.
-    // Where the model computes the loss, its fp32 tensors come later in the same slot and are
-    // larger.
+    // The lm_head returns the compute dtype and the model or its wrapper converts it to fp32
+    // (torchtune's `.float()`, Fabric's convert_output over litgpt's list of chunks): the whole
+    // output in its own dtype is live beside the fp32 copy, and beside the previous step's logits
+    // that a loop keeps. Where the model computes the loss, its fp32 tensors come later in the
+    // same slot and are larger.
     items.push_back(
         {.id = "logits.output_before_fp32",
          .tenant = Tenant::logits,
@@ -225,8 +227,7 @@ void full_chain(const Context& ctx, Items& items, std::int64_t rows, const std::
                               what),
          .bytes = c.e * rows * c.v,
          .formula = fmt::format("{} x {} B", c.nv, c.e),
-         .source = "lightning fabric/wrappers.py _FabricModule.forward "
-                   "precision.convert_output (FrameworkBehaviour fp32_logits_in_model)",
+         .source = "FrameworkBehaviour fp32_logits_in_model (src/plan/framework.cpp)",
          .live = forward_only,
          .estimated = false});
   }

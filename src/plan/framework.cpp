@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 37> kDifferences{{
+constexpr std::array<Difference, 39> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -60,7 +60,8 @@ constexpr std::array<Difference, 37> kDifferences{{
      "`logits = model(...)` stays referenced through backward",
      "litgpt finetune/lora.py fit(): logits, loss, fabric.backward(loss)"},
     {"litgpt", "", "", "", "", Knob::loss_upcast, 0,
-     "cross_entropy runs on the bf16 logits (no fp32 copy); log_softmax saves bf16",
+     "cross_entropy runs on the logits as the model returns them, with no fp32 copy of its own "
+     "(they are fp32 under bf16-true, below, so log_softmax saves fp32)",
      "litgpt utils.py chunked_cross_entropy"},
     {"litgpt", "", "", "", "", Knob::loss_chunk_positions, 128,
      "lm_head and the loss run per chunk of 128 positions",
@@ -141,9 +142,23 @@ constexpr std::array<Difference, 37> kDifferences{{
      "the shifted logits stay referenced through backward",
      "torchtune v0.1 recipes/lora_finetune_single_device.py train()"},
     {"torchtune", "", "torchtune", "", "0.3", Knob::loss_upcast, 0,
-     "nn.CrossEntropyLoss on the bf16 logits",
+     "nn.CrossEntropyLoss runs on the model's logits as they are (fp32, next row): no upcast of "
+     "its own",
      "torchtune v0.1 recipes/configs/llama2/7B_lora_single_device.yaml loss: "
      "torch.nn.CrossEntropyLoss"},
+    {"torchtune", "", "torchtune", "", "0.3", Knob::fp32_logits_in_model, 1,
+     "TransformerDecoder.forward returns `self.output(h).float()`: the logits are fp32, and the "
+     "bf16 lm_head output lives until the cast",
+     "torchtune@ff594c23 torchtune/modules/transformer.py:210 (v0.2.1 :250); measured on CPU: "
+     "validation/data/torchtune-loss-probe.json"},
+    {"torchtune", "", "torchtune", "", "0.3", Knob::loss_shift_copy, 1,
+     "the recipe shifts with `logits[..., :-1, :].contiguous()` (an fp32 copy while the model's "
+     "output is still referenced), then runs CrossEntropyLoss on `logits.transpose(1, 2)`, whose "
+     "log_softmax over dim 1 first makes the transposed copy contiguous: one more fp32 copy of "
+     "the logits at a time",
+     "torchtune@ff594c23 recipes/lora_finetune_single_device.py:447-453, "
+     "full_finetune_single_device.py:403-409; aten/src/ATen/native/cuda/SoftMax.cu host_softmax "
+     "`input_.contiguous()` (CPU the same: validation/data/torchtune-loss-probe.json)"},
     {"torchtune", "qlora", "torchtune", "", "0.2", Knob::load_quantiser,
      static_cast<std::int64_t>(LoadQuantiser::torchao_unchunked),
      "torchao 0.1 to_nf4 compares every element with the 16 NF4 values at once",

@@ -117,6 +117,10 @@ TEST(FrameworkTable, EachProfileSetsItsKnobs) {
   EXPECT_EQ(tt01.loss_chunks, 0);
   EXPECT_TRUE(tt01.outputs_kept);
   EXPECT_FALSE(tt01.loss_upcast);
+  EXPECT_TRUE(tt01.fp32_logits_in_model);
+  EXPECT_TRUE(tt01.loss_shift_copy);
+  EXPECT_FALSE(tt.fp32_logits_in_model);
+  EXPECT_FALSE(tt.loss_shift_copy);
   EXPECT_TRUE(plan_for("unsloth").behaviour.offload_checkpoints);
   EXPECT_TRUE(plan_for("trl").behaviour.metrics_logits_copy);
   EXPECT_FALSE(plan_for("trl", Method::full, "trl=0.14").behaviour.metrics_logits_copy);
@@ -197,6 +201,18 @@ TEST(FrameworkLedger, LossChainPerProfile) {
   const Ledger ttc = estimate(m, compiled);
   EXPECT_EQ(tenant_in(ttc, Tenant::logits, 1, Phase::forward), 2 * kNV + 4096);
   EXPECT_EQ(tenant_in(ttc, Tenant::logits, 1, Phase::backward_start), 2 * kNV + 4096 + kNV / 4);
+  // torchtune 0.1: the model returns `self.output(h).float()` and the recipe keeps the shifted
+  // contiguous copy, so the forward slot holds the previous step's fp32 logits 4 + this step's 4
+  // + the bf16 lm_head output until the cast 2 = 10; the end of forward the kept 4 + one more
+  // fp32 copy (the shift while the model's output lives, then log_softmax's contiguous copy of
+  // the transposed logits) 4 + the fp32 log_softmax 4 = 12; backward start 4 + 4 + the two fp32
+  // grads 8 = 16. Measured on CPU: validation/data/torchtune-loss-probe.json (3 and 4 fp32 copies
+  // at the forward and backward peaks).
+  const Ledger tt01 = estimate(m, plan_for("torchtune@0.1", Method::lora));
+  EXPECT_EQ(tenant_in(tt01, Tenant::logits, 1, Phase::forward), 10 * kNV);
+  EXPECT_EQ(tenant_in(tt01, Tenant::logits, 1, Phase::end_of_forward), 12 * kNV);
+  EXPECT_EQ(tenant_in(tt01, Tenant::logits, 1, Phase::backward_start), 16 * kNV);
+  EXPECT_EQ(tenant_in(tt01, Tenant::logits, 0, Phase::forward), 6 * kNV);  // no previous step
   // transformers 4.45: fp32 logits 4 + shifted fp32 copy 4 + log_softmax 4 = 12 (no upcast).
   const Ledger old = estimate(m, plan_for("hf@4.45"));
   EXPECT_EQ(tenant_in(old, Tenant::logits, 1, Phase::forward), 12 * kNV);

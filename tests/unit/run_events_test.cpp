@@ -19,7 +19,7 @@ namespace trainmem {
 namespace {
 
 // torchtune 0.1's LoRA recipe on Llama-2-7B (the tutorial rows of the published GPU data):
-// batch 2, checkpointing on, the bf16 logits kept through backward.
+// batch 2, checkpointing on, the fp32 logits kept through backward.
 TrainingPlan tutorial_plan(std::int64_t seq) {
   TrainingPlan p;
   p.method = Method::lora;
@@ -112,8 +112,9 @@ TEST(RunEvents, TheStepBeforeHandsOverItsKeptLogits) {
     return std::int64_t{-1};
   };
   ASSERT_GT(kept(384), 0);
-  // 2 x 512 vs 2 x 384 tokens of bf16 logits (V 32,000): 2 x 128 x 32,000 x 2 B fewer.
-  EXPECT_EQ(kept(512) - kept(384), 2 * 128 * 32000 * 2);
+  // 2 x 512 vs 2 x 384 tokens of fp32 logits (torchtune 0.1's `.float()`, V 32,000):
+  // 2 x 128 x 32,000 x 4 B fewer.
+  EXPECT_EQ(kept(512) - kept(384), 2 * 128 * 32000 * 4);
   // Requested bytes at the forward's high-water mark (no allocator rounding).
   const auto high = [forward](const gpu::RunStream& r) {
     return gpu::requested_high_water(r.events, r.phase_count)[static_cast<std::size_t>(forward)];
