@@ -181,6 +181,17 @@ CONFIG_HUB_LORA_DROPOUT = {
     "gemma-2b/lora.yaml": 0.1,
 }
 
+# gradient_accumulation_steps of the torchtune recipe configs the rows name ("Config
+# llama2/7B_lora_single_device at ff594c231"; the README rows: "Other settings = the recipe
+# configs at that commit", 30b8519e8), by row id prefix. The full fine-tunes (optimizer_in_bwd)
+# and the 70B configs set 1.
+TORCHTUNE_RECIPE_ACCUM = {
+    "ttn_tut_l2_7b_lora_": ("llama2/7B_lora_single_device.yaml", "ff594c231", 64),
+    "ttn_tut_l2_7b_qlora": ("llama2/7B_qlora_single_device.yaml", "ff594c231", 16),
+    "ttn_l31_8b_lora_": ("llama3_1/8B_lora_single_device.yaml", "30b8519e8", 64),
+    "ttn_l31_8b_qlora_": ("llama3_1/8B_qlora_single_device.yaml", "30b8519e8", 16),
+}
+
 
 def plan_of(r):
     """The row's setup in trainmem's flag vocabulary, and notes on each choice."""
@@ -267,6 +278,11 @@ def plan_of(r):
         if "torch.compile on" in (r.get("seq_len_notes") or ""):
             cfg["compile"] = True
             notes.append("compile: the row's seq_len_notes say torch.compile on (README note)")
+        for prefix, (yaml, commit, steps) in TORCHTUNE_RECIPE_ACCUM.items():
+            if src.startswith(prefix) and not r.get("grad_accum"):
+                cfg["grad_accum"] = steps
+                notes.append(f"grad_accum {steps}: recipes/configs/{yaml} at {commit} "
+                             f"(gradient_accumulation_steps)")
     # Precision.
     p = r["precision"].lower()
     if "bf16-mixed" in p:
