@@ -142,8 +142,7 @@ constexpr std::array<Difference, 39> kDifferences{{
      "the shifted logits stay referenced through backward",
      "torchtune v0.1 recipes/lora_finetune_single_device.py train()"},
     {"torchtune", "", "torchtune", "", "0.3", Knob::loss_upcast, 0,
-     "nn.CrossEntropyLoss runs on the model's logits as they are (fp32, next row): no upcast of "
-     "its own",
+     "nn.CrossEntropyLoss runs on the model's fp32 logits as they are: no upcast of its own",
      "torchtune v0.1 recipes/configs/llama2/7B_lora_single_device.yaml loss: "
      "torch.nn.CrossEntropyLoss"},
     {"torchtune", "", "torchtune", "", "0.3", Knob::fp32_logits_in_model, 1,
