@@ -29,14 +29,12 @@ PEFT's autocast_adapter_dtype keeps them), several (batch, seq, hidden, intermed
     python validation/compile_layer_probe.py --out validation/data/compile-layer-probe-torch2.5.1.json
 """
 import argparse
-import datetime
-import json
-import platform
 import sys
 
 import torch
 
 from autograd_saved import graph_saved_tensors
+from probe_output import cpu_provenance, write_json
 
 SHAPES = [  # batch, seq, hidden, intermediate, heads, kv_heads
     (1, 64, 256, 704, 4, 2),
@@ -191,18 +189,10 @@ def main(argv):
            "what": "tensors one HF decoder layer (bf16, SDPA) saves for backward, eager vs "
                    "torch.compile (inductor, min-cut partitioner), on CPU",
            "runs": runs,
-           "provenance": {"command": "python validation/compile_layer_probe.py " + " ".join(argv),
-                          "date": datetime.date.today().isoformat(), "torch": torch.__version__,
-                          "transformers": transformers.__version__,
-                          "peft": __import__("peft").__version__,
-                          "python": platform.python_version(),
-                          "host": "CPU (" + platform.machine() + "), 1 thread"}}
-    text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+           "provenance": cpu_provenance("compile_layer_probe.py", argv,
+                                        transformers=transformers.__version__,
+                                        peft=__import__("peft").__version__)}
+    write_json(doc, a.out)
 
 
 if __name__ == "__main__":

@@ -24,9 +24,6 @@ torch version (`pip install torch==VERSION "numpy<2.0"` in a venv; inductor need
         --out validation/data/compile-loss-probe-torch2.5.1.json
 """
 import argparse
-import datetime
-import json
-import platform
 import sys
 
 import torch
@@ -34,6 +31,7 @@ import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 from autograd_saved import graph_saved_tensors
+from probe_output import cpu_provenance, write_json
 
 
 def compute_cross_entropy(logits, labels):
@@ -135,20 +133,9 @@ def main(argv):
         "vocab": v,
         "reference_bytes": {"bf16_NV": 2 * n * v, "fp32_NV": 4 * n * v, "fp32_N": 4 * n},
         "runs": runs,
-        "provenance": {
-            "command": "python validation/compile_loss_probe.py " + " ".join(argv),
-            "date": datetime.date.today().isoformat(),
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-            "host": "CPU (" + platform.machine() + "), 1 thread",
-        },
+        "provenance": cpu_provenance("compile_loss_probe.py", argv),
     }
-    text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    write_json(doc, a.out)
 
 
 if __name__ == "__main__":

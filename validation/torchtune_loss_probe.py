@@ -27,13 +27,12 @@ transposed logits copies them there).
     python validation/torchtune_loss_probe.py --out validation/data/torchtune-loss-probe.json
 """
 import argparse
-import datetime
-import json
-import platform
 import sys
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+
+from probe_output import cpu_provenance, write_json
 
 
 def allocations(prof):
@@ -115,20 +114,9 @@ def main(argv):
         "what": "allocations of torchtune < 0.3's loss: self.output(h).float(), then the "
                 "recipe's shift, contiguous copy, transpose and nn.CrossEntropyLoss",
         "run": run(a.batch, a.seq, a.vocab, a.hidden, a.seed),
-        "provenance": {
-            "command": "python validation/torchtune_loss_probe.py " + " ".join(argv),
-            "date": datetime.date.today().isoformat(),
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-            "host": "CPU (" + platform.machine() + "), 1 thread",
-        },
+        "provenance": cpu_provenance("torchtune_loss_probe.py", argv),
     }
-    text = json.dumps(doc, indent=1, sort_keys=True) + "\n"
-    if a.out:
-        with open(a.out, "w") as f:
-            f.write(text)
-    else:
-        sys.stdout.write(text)
+    write_json(doc, a.out)
 
 
 if __name__ == "__main__":
