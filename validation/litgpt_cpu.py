@@ -15,6 +15,14 @@ litgpt's `chunked_cross_entropy`, the optimizer is the config hub's `torch.optim
 (foreach, as on CUDA), `model.max_seq_length` is set as `fit()` sets it, and gradient accumulation
 repeats forward/backward before `optimizer.step()`.
 
+lit-gpt as of the 2023 resource tables (commit 8641822, package `lit_gpt`, its LoRA switches
+named r/alpha/to_*) runs the same probe through validation/lit_gpt_shim, which maps litgpt's
+names onto it (its rows' ids end in `_litgpt8641822`; Gemma did not exist then):
+
+    git -C <litgpt clone> archive 8641822 lit_gpt | tar x -C <dir>
+    PYTHONPATH=validation/lit_gpt_shim:<dir> python validation/litgpt_cpu.py --skip Gemma \
+        --out validation/data/litgpt-cpu-8641822.jsonl
+
 Live bytes are tracked by the harness's LiveStorageTracker (validation/harness/dispatch_tracker.py).
 Each row also writes the HF-style config.json of its scaled model under validation/configs/litgpt/
 so that `trainmem validate validation/data/litgpt-cpu.jsonl` prices the same shapes.
@@ -212,9 +220,11 @@ def run(spec):
 
 def provenance(command):
     import lightning
-    import litgpt  # noqa: F401
+    import litgpt
     from importlib.metadata import version
-    return {"torch": torch.__version__, "litgpt": version("litgpt"), "lightning": lightning.__version__,
+    # validation/lit_gpt_shim runs lit-gpt 8641822's code under litgpt's names: say so.
+    source = getattr(litgpt, "SHIM_OF", None) or version("litgpt")
+    return {"torch": torch.__version__, "litgpt": source, "lightning": lightning.__version__,
             "transformers": "none (litgpt)", "peft": "none (litgpt)",
             "python": platform.python_version(), "date": datetime.date.today().isoformat(),
             "command": command, "host": f"{platform.machine()}, {os.cpu_count()} cores"}
@@ -265,9 +275,11 @@ def row_of(spec, tracker, command):
         cfg.update(lora_rank=lo["lora_r"], lora_alpha=lo["lora_alpha"],
                    lora_dropout=lo["lora_dropout"], lora_targets=targets)
     method = spec["method"] + ("-all" if spec.get("lora") == "all" else "")
+    import litgpt
     rid = "_".join(["litgpt", spec["model"], method, f"b{spec['batch']}", f"s{spec['seq']}"]
                    + ([f"ga{spec['grad_accum']}"] if spec["grad_accum"] > 1 else [])
-                   + (["bf16mixed"] if spec.get("precision") == "bf16-mixed" else []))
+                   + (["bf16mixed"] if spec.get("precision") == "bf16-mixed" else [])
+                   + (["litgpt8641822"] if getattr(litgpt, "SHIM_OF", None) else []))
     return {"schema": SCHEMA, "id": rid, "config": cfg,
             "measured": measured_block(tracker, "dispatch"), "provenance": provenance(command)}
 
@@ -275,7 +287,8 @@ def row_of(spec, tracker, command):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--only", default=None)
+    ap.add_argument("--only", default=None, help="run the specs whose JSON contains this")
+    ap.add_argument("--skip", default=None, help="leave out the specs whose JSON contains this")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
@@ -288,6 +301,8 @@ def main(argv=None):
     with open(args.out, "w") as out:
         for spec in SPECS:
             if args.only and args.only not in json.dumps(spec):
+                continue
+            if args.skip and args.skip in json.dumps(spec):
                 continue
             tracker = run(spec)
             row = row_of(spec, tracker, command)

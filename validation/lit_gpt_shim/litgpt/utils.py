@@ -1,0 +1,1 @@
+from lit_gpt.utils import chunked_cross_entropy  # noqa: F401
