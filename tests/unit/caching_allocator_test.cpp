@@ -137,6 +137,30 @@ TEST(CachingAllocator, ExpandableSegmentsGrowInGranules) {
   EXPECT_EQ(f.peak_reserved_bytes, 50 * MiB);
 }
 
+// A tensor that grows by concatenation (transformers' DynamicCache: `torch.cat([keys, new])`
+// each generated token) allocates its next size while the last is live; from 10 MiB every
+// request gets a segment rounded to 2 MiB, so each size class it outgrows stays cached, too small
+// for the next. 12, 13, 14, 15 MiB one after another: segments of 12, 14, 14 and 16 MiB (13 and
+// 15 MiB leave 1 MiB, not more than kSmallSize, so those blocks are not split and count whole),
+// 56 MiB reserved for one 15 MiB tensor. Expandable segments map 20 MiB granules and reuse the
+// freed range (12 at 0, 13 at 12 after a second granule, 14 at 25, 15 at 0): 40 MiB.
+TEST(CachingAllocator, ConcatenationGrowthStrandsOutgrownSegments) {
+  Stream s;
+  std::int32_t live = s.alloc(12 * MiB);
+  for (std::int64_t mib : {13, 14, 15}) {
+    const std::int32_t next = s.alloc(mib * MiB);
+    s.free(live);
+    live = next;
+  }
+  const ReplayResult r = replay(s.events, {});
+  EXPECT_EQ(r.peak_reserved_bytes, (12 + 14 + 14 + 16) * MiB);
+  EXPECT_EQ(r.segments_allocated, 4);
+  EXPECT_EQ(r.phases[0].end_allocated_bytes, 16 * MiB);
+  EXPECT_EQ(r.phases[0].largest_free_bytes, 14 * MiB);
+  const ReplayResult e = replay(s.events, conf("expandable_segments:True"));
+  EXPECT_EQ(e.peak_reserved_bytes, 40 * MiB);
+}
+
 TEST(CachingAllocator, ExpandableSegmentSpansARequestBeyondItsReservation) {
   // Without a device limit the segment reserves 9/8 of 2^44 B; a request of 2^45 B (found by
   // replay_fuzz) gets a segment spanning it: mapped in 20 MiB granules, 2^45 is a multiple of 20
