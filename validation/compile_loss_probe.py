@@ -31,7 +31,7 @@ import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 from autograd_saved import graph_saved_tensors
-from probe_output import cpu_provenance, write_json
+from probe_output import allocation_sizes, cpu_provenance, write_json
 
 
 def compute_cross_entropy(logits, labels):
@@ -67,18 +67,16 @@ def saved_tensors(loss, logits):
 
 
 def allocator_figures(prof, rows):
-    """From the profiler's CPU allocator events (the raw kineto "[memory]" records: `prof.events()`
-    folds allocations into their ops): the bytes left allocated, the peak above the start, and
-    the sizes of the allocations larger than 8 B per row (the per-row and per-logit buffers)."""
-    events = sorted((e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"),
-                    key=lambda e: e.start_ns())
+    """From the profiler's CPU allocator events (probe_output.allocation_sizes): the bytes left
+    allocated, the peak above the start, and the sizes of the allocations of at least 4 B per row
+    (the per-row and per-logit buffers)."""
     live = peak = 0
     big = []
-    for e in events:
-        live += e.nbytes()
+    for n in allocation_sizes(prof):
+        live += n
         peak = max(peak, live)
-        if e.nbytes() >= 4 * rows:
-            big.append(e.nbytes())
+        if n >= 4 * rows:
+            big.append(n)
     return live, peak, big
 
 

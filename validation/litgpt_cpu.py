@@ -218,13 +218,18 @@ def run(spec):
     return tracker
 
 
+def shimmed_code():
+    """What validation/lit_gpt_shim runs under litgpt's names ("lit-gpt@8641822 ..."), or None
+    when `litgpt` is the installed release."""
+    import litgpt
+    return getattr(litgpt, "SHIM_OF", None)
+
+
 def provenance(command):
     import lightning
-    import litgpt
     from importlib.metadata import version
-    # validation/lit_gpt_shim runs lit-gpt 8641822's code under litgpt's names: say so.
-    source = getattr(litgpt, "SHIM_OF", None) or version("litgpt")
-    return {"torch": torch.__version__, "litgpt": source, "lightning": lightning.__version__,
+    return {"torch": torch.__version__, "litgpt": shimmed_code() or version("litgpt"),
+            "lightning": lightning.__version__,
             "transformers": "none (litgpt)", "peft": "none (litgpt)",
             "python": platform.python_version(), "date": datetime.date.today().isoformat(),
             "command": command, "host": f"{platform.machine()}, {os.cpu_count()} cores"}
@@ -275,11 +280,10 @@ def row_of(spec, tracker, command):
         cfg.update(lora_rank=lo["lora_r"], lora_alpha=lo["lora_alpha"],
                    lora_dropout=lo["lora_dropout"], lora_targets=targets)
     method = spec["method"] + ("-all" if spec.get("lora") == "all" else "")
-    import litgpt
     rid = "_".join(["litgpt", spec["model"], method, f"b{spec['batch']}", f"s{spec['seq']}"]
                    + ([f"ga{spec['grad_accum']}"] if spec["grad_accum"] > 1 else [])
                    + (["bf16mixed"] if spec.get("precision") == "bf16-mixed" else [])
-                   + (["litgpt8641822"] if getattr(litgpt, "SHIM_OF", None) else []))
+                   + (["litgpt8641822"] if shimmed_code() else []))
     return {"schema": SCHEMA, "id": rid, "config": cfg,
             "measured": measured_block(tracker, "dispatch"), "provenance": provenance(command)}
 

@@ -1,11 +1,19 @@
-"""How the single-process CPU probes (compile_loss_probe.py, compile_layer_probe.py,
-torchtune_loss_probe.py) record where a figure came from and write their JSON."""
+"""What the single-process CPU probes (compile_loss_probe.py, compile_layer_probe.py,
+torchtune_loss_probe.py) share: the allocator events they read, where a figure came from, and how
+their JSON is written."""
 import datetime
 import json
 import platform
 import sys
 
 import torch
+
+
+def allocation_sizes(prof):
+    """The profiler's CPU allocator events in time order, in bytes (negative: a free). They are the
+    raw kineto "[memory]" records: `prof.events()` folds allocations into their ops."""
+    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
+    return [e.nbytes() for e in sorted(events, key=lambda e: e.start_ns())]
 
 
 def cpu_provenance(script, argv, **versions):

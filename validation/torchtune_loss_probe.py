@@ -32,13 +32,7 @@ import sys
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from probe_output import cpu_provenance, write_json
-
-
-def allocations(prof):
-    """The raw allocator events (`prof.events()` folds them into ops), in time order."""
-    events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
-    return [e.nbytes() for e in sorted(events, key=lambda e: e.start_ns())]
+from probe_output import allocation_sizes, cpu_provenance, write_json
 
 
 def summarise(sizes, unit, floor):
@@ -76,10 +70,10 @@ def run(batch, seq, vocab, hidden, seed):
     floor = batch * seq * vocab  # one byte per logit
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as fwd:
         kept, loss = step()
-    left, fwd_peak, fwd_big = summarise(allocations(fwd), unit, floor)
+    left, fwd_peak, fwd_big = summarise(allocation_sizes(fwd), unit, floor)
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as bwd:
         loss.backward()
-    _, bwd_peak, bwd_big = summarise(allocations(bwd), unit, floor)
+    _, bwd_peak, bwd_big = summarise(allocation_sizes(bwd), unit, floor)
     return {
         "batch": batch,
         "seq": seq,
