@@ -75,6 +75,7 @@ bench: build-all
 	@$(BUILD)/bin/trainmem_bench
 	@bench/cli_time.sh
 	@bench/gpu_accuracy.sh $(BUILD)/bin/trainmem
+	@python3 bench/dataset_run.py $(BUILD)/bin/trainmem
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')

@@ -136,8 +136,9 @@ struct GpuOptions {
   // What the process may hold in all (nvidia-smi view); 0: unlimited. The allocator's cudaMalloc
   // fails beyond this less the context, and then frees its cache and retries.
   std::int64_t usable_bytes = 0;
-  // The padded sequence length of each step of a run, in order (a dataset's shuffled batches,
-  // DatasetFit::step_lengths), each at most the plan's seq; empty: every step at the plan's seq.
+  // The padded sequence length of each step of a run, in order (a dataset's shuffled
+  // micro-batches, DatasetFit::step_lengths), each at most the plan's seq; empty: every step at
+  // the plan's seq.
   // The steps are replayed through one allocator (src/gpu/run_events.h): the cache that
   // variable-length batches leave is part of the reserved figure.
   std::vector<std::int64_t> step_lengths;

@@ -146,17 +146,19 @@ struct DatasetFit {
   std::optional<std::int64_t> p95_saves_bytes;
   std::vector<std::string> advice;  // max_length, packing, padding-free, in words
   std::vector<std::string> notes;   // the estimate's basis
-  // One epoch as the run's steps see it (at most kRunSteps): the records in a fixed shuffled
-  // order, batch x grad_accum per optimizer step, each step at the longest of its records
-  // (truncated at max_length): GpuOptions::step_lengths for a single-GPU padded plan.
+  // One epoch as the run's micro-batches see it (at most kRunSteps): the records in a fixed
+  // shuffled order, `batch` per micro-batch, each at the longest of its records (truncated at
+  // max_length): GpuOptions::step_lengths for a single-GPU padded plan. Under gradient
+  // accumulation each micro-batch is replayed as the event stream's step (every gradient live,
+  // then the optimizer's phase), so the optimizer's transients follow every micro-batch.
   std::vector<std::int64_t> step_lengths;
 };
 
-// The most steps of a dataset's epoch replayed through the allocator (run_events.h): enough for
-// the cache to meet the lengths that matter, and a fraction of a second to replay.
+// The most micro-batches of a dataset's epoch replayed through the allocator (run_events.h):
+// enough for the cache to meet the lengths that matter, and a fraction of a second to replay.
 inline constexpr std::int64_t kRunSteps = 500;
 
-// The padded length of each optimizer step of one epoch of `tokens` (per record): the records
+// The padded length of each batch of one epoch of `tokens` (per record): the records
 // shuffled by Fisher-Yates with std::mt19937_64 seeded 0 (the same order on every platform),
 // taken `records_per_step` at a time, each step at its longest record capped at `max_length`,
 // at most kRunSteps steps.

@@ -68,7 +68,7 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
   }
   g.run_device_total_bytes += g.nccl_bytes;
   const std::string over = fmt::format(
-      "Over {} steps of the dataset's batches (shuffled, each padded to its longest record) the "
+      "Over {} of the dataset's batches (shuffled, each padded to its longest record) the "
       "cache reaches {} reserved",
       run->steps, format_bytes(r.peak_reserved_bytes, Unit::gib));
   if (r.peak_reserved_bytes > g.peak_reserved_bytes) {

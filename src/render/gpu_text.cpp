@@ -30,7 +30,7 @@ std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
   const bool run_peak = g.run_steps > 0 && g.device_total_bytes == g.run_device_total_bytes;
   if (g.run_steps > 0) {
     out += fmt::format(
-        "  {:<16} {:>10}  max_memory_reserved over {} steps of the dataset's batches (allocated "
+        "  {:<16} {:>10}  max_memory_reserved over {} of the dataset's batches (allocated "
         "{}): the blocks cached for every length seen\n",
         "Run reserved", format_bytes(g.run_peak_reserved_bytes, u), g.run_steps,
         format_bytes(g.run_peak_allocated_bytes, u));

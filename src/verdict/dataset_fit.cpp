@@ -205,8 +205,10 @@ Result<DatasetFit> fit_dataset(const DatasetSource& source, const TrainingPlan& 
     d.p95_saves_bytes = row_at(d, "max")->price.peak_bytes - row_at(d, "p95")->price.peak_bytes;
   }
   add_advice(d, plan, source.unit);
-  d.step_lengths = epoch_step_lengths(
-      l.sorted, std::max<std::int64_t>(1, plan.batch * plan.grad_accum), d.max_length);
+  // One entry per micro-batch: each is collated, padded and run forward and backward on its own
+  // (the HF Trainer, TRL and torchtune collate every micro-batch of an accumulating step apart).
+  d.step_lengths =
+      epoch_step_lengths(l.sorted, std::max<std::int64_t>(1, plan.batch), d.max_length);
 
   if (d.tokens_exact) {
     d.notes.push_back(fmt::format(

@@ -87,10 +87,21 @@ TEST(CliDataset, TheGpuFiguresCoverARunOfTheBatches) {
   const CliRun text = run_cli("estimate qwen3-0.6b --dataset " + data("long_tail.jsonl") +
                               " --max-length 4k --batch 4 --gpu rtx-4090");
   EXPECT_TRUE(contains(text, "Run reserved")) << text.out;
-  EXPECT_TRUE(contains(text, "over 5 steps of the dataset's batches")) << text.out;
+  EXPECT_TRUE(contains(text, "over 5 of the dataset's batches")) << text.out;
   // Without a dataset there is no run.
   const CliRun plain = run_cli("estimate qwen3-0.6b --seq 4096 --batch 4 --gpu rtx-4090 --json");
   EXPECT_FALSE(nlohmann::json::parse(plain.out, nullptr, false)["gpu"].contains("run"));
+}
+
+// Under gradient accumulation every micro-batch is padded to its own longest record: 20 records
+// at batch 4 are 5 micro-batches whatever grad_accum is (not 3 steps of 8 records each).
+TEST(CliDataset, TheRunReplaysEachMicroBatchAtItsOwnLength) {
+  const CliRun r = run_cli("estimate qwen3-0.6b --dataset " + data("long_tail.jsonl") +
+                           " --max-length 4k --batch 4 --grad-accum 2 --gpu rtx-4090 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(j.is_object() && j["gpu"].contains("run")) << r.out;
+  EXPECT_EQ(j["gpu"]["run"]["steps"], 5);
 }
 
 TEST(CliDataset, TextReportNamesTheEstimateAndTheAdvice) {
