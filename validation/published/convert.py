@@ -186,6 +186,14 @@ CONFIG_HUB_LORA_DROPOUT = {
 # below use the llama2/7B_lora_single_device config"), by row id prefix. The README's Llama-3.1
 # rows say "batch size 2 (without gradient accumulation)" (README.md at 30b8519e8), so they keep 1
 # although their configs set 64 and 16; PR #527's low-memory config sets 1.
+# PEFT's MetaMathQA runs: the tokenizer truncates every sample at max_seq_length
+# (peft@d787f51b method_comparison/MetaMathQA/utils.py:204 `tokenizer.model_max_length =
+# max_seq_length`, data.py:95 `input_ids[: tokenizer.model_max_length]`,
+# default_training_params.json "max_seq_length": 768), and data.py:27 chose its 1,300-character
+# filter for that limit ("with a token limit of 768 for query + response, we have to exclude all
+# texts with length > 1304"). The shared caveat's "~500 tokens" is a guess in characters.
+PEFT_MMQA_MAX_SEQ_LENGTH = 768
+
 TORCHTUNE_RECIPE_ACCUM = {
     "ttn_tut_l2_7b_lora_": ("llama2/7B_lora_single_device.yaml", "ff594c231", 64),
     "ttn_tut_l2_7b_qlora": ("llama2/7B_qlora_single_device.yaml", "ff594c231", 16),
@@ -203,18 +211,12 @@ def plan_of(r):
     if isinstance(r["seq_len"], int):
         cfg["seq"] = r["seq_len"]
     else:
-        # MetaMathQA: the longest batch is not logged. The run's tokenizer truncates every sample
-        # at max_seq_length (peft@d787f51b method_comparison/MetaMathQA/utils.py:204
-        # `tokenizer.model_max_length = max_seq_length`, data.py:95 `input_ids[:
-        # tokenizer.model_max_length]`; default_training_params.json: 768), and the 1,300-character
-        # filter was chosen for that limit (data.py:27 "with a token limit of 768 for query +
-        # response, we have to exclude all texts with length > 1304"). So 768 is the bound the
-        # source states; the shared caveat's "~500 tokens" is a guess in characters. As with the
-        # 2023 litgpt rows, an unknown longest batch is priced at the bound.
-        cfg["seq"] = 768
-        notes.append("seq 768: the run's max_seq_length, which truncates every sample and for "
-                     "which its 1,300-character filter was chosen (data.py); the longest batch is "
-                     "not logged, so this is a bound")
+        # MetaMathQA: the longest batch is not logged. As with the 2023 litgpt rows, an unknown
+        # longest batch is priced at the bound the source states.
+        cfg["seq"] = PEFT_MMQA_MAX_SEQ_LENGTH
+        notes.append(f"seq {PEFT_MMQA_MAX_SEQ_LENGTH}: the run's max_seq_length, which truncates "
+                     "every sample and for which its 1,300-character filter was chosen (data.py); "
+                     "the longest batch is not logged, so this is a bound")
     # Method.
     if method.startswith("full"):
         cfg["method"] = "full"
