@@ -338,15 +338,27 @@ def plan_of(r):
     return cfg, notes
 
 
+def full_precision(figure, text):
+    """The source's own quote of a rounded figure: the longest number in `text` that rounds to
+    `figure` at its printed precision (PR #527 quotes 13.993540096 GB where the row says 13.99)."""
+    places = len(figure.partition(".")[2])
+    quotes = [q for q in re.findall(r"\d+\.\d+", text)
+              if round(float(q), places) == float(figure) and len(q) > len(figure)]
+    return max(quotes, key=len) if quotes else figure
+
+
 def measured_rows(r):
-    """One row per figure the source reports (some report allocated beside reserved)."""
+    """One row per figure the source reports (some report allocated beside reserved), each with
+    the figure as published."""
     m = r["measured"]
     metric = metric_of(m["metric"])
-    out = [(metric, round(float(m["value"]) * UNIT_BYTES[m["unit"]]), "")]
+    published = f"{m['value']} {m['unit']}"
+    out = [(metric, round(float(m["value"]) * UNIT_BYTES[m["unit"]]), "", published)]
     extra = re.search(r"\(allocated ([\d.]+) GB\)", m["metric"])
     if extra and metric == "max_memory_reserved":
-        out.append(("max_memory_allocated", round(float(extra.group(1)) * 10**9),
-                    "_allocated"))
+        figure = full_precision(extra.group(1), r["source"].get("location", ""))
+        out.append(("max_memory_allocated", round(float(figure) * 10**9), "_allocated",
+                    f"{figure} GB"))
     return out
 
 
@@ -358,7 +370,7 @@ def convert(rows):
             excluded.append({"id": r["id"], "reason": why, "source": r["source"]["url"]})
             continue
         cfg, notes = plan_of(r)
-        for metric, value, suffix in measured_rows(r):
+        for metric, value, suffix, published in measured_rows(r):
             kept.append({
                 "schema": "trainmem.measurement/1",
                 "id": r["id"] + suffix,
@@ -369,7 +381,7 @@ def convert(rows):
                     "device": r["gpu"],
                     "device_id": DEVICES.get(r["gpu"], ""),
                     "tracker": "published",
-                    "value_as_published": f"{r['measured']['value']} {r['measured']['unit']}",
+                    "value_as_published": published,
                 },
                 "source": {**r["source"], "published_id": r["id"]},
                 "confidence": r["confidence"],

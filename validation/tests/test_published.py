@@ -33,3 +33,25 @@ def test_peft_rows_take_the_truncation_length_their_source_sets():
         assert any(n.startswith("seq 768") for n in r["conversion_notes"])
     # Rows whose source states the length keep it.
     assert rows["lg23_phi15_qlora_mb1"]["config"]["seq"] == 1044
+
+
+def test_a_second_figure_keeps_its_own_published_value():
+    rows = _rows()
+    reserved = rows["ttn_pr527_l2_7b_full_paged"]["measured"]
+    allocated = rows["ttn_pr527_l2_7b_full_paged_allocated"]["measured"]
+    # PR #527 quotes both figures to the byte; the row's metric text rounds allocated to 13.99 GB.
+    assert reserved["value_as_published"] == "15.974006784 GB"
+    assert reserved["peak_bytes"] == 15_974_006_784
+    assert allocated["value_as_published"] == "13.993540096 GB"
+    assert allocated["peak_bytes"] == 13_993_540_096
+
+
+def test_full_precision_takes_only_a_quote_of_the_same_figure():
+    import sys
+    sys.path.insert(0, os.path.join(VALIDATION, "published"))
+    from convert import full_precision
+    quote = "allocation: 13.993540096GB, reserved: 15.974006784GB"
+    assert full_precision("13.99", quote) == "13.993540096"
+    assert full_precision("15.97", quote) == "15.974006784"
+    assert full_precision("14.00", quote) == "14.00"  # no quote rounds to it
+    assert full_precision("13.99", "") == "13.99"
