@@ -76,6 +76,7 @@ bench: build-all
 	@bench/cli_time.sh
 	@bench/gpu_accuracy.sh $(BUILD)/bin/trainmem
 	@python3 bench/dataset_run.py $(BUILD)/bin/trainmem
+	@python3 bench/offload_lead.py $(BUILD)/bin/trainmem
 
 format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
