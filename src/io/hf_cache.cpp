@@ -2,13 +2,13 @@
 // cache" specification.
 #include "io/hf_cache.h"
 
-#include "io/read_file.h"
-
 #include <cstdlib>
 #include <sstream>
 #include <string>
 #include <system_error>
 #include <vector>
+
+#include "io/read_file.h"
 
 namespace trainmem::io {
 namespace {

@@ -87,8 +87,7 @@ std::size_t largest_layer(const LayerActivations& la, const Context& ctx) {
   std::size_t best = 0;
   std::int64_t best_bytes = -1;
   for (std::size_t k = 0; k < la.term_lists.size(); ++k) {
-    const std::int64_t b =
-        terms_bytes(la.term_lists[k], ctx.spec, ctx.plan.batch, ctx.plan.seq);
+    const std::int64_t b = terms_bytes(la.term_lists[k], ctx.spec, ctx.plan.batch, ctx.plan.seq);
     if (b > best_bytes) {
       best = k;
       best_bytes = b;

@@ -1,9 +1,8 @@
 // io/read_file.h and io/json_parse.h: every file is a regular file under a cap, and every JSON
 // problem (syntax, 1e400, nesting) is a one-line error that never quotes unbounded input.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <filesystem>

@@ -70,8 +70,8 @@ TEST(TimelineJson, SlotBytesAreTheLedgerTotals) {
 // Given a framework and method, the form starts where the command line prices them: the
 // profile's defaults (torchtune: bf16, checkpointing, fused AdamW for LoRA) and LoRA's bf16 base.
 TEST(FormJson, DefaultsFollowTheFrameworkAndMethod) {
-  auto plan = plan_from({{"framework", "torchtune", "framework", true},
-                         {"method", "lora", "method", true}});
+  auto plan = plan_from(
+      {{"framework", "torchtune", "framework", true}, {"method", "lora", "method", true}});
   ASSERT_TRUE(plan.ok()) << plan.error().message();
   const json doc = json::parse(render_form_json(plan->plan));
   EXPECT_EQ(doc["defaults"]["framework"], "torchtune");
