@@ -228,6 +228,23 @@ TEST(CliImport, TorchtuneYamlIsPureBf16WithMlpAdapters) {
   EXPECT_EQ(hf["plan"]["framework"], "hf");
 }
 
+// A sequence limit set to null truncates nothing (torchtune's tokenizer.max_seq_len, TRL's
+// max_length): the report says so and that --seq prices the longest sample, which a flag gives.
+TEST(CliImport, NullSequenceLimitSaysNothingIsTruncated) {
+  const auto tt = estimate_json("qwen3-0.6b --from " + data("torchtune_lora.yaml"));
+  EXPECT_NE(tt["notes"].dump().find("tokenizer.max_seq_len = null (no truncation: the longest "
+                                    "sample sets the length"),
+            std::string::npos)
+      << tt["notes"].dump();
+  const auto trl = estimate_json("--from " + data("trl_sft_no_truncation.yaml"));
+  EXPECT_NE(trl["notes"].dump().find("max_length = null (no truncation"), std::string::npos)
+      << trl["notes"].dump();
+  EXPECT_EQ(trl["notes"].dump().find("max_length = null (no change)"), std::string::npos);
+  EXPECT_EQ(trl["plan"]["seq"], 1024);
+  const auto given = estimate_json("--from " + data("trl_sft_no_truncation.yaml") + " --seq 4096");
+  EXPECT_EQ(given["plan"]["seq"], 4096);
+}
+
 // compile, enable_activation_offloading and optimizer_in_bwd of a torchtune recipe config.
 TEST(CliImport, TorchtuneCompileOffloadingAndOptimizerInBackward) {
   const auto j = estimate_json("llama-3.2-1b --from " + data("torchtune_full_compile.yaml"));

@@ -25,6 +25,9 @@ struct ImportRule {
   std::string setting;
   std::function<std::optional<std::string>(const std::string& value)> convert;
   std::string why_ignored;  // non-empty: the key is known but not priced, and this says why
+  // Non-empty: what the tool does when the file sets the key to null, said in the used list
+  // instead of "(no change)" (torchtune's max_seq_len: null truncates nothing).
+  std::string when_unset = "";
 };
 
 struct ImportFormat {

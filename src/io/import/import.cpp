@@ -165,6 +165,11 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
         out.ignored.push_back(fmt::format("{} ({})", key, rule.why_ignored));
         continue;
       }
+      if (io::is_unset(value) && !rule.when_unset.empty()) {
+        used = true;
+        out.used.push_back(fmt::format("{} = {} ({})", key, value, rule.when_unset));
+        continue;
+      }
       const std::optional<std::string> v = io::is_unset(value) ? std::nullopt : rule.convert(value);
       if (!v) {
         unchanged = true;

@@ -12,6 +12,17 @@ inline ImportRule same(std::string key, std::string setting) {
   return {std::move(key), std::move(setting), [](const std::string& v) { return std::optional(v); },
           ""};
 }
+// What a null sequence limit means where the tool then truncates nothing: the file cannot say
+// how long the longest sample is, so the plan's --seq stands for it.
+inline constexpr const char* kNoTruncation =
+    "no truncation: the longest sample sets the length, which the file cannot say; --seq prices "
+    "it (1024 unless given) and --dataset measures it";
+// A sequence-length key whose null means no truncation.
+inline ImportRule sequence_limit(std::string key) {
+  ImportRule rule = same(std::move(key), "seq");
+  rule.when_unset = kNoTruncation;
+  return rule;
+}
 // A boolean key: true sets `setting` to `value`, false says nothing.
 inline ImportRule when_true(std::string key, std::string setting, std::string value) {
   return {std::move(key), std::move(setting),

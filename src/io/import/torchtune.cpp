@@ -42,7 +42,9 @@ const ImportFormat& torchtune_format() {
         ""},
        {"optimizer.fused", "optimizer_impl",
         [](const std::string& v) { return if_true(v, "fused"); }, ""},
-       same("tokenizer.max_seq_len", "seq"),
+       // torchtune tokenizers' max_seq_len: Optional[int] = None truncates nothing
+       // (models/llama3/_tokenizer.py Llama3Tokenizer.tokenize_messages).
+       sequence_limit("tokenizer.max_seq_len"),
        {"loss._component_", "loss",
         [](const std::string& v) -> std::optional<std::string> {
           // CEWithChunkedOutputLoss is the torchtune profile's own loss (8 chunks from torchtune

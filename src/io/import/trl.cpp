@@ -43,7 +43,9 @@ const ImportFormat& trl_format() {
        when_true("bf16", "precision", "bf16-mixed"),
        when_true("fp16", "precision", "fp16-mixed"),
        same("optim", "optimizer"),
-       same("max_length", "seq"),
+       // trl sft_config.py max_length: "If `None`, no truncation is applied." (the older
+       // max_seq_length: None falls back to min(tokenizer.model_max_length, 1024)).
+       sequence_limit("max_length"),
        same("max_seq_length", "seq"),
        when_true("use_liger_kernel", "loss", "fused"),
        // transformers training_args.py torch_compile: the Trainer compiles the model, whose
