@@ -181,11 +181,6 @@ CONFIG_HUB_LORA_DROPOUT = {
     "gemma-2b/lora.yaml": 0.1,
 }
 
-# gradient_accumulation_steps of the torchtune recipe configs the April 2024 tutorial rows name
-# ("Config llama2/7B_lora_single_device at ff594c231"; the tutorial: "All the finetuning runs
-# below use the llama2/7B_lora_single_device config"), by row id prefix. The README's Llama-3.1
-# rows say "batch size 2 (without gradient accumulation)" (README.md at 30b8519e8), so they keep 1
-# although their configs set 64 and 16; PR #527's low-memory config sets 1.
 # PEFT's MetaMathQA runs: the tokenizer truncates every sample at max_seq_length
 # (peft@d787f51b method_comparison/MetaMathQA/utils.py:204 `tokenizer.model_max_length =
 # max_seq_length`, data.py:95 `input_ids[: tokenizer.model_max_length]`,
@@ -194,6 +189,11 @@ CONFIG_HUB_LORA_DROPOUT = {
 # texts with length > 1304"). The shared caveat's "~500 tokens" is a guess in characters.
 PEFT_MMQA_MAX_SEQ_LENGTH = 768
 
+# gradient_accumulation_steps of the torchtune recipe configs the April 2024 tutorial rows name
+# ("Config llama2/7B_lora_single_device at ff594c231"; the tutorial: "All the finetuning runs
+# below use the llama2/7B_lora_single_device config"), by row id prefix. The README's Llama-3.1
+# rows say "batch size 2 (without gradient accumulation)" (README.md at 30b8519e8), so they keep 1
+# although their configs set 64 and 16; PR #527's low-memory config sets 1.
 TORCHTUNE_RECIPE_ACCUM = {
     "ttn_tut_l2_7b_lora_": ("llama2/7B_lora_single_device.yaml", "ff594c231", 64),
     "ttn_tut_l2_7b_qlora": ("llama2/7B_qlora_single_device.yaml", "ff594c231", 16),
@@ -357,7 +357,7 @@ def measured_rows(r):
     extra = re.search(r"\(allocated ([\d.]+) GB\)", m["metric"])
     if extra and metric == "max_memory_reserved":
         figure = full_precision(extra.group(1), r["source"].get("location", ""))
-        out.append(("max_memory_allocated", round(float(figure) * 10**9), "_allocated",
+        out.append(("max_memory_allocated", round(float(figure) * UNIT_BYTES["GB"]), "_allocated",
                     f"{figure} GB"))
     return out
 

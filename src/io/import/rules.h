@@ -1,9 +1,12 @@
 // Small helpers for writing a format's rules.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "io/import/formats.h"
+#include "trainmem/plan.h"
 
 namespace trainmem::io::rules {
 
@@ -12,15 +15,14 @@ inline ImportRule same(std::string key, std::string setting) {
   return {std::move(key), std::move(setting), [](const std::string& v) { return std::optional(v); },
           ""};
 }
-// What a null sequence limit means where the tool then truncates nothing: the file cannot say
-// how long the longest sample is, so the plan's --seq stands for it.
-inline constexpr const char* kNoTruncation =
-    "no truncation: the longest sample sets the length, which the file cannot say; --seq prices "
-    "it (1024 unless given) and --dataset measures it";
-// A sequence-length key whose null means no truncation.
+// A sequence-length key whose null means no truncation: the file cannot say how long the
+// longest sample is, so the plan's --seq (its default unless given) stands for it.
 inline ImportRule sequence_limit(std::string key) {
   ImportRule rule = same(std::move(key), "seq");
-  rule.when_unset = kNoTruncation;
+  rule.when_unset = fmt::format(
+      "no truncation: the longest sample sets the length, which the file cannot say; --seq "
+      "prices it ({} unless given) and --dataset measures it",
+      TrainingPlan{}.seq);
   return rule;
 }
 // A boolean key: true sets `setting` to `value`, false says nothing.
