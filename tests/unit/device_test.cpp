@@ -113,6 +113,44 @@ TEST(Devices, UnknownNamesSuggestTheNearest) {
   EXPECT_TRUE(nearest_devices("completely-unrelated-accelerator-name").empty());
 }
 
+// A known name with its memory size resolves when the size is the card's, read as GiB or as
+// decimal GB within 5 %: the H100's 81,559 MiB is 79.65 GiB ("80GB"), the H200's 143,771 MiB is
+// 140.40 GiB ("141GB"), the B200's 183,359 MiB is 192.27 GB ("192GB", 179.06 GiB).
+TEST(Devices, NameWithItsMemorySizeResolves) {
+  EXPECT_EQ(find_device("h100-80gb")->id, "h100-sxm");
+  EXPECT_EQ(find_device("H100 80GB")->id, "h100-sxm");
+  EXPECT_EQ(find_device("h100-pcie-80gb")->id, "h100-pcie");
+  EXPECT_EQ(find_device("rtx-4090-24gb")->id, "rtx-4090");
+  EXPECT_EQ(find_device("h200-141gb")->id, "h200");
+  EXPECT_EQ(find_device("b200-192gb")->id, "b200");
+  EXPECT_EQ(find_device("3080-10gb")->id, "rtx-3080");
+  // nvidia-smi's one name for the RTX 3080's two sizes, with the size: the row of that size.
+  EXPECT_EQ(find_device("NVIDIA GeForce RTX 3080 12GB")->id, "rtx-3080-12gb");
+  EXPECT_EQ(find_device("NVIDIA GeForce RTX 3080 10GB")->id, "rtx-3080");
+}
+
+// A size that is not the card's is refused, not priced at the card's capacity: a 48 GB modified
+// RTX 4090 (23.99 GiB, 25.76 GB: 48 is neither within 5 %), the 94 GB H100 NVL under the H100's
+// alias.
+TEST(Devices, NameWithAnotherMemorySizeIsRefused) {
+  const auto modded = find_device("rtx-4090-48gb");
+  ASSERT_FALSE(modded);
+  EXPECT_NE(modded.error().reason.find("no 48 GB device"), std::string::npos)
+      << modded.error().reason;
+  EXPECT_NE(modded.error().reason.find("23.99 GiB"), std::string::npos) << modded.error().reason;
+  const auto nvl = find_device("h100-94gb");
+  ASSERT_FALSE(nvl);
+  EXPECT_NE(nvl.error().reason.find("h100-sxm"), std::string::npos) << nvl.error().reason;
+  const auto rtx3080 = find_device("NVIDIA GeForce RTX 3080 16GB");
+  ASSERT_FALSE(rtx3080);
+  EXPECT_NE(rtx3080.error().reason.find("rtx-3080-12gb"), std::string::npos)
+      << rtx3080.error().reason;
+  // Not a size suffix: an unknown name stays unknown.
+  EXPECT_FALSE(find_device("gb"));
+  EXPECT_FALSE(find_device("-80gb"));
+  EXPECT_FALSE(find_device("h100-123456gb"));
+}
+
 TEST(Devices, CustomDeviceHasNoReserve) {
   const Device d = custom_device(32 * kGB);
   EXPECT_EQ(d.capacity_bytes, 32 * kGB);
