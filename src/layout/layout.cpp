@@ -216,8 +216,9 @@ std::optional<Error> validate_layout(const Layout& l) {
   if (l.engine == Engine::deepspeed && l.zero_stage >= 2 && l.pp > 1) {
     return flag_error("--pp", "DeepSpeed's pipeline engine supports ZeRO stage 0 or 1 only");
   }
-  if (l.ddp_bucket_cap_mb <= 0 || l.ddp_bucket_cap_mb > 1e6) {
-    return flag_error("--bucket-cap-mb", "must be positive and below 1e6");
+  if (!(l.ddp_bucket_cap_mb > 0 && l.ddp_bucket_cap_mb <= 1e6)) {  // NaN fails both
+    return flag_error("--bucket-cap-mb", fmt::format("must be positive and at most 1e6 MiB, got {}",
+                                                     l.ddp_bucket_cap_mb));
   }
   const DeepSpeedKnobs& d = l.deepspeed;
   for (const auto& [v, flag] :

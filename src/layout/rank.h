@@ -209,7 +209,10 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         // share of the gradient bytes, not T x the model's gradient width. Measured with LoRA's
         // fp32 adapters: validation/data/distributed.jsonl.
         const std::int64_t bytes = to_bytes(grads_full * share_tr);
-        const auto cap = static_cast<std::int64_t>(l.ddp_bucket_cap_mb * 1024 * 1024);
+        // DDP truncates the cap to whole bytes (`int(bucket_cap_mb * 1024 * 1024)`); a cap under
+        // one byte puts each gradient in a bucket of its own, as a one-byte cap does.
+        const auto cap =
+            std::max<std::int64_t>(1, static_cast<std::int64_t>(l.ddp_bucket_cap_mb * 1024 * 1024));
         constexpr std::int64_t kFirst = 1024 * 1024;
         const std::int64_t buckets = bytes <= kFirst ? 1 : 1 + (bytes - kFirst + cap - 1) / cap;
         sink.add(

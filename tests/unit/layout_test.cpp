@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "layout/census.h"
@@ -324,6 +325,21 @@ TEST(LayoutDdp, BucketsCopyTheGradients) {
   const LedgerItem* buckets = find_line(r, "DDP gradient buckets");
   ASSERT_NE(buckets, nullptr);
   EXPECT_EQ(buckets->bytes, params_total(m.inventory) * 2);
+  // A cap under one byte (DDP's int() makes it 0) prices the same copy: no division by zero.
+  p.layout.ddp_bucket_cap_mb = 1e-7;
+  ASSERT_FALSE(validate_layout(p.layout));
+  const LedgerItem* tiny =
+      find_line(estimate_distributed(m, p).ranks[0].ledger, "DDP gradient buckets");
+  ASSERT_NE(tiny, nullptr);
+  EXPECT_EQ(tiny->bytes, params_total(m.inventory) * 2);
+  // NaN and infinity are refused, naming the flag.
+  for (const double bad : {std::nan(""), std::numeric_limits<double>::infinity(), 0.0, -5.0}) {
+    p.layout.ddp_bucket_cap_mb = bad;
+    const auto e = validate_layout(p.layout);
+    ASSERT_TRUE(e) << bad;
+    EXPECT_EQ(e->field, "--bucket-cap-mb");
+  }
+  p.layout.ddp_bucket_cap_mb = 25;
   p.layout.gradient_as_bucket_view = true;
   const DistributedEstimate view = estimate_distributed(m, p);
   EXPECT_EQ(find_line(view.ranks[0].ledger, "DDP gradient buckets"), nullptr);
