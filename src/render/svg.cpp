@@ -201,7 +201,15 @@ std::string render_svg_sweep(const Sweep& s, const RenderOptions& o) {
   double xmax = static_cast<double>(s.points.back().x);
   if (xmax <= xmin) xmax = xmin + 1;
   double ymax = 0;
-  for (const SweepPoint& p : s.points) ymax = std::max(ymax, in_unit(p.peak_bytes, unit));
+  // With a device, each point's verdict is judged on its Fit figure: on a CUDA card the device
+  // total (allocator reserve + CUDA context), drawn as a curve of its own with the verdict dots.
+  const auto judged = [](const SweepPoint& p) { return p.fit ? p.fit->peak_bytes : p.peak_bytes; };
+  const bool judged_curve = std::any_of(s.points.begin(), s.points.end(), [](const SweepPoint& p) {
+    return p.fit && p.fit->peak_bytes != p.peak_bytes;
+  });
+  for (const SweepPoint& p : s.points) {
+    ymax = std::max({ymax, in_unit(p.peak_bytes, unit), in_unit(judged(p), unit)});
+  }
   const double usable = s.device ? in_unit(s.device->usable_bytes(), unit) : 0;
   const double capacity = s.device ? in_unit(s.device->capacity_bytes, unit) : 0;
   ymax = std::max({ymax, capacity, 1e-9}) * 1.08;
@@ -253,11 +261,18 @@ std::string render_svg_sweep(const Sweep& s, const RenderOptions& o) {
     }
   }
   // Curves: static state and peak.
-  std::string stat_pts, peak_pts;
+  std::string stat_pts, peak_pts, judged_pts;
   for (const SweepPoint& p : s.points) {
     const double x = X(static_cast<double>(p.x));
     stat_pts += fmt::format("{:.1f},{:.1f} ", x, Y(in_unit(p.static_bytes, unit)));
     peak_pts += fmt::format("{:.1f},{:.1f} ", x, Y(in_unit(p.peak_bytes, unit)));
+    judged_pts += fmt::format("{:.1f},{:.1f} ", x, Y(in_unit(judged(p), unit)));
+  }
+  if (judged_curve) {
+    out += fmt::format(
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"#e15759\" stroke-width=\"2\" "
+        "stroke-dasharray=\"2,3\"/>\n",
+        judged_pts);
   }
   out += fmt::format(
       "<polyline points=\"{}\" fill=\"none\" stroke=\"#888888\" stroke-width=\"2\" "
@@ -267,12 +282,15 @@ std::string render_svg_sweep(const Sweep& s, const RenderOptions& o) {
       "<polyline points=\"{}\" fill=\"none\" stroke=\"#4e79a7\" stroke-width=\"2.5\"/>\n",
       peak_pts);
   for (const SweepPoint& p : s.points) {
-    const bool over = s.device && p.peak_bytes > s.device->usable_bytes();
+    // The verdict estimate gives (on a CUDA card, the device total against usable memory), not
+    // the plotted live peak against the line.
+    const bool over = p.fit ? !p.fit->fits : s.device && p.peak_bytes > s.device->usable_bytes();
+    const std::string figure = p.fit ? p.fit->figure : "peak";
     out += fmt::format(
-        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{} {}: {}</title>"
-        "</circle>\n",
-        X(static_cast<double>(p.x)), Y(in_unit(p.peak_bytes, unit)), over ? "#c0392b" : "#4e79a7",
-        name_of(s.axis), p.x, escape(format_bytes(p.peak_bytes, unit)));
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{} {}: {} {}"
+        "</title></circle>\n",
+        X(static_cast<double>(p.x)), Y(in_unit(judged(p), unit)), over ? "#c0392b" : "#4e79a7",
+        name_of(s.axis), p.x, escape(figure), escape(format_bytes(judged(p), unit)));
   }
   // Legend.
   const double ly = py0 - 8;
@@ -286,6 +304,15 @@ std::string render_svg_sweep(const Sweep& s, const RenderOptions& o) {
       "stroke-width=\"2\" stroke-dasharray=\"8,4\"/>\n",
       px0 + 90, ly, px0 + 114, ly);
   out += text(px0 + 120, ly + 4, "static state (weights, grads, optimizer)");
+  if (judged_curve) {
+    out += fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e15759\" "
+        "stroke-width=\"2\" stroke-dasharray=\"2,3\"/>\n",
+        px0 + 400, ly, px0 + 424, ly);
+    const auto with_fit = std::find_if(s.points.begin(), s.points.end(),
+                                       [](const SweepPoint& p) { return p.fit.has_value(); });
+    out += text(px0 + 430, ly + 4, with_fit->fit->figure + " (the verdict's figure)");
+  }
   out += "</svg>\n";
   return out;
 }

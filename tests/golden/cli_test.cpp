@@ -38,6 +38,34 @@ TEST(Cli, DefaultExampleDoesNotFitA32GBCard) {
   EXPECT_NE(r.out.find("GiB"), std::string::npos);
 }
 
+// sweep's table gives the same verdict as its --json, solve and estimate: the device total on a
+// CUDA card, not the live peak against usable memory.
+TEST(Cli, SweepTableJudgesTheFigureItsJsonJudges) {
+  const std::string args =
+      "sweep llama-3.1-8b --method qlora --gpu rtx-4090 --gradient-checkpointing --values 6,7,8";
+  const nlohmann::json j = run_json(args);
+  const CliRun r = run(args);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("device total"), std::string::npos) << r.out;
+  for (const auto& point : j.at("points")) {
+    const std::string verdict = point.at("fits").get<bool>() ? "yes" : "no";
+    const std::string batch = std::to_string(point.at("batch").get<int>());
+    bool found = false;
+    std::size_t start = 0;
+    while (start < r.out.size()) {
+      const std::size_t end = r.out.find('\n', start);
+      const std::string line = r.out.substr(start, end - start);
+      start = end == std::string::npos ? r.out.size() : end + 1;
+      const std::size_t first = line.find_first_not_of(' ');
+      if (first == std::string::npos || line.compare(first, batch.size() + 1, batch + " "))
+        continue;
+      found = true;
+      EXPECT_EQ(line.substr(line.size() - verdict.size()), verdict) << line;
+    }
+    EXPECT_TRUE(found) << batch << "\n" << r.out;
+  }
+}
+
 TEST(Cli, FailIfOverExitsThree) {
   EXPECT_EQ(run("estimate qwen3-8b --memory 24GB --fail-if-over").code, 3);
   EXPECT_EQ(run("estimate gpt2 --memory 80GB --fail-if-over").code, 0);

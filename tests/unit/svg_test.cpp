@@ -110,14 +110,42 @@ TEST(Svg, SweepCurvesAreWellFormedWithTheLimitDrawn) {
         sweep(m.value(), plan, axis, default_sweep_values(axis, plan), *find_device("rtx-4090"));
     const std::string svg = render_svg_sweep(s, RenderOptions{});
     EXPECT_EQ(xml_problem(svg), "") << svg;
-    EXPECT_EQ(count(svg, "<polyline"), 2U) << "peak and static state";
+    // On a CUDA card the verdict judges the device total (allocator reserve + CUDA context): a
+    // third curve, which carries the verdict dots.
+    EXPECT_EQ(count(svg, "<polyline"), 3U) << "peak, static state and the device total";
     EXPECT_EQ(count(svg, "<circle"), s.points.size());
+    EXPECT_NE(svg.find("device total (the verdict's figure)"), std::string::npos);
     EXPECT_NE(svg.find("stroke-dasharray=\"6,4\""), std::string::npos) << "the usable limit";
     EXPECT_NE(svg.find("rtx-4090"), std::string::npos);
     EXPECT_NE(svg.find(axis == SweepAxis::batch ? "micro-batch" : "sequence length"),
               std::string::npos);
     EXPECT_GE(count(svg, "<text"), 8U) << "title, ticks, labels";
   }
+}
+
+// Each dot takes the verdict estimate gives (the device total against usable memory), so a batch
+// whose live peak is under the line but whose device total is over is drawn as not fitting. The
+// card's reserve is set so that its usable line falls between batch 4's peak and device total.
+TEST(Svg, SweepDotsFollowTheVerdict) {
+  const auto m = load_preset("llama-3.1-8b");
+  ASSERT_TRUE(m);
+  TrainingPlan plan;
+  plan.method = Method::qlora;
+  plan.checkpointing = Checkpointing::full;
+  Device gpu = *find_device("rtx-4090");
+  const std::vector<std::int64_t> batches{1, 2, 4, 8};
+  const SweepPoint at4 = sweep(m.value(), plan, SweepAxis::batch, {4}, gpu).points.at(0);
+  ASSERT_TRUE(at4.fit);
+  ASSERT_GT(at4.fit->peak_bytes, at4.peak_bytes) << "the device total adds the allocator's cache";
+  gpu.reserve_bytes = gpu.capacity_bytes - (at4.peak_bytes + at4.fit->peak_bytes) / 2;
+  const Sweep s = sweep(m.value(), plan, SweepAxis::batch, batches, gpu);
+  const std::string svg = render_svg_sweep(s, RenderOptions{});
+  ASSERT_EQ(s.points.size(), batches.size());
+  EXPECT_TRUE(s.points[1].fit->fits);
+  EXPECT_FALSE(s.points[2].fit->fits) << "batch 4: its device total is over the line";
+  EXPECT_LT(s.points[2].peak_bytes, gpu.usable_bytes()) << "batch 4: its live peak is under it";
+  EXPECT_EQ(count(svg, "fill=\"#c0392b\"><title>"), 2U) << "batches 4 and 8";
+  EXPECT_EQ(count(svg, "fill=\"#4e79a7\"><title>"), 2U) << "batches 1 and 2";
 }
 
 TEST(Svg, TwoAxisPairNestsBothPanels) {
@@ -131,7 +159,7 @@ TEST(Svg, TwoAxisPairNestsBothPanels) {
   EXPECT_EQ(xml_problem(svg), "") << svg;
   EXPECT_EQ(count(svg, "<svg"), 3U);
   EXPECT_EQ(count(svg, "<?xml"), 1U);
-  EXPECT_EQ(count(svg, "<polyline"), 4U);
+  EXPECT_EQ(count(svg, "<polyline"), 6U) << "peak, static state and device total per panel";
   EXPECT_NE(svg.find("x=\"860\""), std::string::npos);
 }
 

@@ -25,14 +25,19 @@ struct SweepArgs {
   std::string svg;
 };
 
+// With a device, each point carries the verdict estimate gives (SweepPoint::fit): its figure (the
+// device total on a CUDA card, not the live peak) against the usable memory.
 std::string points_text(const Sweep& s, Unit u) {
-  std::string out = fmt::format("{:>8} {:>12} {:>12}{}\n", name_of(s.axis), "peak", "static",
-                                s.device ? "  fits" : "");
+  const bool judged = s.device && !s.points.empty() && s.points.front().fit;
+  std::string out = fmt::format(
+      "{:>8} {:>12} {:>12}{}\n", name_of(s.axis), "peak", "static",
+      judged ? fmt::format(" {:>14}  fits", s.points.front().fit->figure) : std::string());
   for (const SweepPoint& p : s.points) {
-    out +=
-        fmt::format("{:>8} {:>12} {:>12}{}\n", p.x, format_bytes(p.peak_bytes, u),
-                    format_bytes(p.static_bytes, u),
-                    s.device ? (p.peak_bytes <= s.device->usable_bytes() ? "  yes" : "  no") : "");
+    out += fmt::format("{:>8} {:>12} {:>12}{}\n", p.x, format_bytes(p.peak_bytes, u),
+                       format_bytes(p.static_bytes, u),
+                       p.fit ? fmt::format(" {:>14}  {}", format_bytes(p.fit->peak_bytes, u),
+                                           p.fit->fits ? "yes" : "no")
+                             : std::string());
   }
   return out;
 }
