@@ -121,13 +121,9 @@ Result<std::optional<Device>> device_of(const json& req) {
     auto bytes = parse_size(reserve, "--reserve");
     if (!bytes) return bytes.error();
     if (!device) return usage("--reserve", "needs --memory or --gpu");
-    device->reserve_bytes = bytes.value();
-    if (device->usable_bytes() <= 0) {
-      return usage("--reserve", format_bytes(bytes.value(), Unit::gb) +
-                                    " leaves nothing of the device's " +
-                                    format_bytes(device->capacity_bytes, Unit::gb) +
-                                    ": the usable budget must be positive");
-    }
+    auto reserved = with_reserve(*device, bytes.value());
+    if (!reserved) return reserved.error();
+    device = std::move(reserved).value();
   }
   return device;
 }
@@ -235,6 +231,9 @@ json run(const json& req) {
   auto options = options_of(req);
   if (!options) throw options.error();
   const LoadedModel& m = **model;
+  // Refused as the command line refuses it: the layout, the layers and LoRA targets the plan
+  // names, and the size rule (a plan past it would price a saturated 8 EiB).
+  if (auto e = check_plan_for_model(m, *plan)) throw *e;
 
   if (op == "estimate" || op == "explain") {
     const Ledger ledger = estimate(m, *plan);

@@ -59,6 +59,10 @@ std::vector<std::string> nearest_devices(std::string_view name, std::size_t n = 
 // A device of exactly `bytes` capacity (--memory), with no reserve unless --reserve is given.
 Device custom_device(std::int64_t bytes);
 
+// `device` with `bytes` kept back instead of its own reserve (--reserve SIZE): an error when that
+// leaves no usable memory. The reserve's rule then reads "--reserve".
+Result<Device> with_reserve(Device device, std::int64_t bytes);
+
 // The verdict: does the plan's peak fit the device, and by how much.
 // The seeds advise leaving 2 to 3 GB on top of any estimate.
 inline constexpr std::int64_t kHeadroomAdviceBytes = 2'000'000'000;

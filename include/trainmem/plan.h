@@ -506,4 +506,10 @@ std::optional<Error> check_plan_size(const LoadedModel& model, const TrainingPla
 // nullopt when the plan's choices exist in the model: --train-layers names layers it has.
 std::optional<Error> check_plan_matches_model(const LoadedModel& model, const TrainingPlan& plan);
 
+// Every check of a plan against its model, in the order the command line reports them: the
+// layout (validate_layout with the model's heads, layers and experts), check_plan_matches_model,
+// check_plan_size and check_targets. The command line, the Python module and the web page all run
+// this once the model is loaded, so none of them prices a plan another refuses.
+std::optional<Error> check_plan_for_model(const LoadedModel& model, const TrainingPlan& plan);
+
 }  // namespace trainmem

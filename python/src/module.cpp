@@ -63,6 +63,14 @@ TrainingPlan plan_of(const std::string& plan_json) {
   return unwrap(plan_from_json(plan_json, "plan"));
 }
 
+// The plan of a call that prices it on `model`: refused as the command line refuses it
+// (check_plan_for_model: the layout, the layers and LoRA targets it names, the size rule).
+TrainingPlan plan_for(const LoadedModel& model, const std::string& plan_json) {
+  TrainingPlan plan = plan_of(plan_json);
+  if (auto e = check_plan_for_model(model, plan)) throw TrainmemException(e->message());
+  return plan;
+}
+
 // The device a call names: a database id (`device`), or a size with a unit (`memory`), with an
 // optional reserve; neither gives no device.
 std::optional<Device> device_of(const std::optional<std::string>& device,
@@ -74,7 +82,7 @@ std::optional<Device> device_of(const std::optional<std::string>& device,
   if (memory) d = custom_device(unwrap(parse_size(*memory, "memory")));
   if (reserve) {
     if (!d) throw TrainmemException("reserve: needs a device or memory");
-    d->reserve_bytes = unwrap(parse_size(*reserve, "reserve"));
+    d = unwrap(with_reserve(*d, unwrap(parse_size(*reserve, "reserve"))));
   }
   return d;
 }
@@ -125,7 +133,7 @@ std::string estimate_json(const LoadedModel& model, const std::string& plan_json
                           const std::optional<std::string>& memory,
                           const std::optional<std::string>& reserve,
                           const std::optional<std::string>& dataset, bool max_length_given) {
-  const TrainingPlan plan = plan_of(plan_json);
+  const TrainingPlan plan = plan_for(model, plan_json);
   const Ledger ledger = estimate(model, plan);
   const std::optional<Device> d = device_of(device, memory, reserve);
   if (dataset) {
@@ -137,16 +145,17 @@ std::string estimate_json(const LoadedModel& model, const std::string& plan_json
 
 std::string report_text(const LoadedModel& model, const std::string& plan_json,
                         const std::optional<std::string>& device,
-                        const std::optional<std::string>& memory, const std::string& unit,
+                        const std::optional<std::string>& memory,
+                        const std::optional<std::string>& reserve, const std::string& unit,
                         bool explain) {
   RenderOptions options;
   const auto u = parse_unit(unit);
   if (!u) throw TrainmemException("unit: '" + unit + "' is not one of: gib, gb, mib, bytes");
   options.unit = *u;
-  const TrainingPlan plan = plan_of(plan_json);
+  const TrainingPlan plan = plan_for(model, plan_json);
   const Ledger ledger = estimate(model, plan);
   if (explain) return render_explain(ledger, options);
-  const std::optional<Device> d = device_of(device, memory, std::nullopt);
+  const std::optional<Device> d = device_of(device, memory, reserve);
   const GpuEstimate gpu = unwrap(gpu_estimate(model, plan, ledger, gpu_options_for(d, plan)));
   const bool cuda = !d || d->kind != DeviceKind::unified;
   std::optional<Fit> f;
@@ -166,8 +175,8 @@ std::string solve_json(const LoadedModel& model, const std::string& plan_json,
   }
   SolveOptions options;
   options.step = step;
-  const SolveResult r = unwrap(
-      solve(model, plan_of(plan_json), device_of(device, memory, std::nullopt), *goal, options));
+  const SolveResult r = unwrap(solve(model, plan_for(model, plan_json),
+                                     device_of(device, memory, std::nullopt), *goal, options));
   return render_solve_json(r, model.spec.name, step);
 }
 
@@ -180,7 +189,7 @@ std::string advise_json(const LoadedModel& model, const std::string& plan_json,
                         const std::optional<std::string>& dataset, bool max_length_given) {
   const std::optional<Device> d = device_of(device, memory, std::nullopt);
   if (!d) throw TrainmemException("advise needs a device or memory");
-  TrainingPlan plan = plan_of(plan_json);
+  TrainingPlan plan = plan_for(model, plan_json);
   if (!dataset) return render_advice_json(advise(model, plan, *d), model.spec.name);
   const std::string text = unwrap(read_dataset_file(*dataset));
   DatasetSource source;
@@ -256,7 +265,7 @@ NB_MODULE(_native, m) {
         "memory"_a = nb::none(), "reserve"_a = nb::none(), "dataset"_a = nb::none(),
         "max_length_given"_a = false);
   m.def("report", &report_text, "model"_a, "plan_json"_a, "device"_a = nb::none(),
-        "memory"_a = nb::none(), "unit"_a = "gib", "explain"_a = false);
+        "memory"_a = nb::none(), "reserve"_a = nb::none(), "unit"_a = "gib", "explain"_a = false);
   m.def("solve", &solve_json, "model"_a, "plan_json"_a, "target"_a, "device"_a = nb::none(),
         "memory"_a = nb::none(), "step"_a = 1);
   m.def("advise", &advise_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),

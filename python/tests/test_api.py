@@ -134,6 +134,45 @@ def test_allocator_configuration_travels_with_the_plan():
         trainmem.estimate("qwen3-0.6b", gpu="h100", alloc_conf="bogus:1")
 
 
+def test_the_environments_allocator_configuration_applies_as_on_the_command_line(monkeypatch):
+    kw = dict(batch=4, seq=1024, gpu="h100")
+    plain = trainmem.estimate("qwen3-0.6b", **kw).to_dict()["gpu"]["peak_reserved_bytes"]
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    grown = trainmem.estimate("qwen3-0.6b", **kw).to_dict()
+    assert grown["plan"]["alloc_conf"] == "expandable_segments:True"
+    assert grown["gpu"]["peak_reserved_bytes"] < plain
+    # A call's own alloc_conf wins over the environment.
+    given = trainmem.estimate("qwen3-0.6b", alloc_conf="max_split_size_mb:128", **kw).to_dict()
+    assert given["plan"]["alloc_conf"] == "max_split_size_mb:128"
+
+
+def test_plans_the_command_line_refuses_are_refused():
+    # The checks of a plan against its model (check_plan_for_model), as the command line runs them.
+    with pytest.raises(trainmem.TrainmemError, match="too large to price"):
+        trainmem.estimate("qwen3-8b", seq=2**24, batch=1048576)
+    with pytest.raises(trainmem.TrainmemError, match="'router' matches no module"):
+        trainmem.estimate("qwen3-8b", method="lora", lora_targets="router")
+    with pytest.raises(trainmem.TrainmemError, match="past the last layer"):
+        trainmem.estimate("qwen3-8b", method="freeze", train_layers="40-50")
+    with pytest.raises(trainmem.TrainmemError, match="matches no module"):
+        trainmem.solve("qwen3-8b", "max-batch", gpu="h100", method="lora", lora_targets="router")
+    with pytest.raises(trainmem.TrainmemError, match="matches no module"):
+        trainmem.advise("qwen3-8b", gpu="rtx-4090", method="lora", lora_targets="router")
+
+
+def test_text_and_repr_give_the_verdicts_figure_and_reserve():
+    r = trainmem.estimate("qwen2.5-0.5b", batch=5, seq=1024, gpu="rtx-4090")
+    assert r.fit is not None and r.fit.figure == "device total"
+    assert f"device total {r.fit.peak_bytes / 2**30:.2f} GiB" in repr(r)
+    assert f"{r.fit.peak_bytes / 2**30:.2f} of" in r._repr_html_()
+    reserved = trainmem.estimate("qwen2.5-0.5b", memory="24GB", reserve="4GB")
+    doc = cli_json("estimate", "qwen2.5-0.5b", "--memory", "24GB", "--reserve", "4GB")
+    assert reserved.fit.usable_bytes == doc["fit"]["usable_bytes"] == 20 * 10**9
+    assert "usable 20.00 GB" in reserved.text()
+    with pytest.raises(trainmem.TrainmemError, match="leaves nothing"):
+        trainmem.estimate("qwen3-8b", memory="8GB", reserve="16GB")
+
+
 def test_devices_and_models():
     devs = {d.id: d for d in trainmem.devices()}
     assert devs["rtx-4090"].capacity_bytes == 24564 * 2**20

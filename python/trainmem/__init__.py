@@ -181,6 +181,10 @@ def _plan_and_reports(fields: Mapping[str, Any]) -> Tuple[str, List[str], bool]:
                                 "settings, not both")
         return _native.check_plan(json.dumps(whole)), [], True
     imported, reports = _imported(configs)
+    # As the command line: PYTORCH_CUDA_ALLOC_CONF sets the allocator model's configuration unless
+    # the call gives alloc_conf.
+    if fields.get("alloc_conf") is None and os.environ.get("PYTORCH_CUDA_ALLOC_CONF"):
+        fields["alloc_conf"] = os.environ["PYTORCH_CUDA_ALLOC_CONF"]
     seq_given = any(key == "seq" for key, _, _ in imported) or any(
         fields.get(k) is not None for k in ("seq", "max_length", "max_seq_length"))
     settings = []
@@ -209,7 +213,8 @@ def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str
     doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve,
                                       None if dataset is None else str(dataset), seq_given))
     doc["notes"] = reports + doc["notes"]
-    return Estimate(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory)
+    return Estimate(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory,
+                    _reserve=reserve)
 
 
 def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,

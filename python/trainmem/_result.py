@@ -43,6 +43,9 @@ class Fit:
     tight: bool
     used_fraction: float
     native_bf16: bool
+    # Which figure peak_bytes is: "device total" (nvidia-smi: the allocator's reserve and the
+    # CUDA context) on a CUDA card, "peak" (live bytes) elsewhere.
+    figure: str = "peak"
 
 
 @dataclass(frozen=True)
@@ -92,9 +95,10 @@ class Estimate(_Document):
     """One priced training step (the trainmem.ledger/1 document)."""
 
     def __init__(self, doc: Dict[str, Any], *, _model=None, _plan_json="{}", _gpu=None,
-                 _memory=None):
+                 _memory=None, _reserve=None):
         super().__init__(doc)
         self._model, self._plan_json, self._gpu, self._memory = _model, _plan_json, _gpu, _memory
+        self._reserve = _reserve
         totals = doc["totals"]
         self.model: Dict[str, Any] = doc["model"]
         self.plan: Dict[str, Any] = doc["plan"]
@@ -117,16 +121,19 @@ class Estimate(_Document):
 
     def text(self, unit: str = "gib") -> str:
         """The command line's report."""
-        return _native.report(self._model, self._plan_json, self._gpu, self._memory, unit)
+        return _native.report(self._model, self._plan_json, self._gpu, self._memory,
+                              self._reserve, unit)
 
     def explain(self, unit: str = "gib") -> str:
         """The arithmetic behind every line (``trainmem explain``)."""
-        return _native.report(self._model, self._plan_json, None, None, unit, True)
+        return _native.report(self._model, self._plan_json, None, None, None, unit, True)
 
     def __repr__(self) -> str:
         verdict = ""
         if self.fit is not None:
-            verdict = f", {'fits' if self.fit.fits else 'does not fit'} {self.fit.device}"
+            # The verdict judges fit.peak_bytes (the device total on a CUDA card), not the peak.
+            verdict = (f", {self.fit.figure} {self.fit.peak_bytes / GIB:.2f} GiB "
+                       f"{'fits' if self.fit.fits else 'does not fit'} {self.fit.device}")
         return (f"<Estimate {self.model['name']}: peak {self.peak_gib:.2f} GiB at "
                 f"{self.peak_phase}{verdict}>")
 
@@ -148,8 +155,8 @@ class Estimate(_Document):
         if self.fit is not None:
             word = "fits" if self.fit.fits else "does not fit"
             verdict = (f"<p><b>{word}</b> {html.escape(self.fit.device_name)}: "
-                       f"{self.peak_bytes / GIB:.2f} of {self.fit.usable_bytes / GIB:.2f} GiB "
-                       f"usable</p>")
+                       f"{html.escape(self.fit.figure)} {self.fit.peak_bytes / GIB:.2f} of "
+                       f"{self.fit.usable_bytes / GIB:.2f} GiB usable</p>")
         return (f"<div><p><b>{html.escape(self.model['name'])}</b>: peak "
                 f"{self.peak_gib:.2f} GiB at {html.escape(self.peak_phase)}</p>{verdict}"
                 f'<div style="display:flex;height:18px;width:100%;border:1px solid #888">'

@@ -125,6 +125,13 @@ std::optional<Error> check_plan_matches_model(const LoadedModel& model, const Tr
   return std::nullopt;
 }
 
+std::optional<Error> check_plan_for_model(const LoadedModel& model, const TrainingPlan& plan) {
+  if (auto e = validate_layout(plan.layout, model.spec)) return e;
+  if (auto e = check_plan_matches_model(model, plan)) return e;
+  if (auto e = check_plan_size(model, plan)) return e;
+  return check_targets(model, plan);
+}
+
 bool plan_size_ok(const LoadedModel& model, const TrainingPlan& plan) {
   return !check_plan_size(model, plan);
 }

@@ -223,6 +223,19 @@ Result<Device> find_device(std::string_view id) {
                            names.empty() ? "" : "; did you mean: " + names + "?")};
 }
 
+Result<Device> with_reserve(Device device, std::int64_t bytes) {
+  device.reserve_bytes = bytes;
+  device.reserve_rule = "--reserve";
+  if (device.usable_bytes() <= 0) {
+    return Error{
+        ErrorCode::usage, "", "--reserve",
+        fmt::format("{} leaves nothing of the device's {}: the usable budget must be "
+                    "positive",
+                    format_bytes(bytes, Unit::gb), format_bytes(device.capacity_bytes, Unit::gb))};
+  }
+  return device;
+}
+
 Device custom_device(std::int64_t bytes) {
   Device d;
   d.id = "custom";

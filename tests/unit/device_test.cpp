@@ -151,6 +151,19 @@ TEST(Devices, NameWithAnotherMemorySizeIsRefused) {
   EXPECT_FALSE(find_device("h100-123456gb"));
 }
 
+// --reserve replaces the device's own reserve, and its rule says so; a reserve that leaves no
+// usable memory is refused: 24 GB - 4 GB = 20 GB usable; 8 GB - 16 GB is nothing.
+TEST(Devices, ReserveReplacesTheRuleAndMustLeaveMemory) {
+  const auto d = with_reserve(custom_device(24 * kGB), 4 * kGB);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->usable_bytes(), 20 * kGB);
+  EXPECT_EQ(d->reserve_rule, "--reserve");
+  const auto none = with_reserve(custom_device(8 * kGB), 16 * kGB);
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().field, "--reserve");
+  EXPECT_NE(none.error().reason.find("leaves nothing"), std::string::npos) << none.error().reason;
+}
+
 TEST(Devices, CustomDeviceHasNoReserve) {
   const Device d = custom_device(32 * kGB);
   EXPECT_EQ(d.capacity_bytes, 32 * kGB);

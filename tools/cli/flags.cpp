@@ -5,11 +5,9 @@
 #include <algorithm>
 #include <concepts>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string_view>
 
 #include "trainmem/distributed.h"
@@ -518,8 +516,12 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
   std::vector<std::optional<Error>> settings_error;
   std::vector<bool> layout_format;  // read as DeepSpeed or accelerate: also gives a layout
   PlanPatch layout_settings;        // what a training config states for the layout (torchtune's)
+  std::vector<std::string> texts;   // each file read once, through the guarded reader
   for (const std::string& file : f.from) {
-    auto imported = import_config(file);
+    auto text = read_training_config(file);
+    if (!text) return text.error();
+    texts.push_back(std::move(text).value());
+    auto imported = import_config_text(texts.back(), file);
     if (!imported) {
       // A JSON or YAML mapping no settings format recognises is not a layout config either.
       if (imported.error().file != file || !imported.error().field.empty() ||
@@ -576,12 +578,8 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
     const std::string& file = f.from[i];
     const bool settings_file = !settings_error[i];
     if (settings_file && !layout_format[read++]) continue;
-    std::ifstream in(file);
-    if (!in) return bad_input(file, "--from", "cannot read the file");
-    std::stringstream text;
-    text << in.rdbuf();
     auto imported =
-        import_config(file, text.str(), out.plan.plan, f.layout.gpus > 1 ? f.layout.gpus : 0);
+        import_config(file, texts[i], out.plan.plan, f.layout.gpus > 1 ? f.layout.gpus : 0);
     if (settings_file) {
       if (imported) {
         out.plan.plan.layout = imported->layout;
@@ -636,14 +634,9 @@ Result<std::optional<Device>> make_device(const DeviceFlags& f) {
     auto bytes = parse_size(f.reserve, "--reserve");
     if (!bytes) return bytes.error();
     if (!device) return Error{ErrorCode::usage, "", "--reserve", "needs --memory or --gpu"};
-    device->reserve_bytes = bytes.value();
-    if (device->usable_bytes() <= 0) {
-      return Error{ErrorCode::usage, "", "--reserve",
-                   fmt::format("{} leaves nothing of the device's {}: the usable budget must be "
-                               "positive",
-                               format_bytes(bytes.value(), Unit::gb),
-                               format_bytes(device->capacity_bytes, Unit::gb))};
-    }
+    auto reserved = with_reserve(*device, bytes.value());
+    if (!reserved) return reserved.error();
+    device = std::move(reserved).value();
   }
   return device;
 }
@@ -675,10 +668,7 @@ Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFl
   if (!o) return o.error();
   auto m = load_model(name);
   if (!m) return m.error();
-  if (auto e = validate_layout(settled.plan.layout, m->spec)) return *e;
-  if (auto e = check_plan_matches_model(m.value(), settled.plan)) return *e;
-  if (auto e = check_plan_size(m.value(), settled.plan)) return *e;
-  if (auto e = check_targets(m.value(), settled.plan)) return *e;
+  if (auto e = check_plan_for_model(m.value(), settled.plan)) return *e;
   for (std::string& n : plan_notes(m.value(), settled.plan, d->has_value() ? &**d : nullptr))
     settled.notes.push_back(std::move(n));
   std::string seq_origin = p->seq_origin;
