@@ -34,6 +34,9 @@ struct ImportedConfig {
   PlanPatch layout;
 };
 
+// A --from file's text, read as every file trainmem reads (src/io/read_file.h): a missing path,
+// a pipe, a device or a folder is refused by name, and so is a file past the config size cap.
+Result<std::string> read_training_config(const std::string& path);
 // Reads JSON or YAML (by content, not extension), flattens it and applies the best-matching
 // format's rules. An unrecognised file is an error naming the formats tried.
 Result<ImportedConfig> import_config(const std::string& path);

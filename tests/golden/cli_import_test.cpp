@@ -39,6 +39,19 @@ void expect_compiled_loss(const nlohmann::json& j) {
   EXPECT_NE(j["notes"].dump().find("torch.compile"), std::string::npos) << j["notes"].dump();
 }
 
+// A false in a file turns off what the framework's profile would default on: TRL's
+// gradient_checkpointing (on since 0.22), torchtune's enable_activation_checkpointing; PyYAML's
+// off reads as false, as HfArgumentParser and torchtune load it.
+TEST(CliImport, FalseInAFileTurnsOffTheProfilesCheckpointing) {
+  const auto trl = estimate_json("--from " + data("trl_sft_no_checkpointing.yaml"));
+  EXPECT_EQ(trl["plan"]["checkpointing"], "none") << trl["notes"].dump();
+  // torchtune's llama3_2/1B_lora_single_device.yaml sets it False; the full recipe's True.
+  const auto tt = estimate_json("llama-3.2-1b --from " + data("torchtune_lora.yaml"));
+  EXPECT_EQ(tt["plan"]["checkpointing"], "none") << tt["notes"].dump();
+  const auto full = estimate_json("llama-3.2-1b --from " + data("torchtune_full_compile.yaml"));
+  EXPECT_EQ(full["plan"]["checkpointing"], "full");
+}
+
 TEST(CliImport, TrlSftConfigYamlNamesTheModelAndThePlan) {
   const auto j = estimate_json("--from " + data("trl_sft_config.yaml"));
   EXPECT_EQ(j["model"]["name"], "Qwen/Qwen2.5-7B");

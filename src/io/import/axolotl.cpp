@@ -82,7 +82,7 @@ const ImportFormat& axolotl_format() {
        {"gradient_checkpointing", "checkpointing",
         [](const std::string& v) -> std::optional<std::string> {
           // true, or "unsloth"/"offload" variants that still recompute every layer.
-          if (v == "false") return std::nullopt;
+          if (is_false(v)) return "none";
           return "full";
         },
         ""},

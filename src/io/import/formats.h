@@ -55,7 +55,10 @@ Result<FlatConfig> flatten_config(const std::string& text, const std::string& fi
 
 // Shared value converters for the format files.
 std::optional<std::string> if_true(const std::string& value, const std::string& setting_value);
+// YAML 1.1 booleans as PyYAML's safe_load reads them (HfArgumentParser, axolotl, torchtune load
+// configs with it), case-insensitively: true, yes, on (and 1) / false, no, off (and 0).
 bool is_true(const std::string& value);
+bool is_false(const std::string& value);
 // "auto" (DeepSpeed/accelerate: filled in by the HF Trainer) and null say nothing.
 bool is_unset(const std::string& value);
 

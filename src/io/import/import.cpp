@@ -5,12 +5,12 @@
 #endif
 
 #include <algorithm>
-#include <fstream>
+#include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "io/import/formats.h"
 #include "io/json_parse.h"
+#include "io/read_file.h"
 
 namespace trainmem::io {
 namespace {
@@ -111,10 +111,21 @@ Result<FlatConfig> flatten_config(const std::string& text, const std::string& fi
 #endif
 }
 
-bool is_true(const std::string& value) {
-  std::string v = value;
+namespace {
+std::string lower(std::string v) {
   for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return v == "true" || v == "1" || v == "yes";
+  return v;
+}
+}  // namespace
+
+bool is_true(const std::string& value) {
+  const std::string v = lower(value);
+  return v == "true" || v == "1" || v == "yes" || v == "on";
+}
+
+bool is_false(const std::string& value) {
+  const std::string v = lower(value);
+  return v == "false" || v == "0" || v == "no" || v == "off";
 }
 
 bool is_unset(const std::string& value) {
@@ -191,12 +202,19 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
   return out;
 }
 
+Result<std::string> read_training_config(const std::string& path) {
+  std::error_code missing;
+  if (!std::filesystem::exists(path, missing)) {
+    return bad_input(path, "--from", "cannot read the file");
+  }
+  // A training config is a few KiB: one past the config cap is refused before it is parsed.
+  return io::read_regular_file(path, io::kMaxConfigBytes, "a training config");
+}
+
 Result<ImportedConfig> import_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return bad_input(path, "--from", "cannot read the file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return import_config_text(text.str(), path);
+  auto text = read_training_config(path);
+  if (!text) return text.error();
+  return import_config_text(text.value(), path);
 }
 
 }  // namespace trainmem

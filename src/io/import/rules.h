@@ -30,6 +30,18 @@ inline ImportRule when_true(std::string key, std::string setting, std::string va
   return {std::move(key), std::move(setting),
           [value](const std::string& v) { return if_true(v, value); }, ""};
 }
+// A boolean key that switches a setting both ways: true sets `on`, false sets `off` (a file's
+// `gradient_checkpointing: false` turns off what a framework profile would otherwise default
+// on); any other value says nothing.
+inline ImportRule on_off(std::string key, std::string setting, std::string on, std::string off) {
+  return {std::move(key), std::move(setting),
+          [on, off](const std::string& v) -> std::optional<std::string> {
+            if (is_true(v)) return on;
+            if (is_false(v)) return off;
+            return std::nullopt;
+          },
+          ""};
+}
 // A key trainmem knows but does not price; `why` is printed in the ignored list.
 inline ImportRule not_priced(std::string key, std::string why) {
   return {std::move(key), "", nullptr, std::move(why)};

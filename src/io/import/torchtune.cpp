@@ -26,7 +26,9 @@ const ImportFormat& torchtune_format() {
        same("model.lora_attn_modules", "lora_targets"),
        same("batch_size", "batch"),
        same("gradient_accumulation_steps", "grad_accum"),
-       when_true("enable_activation_checkpointing", "checkpointing", "full"),
+       // recipes read cfg.get("enable_activation_checkpointing", False): false turns off the
+       // profile's default of on.
+       on_off("enable_activation_checkpointing", "checkpointing", "full", "none"),
        {"dtype", "precision",
         [](const std::string& v) -> std::optional<std::string> {
           return v == "fp32" ? "fp32" : "bf16";

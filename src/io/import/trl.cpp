@@ -31,11 +31,11 @@ const ImportFormat& trl_format() {
       {same("model_name_or_path", "model"),
        same("per_device_train_batch_size", "batch"),
        same("gradient_accumulation_steps", "grad_accum"),
-       when_true("gradient_checkpointing", "checkpointing", "full"),
+       on_off("gradient_checkpointing", "checkpointing", "full", "none"),
        // transformers >= 5.2x training_args.py: activation_checkpointing is the new name of
        // gradient_checkpointing (the old one a deprecated alias); its kwargs' offload holds the
        // saved activations in pinned host memory, every_n_layers checkpoints every n-th layer.
-       when_true("activation_checkpointing", "checkpointing", "full"),
+       on_off("activation_checkpointing", "checkpointing", "full", "none"),
        when_true("activation_checkpointing_kwargs.offload", "offload_activations", "true"),
        when_true("gradient_checkpointing_kwargs.offload", "offload_activations", "true"),
        not_priced("activation_checkpointing_kwargs.every_n_layers", kEveryNLayers),
