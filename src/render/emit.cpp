@@ -76,6 +76,21 @@ std::string launch_environment(const TrainingPlan& plan) {
   return fmt::format("export PYTORCH_CUDA_ALLOC_CONF={}\n", plan.alloc_conf);
 }
 
+// DeepSpeed's own precision: its bf16 (BF16_Optimizer) and fp16 engines keep 16-bit weights and
+// an fp32 master copy, which is how the layout prices a DeepSpeed plan in either mixed
+// precision; the HF Trainer's autocast (bf16=True, "auto" in the config) turns the same engine on
+// (transformers integrations/deepspeed.py trainer_config_process). fp32 and pure bf16 leave both
+// off.
+bool deepspeed_bf16(Precision p) {
+  return p == Precision::bf16_mixed || p == Precision::autocast_bf16;
+}
+bool deepspeed_fp16(Precision p) {
+  return p == Precision::fp16_mixed || p == Precision::autocast_fp16;
+}
+// deepspeed/runtime/zero/config.py max_reuse_distance (stage3_max_reuse_distance) default 1e9
+// (DeepSpeed @edaa72212, :244); trainmem does not price it, so the file states the default.
+constexpr std::int64_t kStage3MaxReuseDistance = 1'000'000'000;
+
 Result<std::string> deepspeed(const LoadedModel&, const TrainingPlan& p) {
   const Layout& l = p.layout;
   if (l.engine != Engine::deepspeed) {
@@ -103,7 +118,7 @@ Result<std::string> deepspeed(const LoadedModel&, const TrainingPlan& p) {
     zero["stage3_prefetch_bucket_size"] = d.stage3_prefetch_bucket_size;
     zero["stage3_param_persistence_threshold"] = d.stage3_param_persistence_threshold;
     zero["stage3_max_live_parameters"] = d.stage3_max_live_parameters;
-    zero["stage3_max_reuse_distance"] = d.stage3_max_live_parameters;
+    zero["stage3_max_reuse_distance"] = kStage3MaxReuseDistance;
     zero["offload_param"] = device(l.offload_params);
     zero["stage3_gather_16bit_weights_on_model_save"] = true;
   }
@@ -111,8 +126,8 @@ Result<std::string> deepspeed(const LoadedModel&, const TrainingPlan& p) {
                             {"gradient_accumulation_steps", p.grad_accum},
                             {"train_batch_size", p.batch * p.grad_accum * data_parallel_size(l)},
                             {"gradient_clipping", 1.0},
-                            {"bf16", {{"enabled", p.precision == Precision::bf16_mixed}}},
-                            {"fp16", {{"enabled", p.precision == Precision::fp16_mixed}}},
+                            {"bf16", {{"enabled", deepspeed_bf16(p.precision)}}},
+                            {"fp16", {{"enabled", deepspeed_fp16(p.precision)}}},
                             {"zero_optimization", zero}};
   return j.dump(2) + "\n";
 }

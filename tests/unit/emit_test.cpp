@@ -2,8 +2,13 @@
 // per-rank peak; files that cannot be read give one-line errors naming file and key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
 #include "support/models.h"
 #include "trainmem/distributed.h"
+#include "trainmem/import.h"
 
 namespace trainmem {
 namespace {
@@ -65,6 +70,42 @@ TEST(EmitRoundTrip, DeepSpeedEveryStageAndOffload) {
   p.layout.offload_optimizer = p.layout.offload_params = true;
   p.layout.deepspeed.reduce_bucket_size = 16'777'216;
   expect_round_trip(EmitFormat::deepspeed, m, p);
+}
+
+// The emitted DeepSpeed config runs the precision the plan was priced in: the HF Trainer's bf16
+// (autocast) and DeepSpeed's bf16 turn its bf16 engine on, fp16 its fp16 engine, fp32 neither;
+// stage3_max_reuse_distance is DeepSpeed's default, whatever max_live_parameters is. Read back,
+// both engines off is fp32.
+TEST(EmitRoundTrip, DeepSpeedStatesThePlansPrecision) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = base_plan();
+  p.layout.engine = Engine::deepspeed;
+  p.layout.zero_stage = 3;
+  p.layout.deepspeed.stage3_max_live_parameters = 123;
+  const std::vector<std::tuple<Precision, bool, bool>> cases{
+      {Precision::autocast_bf16, true, false},
+      {Precision::bf16_mixed, true, false},
+      {Precision::autocast_fp16, false, true},
+      {Precision::fp16_mixed, false, true},
+      {Precision::fp32, false, false}};
+  for (const auto& [precision, bf16, fp16] : cases) {
+    p.precision = precision;
+    auto text = emit_config(EmitFormat::deepspeed, m, p);
+    ASSERT_TRUE(text) << text.error().message();
+    const auto j = nlohmann::json::parse(text.value());
+    EXPECT_EQ(j["bf16"]["enabled"], bf16) << name_of(precision);
+    EXPECT_EQ(j["fp16"]["enabled"], fp16) << name_of(precision);
+    EXPECT_EQ(j["zero_optimization"]["stage3_max_reuse_distance"], 1'000'000'000);
+    EXPECT_EQ(j["zero_optimization"]["stage3_max_live_parameters"], 123);
+  }
+  auto fp32 = import_config_text(
+      R"({"bf16": {"enabled": false}, "fp16": {"enabled": false}, "zero_optimization": {"stage": 3}})",
+      "ds_fp32.json");
+  ASSERT_TRUE(fp32) << fp32.error().message();
+  const auto setting = std::find_if(fp32->patch.begin(), fp32->patch.end(),
+                                    [](const PlanSetting& s) { return s.key == "precision"; });
+  ASSERT_NE(setting, fp32->patch.end());
+  EXPECT_EQ(setting->value, "fp32");
 }
 
 TEST(EmitRoundTrip, AccelerateFsdp1And2) {

@@ -30,7 +30,17 @@ const ImportFormat& deepspeed_format() {
        not_priced("zero_optimization.offload_param.device", kReadForTheLayout),
        not_priced("train_batch_size",
                   "the global batch: divided by micro-batch x accumulation, the layout's GPUs")},
-      {}};
+      // Both engines stated off is DeepSpeed in fp32 (runtime/engine.py: neither the bf16 nor
+      // the fp16 optimizer wraps the model's own dtype); one left out or "auto" says nothing.
+      [](const FlatConfig& c, ImportedConfig& out) {
+        const auto off = [&](const char* key) {
+          const auto it = c.find(key);
+          return it != c.end() && is_false(it->second);
+        };
+        if (!off("bf16.enabled") || !off("fp16.enabled")) return;
+        out.patch.push_back({"precision", "fp32", out.file + ": bf16.enabled, fp16.enabled", true});
+        out.used.push_back("bf16.enabled = false, fp16.enabled = false -> precision fp32");
+      }};
   return f;
 }
 
