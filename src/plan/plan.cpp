@@ -199,7 +199,8 @@ std::optional<Error> validate(const TrainingPlan& plan) {
     return field_error("seq", fmt::format("must be between 1 and {}, got {}", kMaxSeq, plan.seq));
   }
   if (plan.grad_accum < 1 || plan.grad_accum > kMaxBatch) {
-    return field_error("grad_accum", fmt::format("must be at least 1, got {}", plan.grad_accum));
+    return field_error("grad_accum",
+                       fmt::format("must be between 1 and {}, got {}", kMaxBatch, plan.grad_accum));
   }
   if (plan.eval_batch < 1 || plan.eval_batch > kMaxBatch) {
     return field_error("eval_batch",
