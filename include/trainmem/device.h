@@ -50,8 +50,9 @@ Result<std::vector<Device>> read_device_file(const std::string& path);
 // Adds `devices` to list_devices() and find_device() for the rest of the process; a row whose id
 // is a built-in id replaces that device, and user aliases and names are matched first.
 void use_user_devices(std::vector<Device> devices);
-// A device by id or alias (case-insensitive; spaces and underscores read as '-'); unknown ids
-// suggest the nearest names.
+// A device by id, alias or the name nvidia-smi prints (case-insensitive; spaces and underscores
+// read as '-'), optionally followed by its memory size ("h100-80gb"), which must be the card's;
+// unknown ids suggest the nearest names.
 Result<Device> find_device(std::string_view id);
 // Up to `n` device ids nearest to `name` (edit distance; substrings first).
 std::vector<std::string> nearest_devices(std::string_view name, std::size_t n = 3);
