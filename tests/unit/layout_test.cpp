@@ -328,8 +328,8 @@ TEST(LayoutDdp, BucketsCopyTheGradients) {
   // A cap under one byte (DDP's int() makes it 0) prices the same copy: no division by zero.
   p.layout.ddp_bucket_cap_mb = 1e-7;
   ASSERT_FALSE(validate_layout(p.layout));
-  const LedgerItem* tiny =
-      find_line(estimate_distributed(m, p).ranks[0].ledger, "DDP gradient buckets");
+  const DistributedEstimate sub_byte = estimate_distributed(m, p);  // kept: tiny points into it
+  const LedgerItem* tiny = find_line(sub_byte.ranks[0].ledger, "DDP gradient buckets");
   ASSERT_NE(tiny, nullptr);
   EXPECT_EQ(tiny->bytes, params_total(m.inventory) * 2);
   // NaN and infinity are refused, naming the flag.
