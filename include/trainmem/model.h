@@ -91,6 +91,14 @@ struct MlaSpec {
   std::int64_t v_head_dim = 0;
 };
 
+// config.json quantization_config: quant_method as written ("bitsandbytes", "fp8", "gptq",
+// "awq", ...) and, for bitsandbytes, what its weights load as.
+struct CheckpointQuant {
+  std::string method;
+  std::string storage;        // bitsandbytes: "nf4", "fp4" (load_in_4bit) or "int8" (load_in_8bit)
+  bool double_quant = false;  // bnb_4bit_use_double_quant
+};
+
 struct ModelSpec {
   std::string name;        // display name, e.g. "Qwen/Qwen3-8B"
   std::string model_type;  // the config's model_type, e.g. "qwen3"
@@ -155,6 +163,10 @@ struct ModelSpec {
   std::string estimated_from;
 
   Dtype storage_dtype = Dtype::bf16;  // torch_dtype of the checkpoint
+  // The checkpoint's own quantisation (config.json quantization_config), which from_pretrained
+  // applies whatever the training code asks (transformers modeling_utils.py: a config's
+  // quantization_config is used when none is passed). Empty: none.
+  std::optional<CheckpointQuant> checkpoint_quant;
 
   std::int64_t published_params = 0;  // the count the model card states (0: unknown)
   std::string published_label;        // as written there, e.g. "8.2B"

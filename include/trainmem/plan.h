@@ -479,6 +479,12 @@ struct Device;  // device.h
 // exist (--lora-targets router on a dense model); some unmatched names are a note (plan_notes).
 std::optional<Error> check_targets(const LoadedModel& model, const TrainingPlan& plan);
 
+// A checkpoint saved quantised by bitsandbytes (ModelSpec::checkpoint_quant, as unsloth's
+// *-bnb-4bit uploads are) loads quantised whatever the plan says: an error unless the plan is
+// QLoRA with the checkpoint's storage, naming the flags that price it. Other quantisers are a
+// note (plan_notes).
+std::optional<Error> check_checkpoint_quant(const LoadedModel& model, const TrainingPlan& plan);
+
 // Notes on combinations that price fine but will not run as priced. `device` may be null.
 std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan& plan,
                                     const Device* device);
@@ -508,8 +514,9 @@ std::optional<Error> check_plan_matches_model(const LoadedModel& model, const Tr
 
 // Every check of a plan against its model, in the order the command line reports them: the
 // layout (validate_layout with the model's heads, layers and experts), check_plan_matches_model,
-// check_plan_size and check_targets. The command line, the Python module and the web page all run
-// this once the model is loaded, so none of them prices a plan another refuses.
+// check_plan_size, check_checkpoint_quant and check_targets. The command line, the Python module
+// and the web page all run this once the model is loaded, so none of them prices a plan another
+// refuses.
 std::optional<Error> check_plan_for_model(const LoadedModel& model, const TrainingPlan& plan);
 
 }  // namespace trainmem

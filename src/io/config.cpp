@@ -57,6 +57,59 @@ Result<Dtype> read_dtype(const json& config, const std::string& file) {
   return Dtype::bf16;
 }
 
+bool flag_true(const json& q, const char* key) {
+  return q.contains(key) && q[key].is_boolean() && q[key].get<bool>();
+}
+
+// quantization_config as transformers' quantizer configs write it (utils/quantization_config.py):
+// quant_method names the quantizer; a bitsandbytes one loads 4-bit (bnb_4bit_quant_type, nf4 or
+// fp4) or 8-bit. Configs written before quant_method existed say only load_in_4bit/8bit.
+Result<std::optional<CheckpointQuant>> read_checkpoint_quant(const json& root,
+                                                             const std::string& file) {
+  constexpr const char* kKey = "quantization_config";
+  if (!root.contains(kKey) || root[kKey].is_null()) return std::optional<CheckpointQuant>{};
+  const json& q = root[kKey];
+  if (!q.is_object()) {
+    return bad_input(file, kKey, fmt::format("must be an object, got {}", json_excerpt(q)));
+  }
+  CheckpointQuant out;
+  if (q.contains("quant_method") && !q["quant_method"].is_null()) {
+    if (!q["quant_method"].is_string()) {
+      return bad_input(file, "quantization_config.quant_method",
+                       fmt::format("must be a name such as \"bitsandbytes\", got {}",
+                                   json_excerpt(q["quant_method"])));
+    }
+    out.method = q["quant_method"].get<std::string>();
+  }
+  const bool four = flag_true(q, "load_in_4bit");
+  const bool eight = flag_true(q, "load_in_8bit");
+  if (out.method.empty() && (four || eight)) out.method = "bitsandbytes";
+  if (out.method.empty()) {
+    return bad_input(file, "quantization_config.quant_method",
+                     "is missing: cannot tell how the checkpoint is quantised");
+  }
+  if (out.method != "bitsandbytes") return std::optional<CheckpointQuant>{out};
+  if (four == eight) {
+    return bad_input(file, "quantization_config",
+                     "a bitsandbytes config must set exactly one of load_in_4bit and load_in_8bit");
+  }
+  if (eight) {
+    out.storage = "int8";
+    return std::optional<CheckpointQuant>{out};
+  }
+  out.storage = "fp4";  // BitsAndBytesConfig's default bnb_4bit_quant_type
+  if (q.contains("bnb_4bit_quant_type") && !q["bnb_4bit_quant_type"].is_null()) {
+    const json& t = q["bnb_4bit_quant_type"];
+    if (!t.is_string() || (t.get<std::string>() != "nf4" && t.get<std::string>() != "fp4")) {
+      return bad_input(file, "quantization_config.bnb_4bit_quant_type",
+                       fmt::format("must be \"nf4\" or \"fp4\", got {}", json_excerpt(t)));
+    }
+    out.storage = t.get<std::string>();
+  }
+  out.double_quant = flag_true(q, "bnb_4bit_use_double_quant");
+  return std::optional<CheckpointQuant>{out};
+}
+
 }  // namespace
 
 Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::string& file) {
@@ -84,6 +137,10 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
   auto dtype = read_dtype(*config, file);
   if (!dtype) return dtype.error();
   spec.storage_dtype = dtype.value();
+  // A multimodal wrapper keeps quantization_config at the top, beside its text_config.
+  auto quant = read_checkpoint_quant(root, file);
+  if (!quant) return quant.error();
+  spec.checkpoint_quant = std::move(quant).value();
   adapters::ConfigReader reader(*config, file);
   if (adapter != nullptr) {
     adapter->read(reader, spec);

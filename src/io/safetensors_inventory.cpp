@@ -228,10 +228,25 @@ std::string list_names(const std::vector<std::string>& names) {
   return out;
 }
 
+// Quantisers whose checkpoints store each weight at its own shape (fp8 with block scales, which
+// map_one skips); every other one packs weights into other shapes (bitsandbytes' [n/2, 1] uint8,
+// GPTQ/AWQ qweight int32), whose headers say nothing of the parameter shapes.
+bool keeps_weight_shapes(const std::string& quant_method) {
+  return quant_method == "fp8" || quant_method == "fbgemm_fp8";
+}
+
 }  // namespace
 
 TensorMapping map_tensors(const std::vector<SafetensorsTensor>& tensors, const ModelSpec& spec) {
   TensorMapping out;
+  if (spec.checkpoint_quant && !keeps_weight_shapes(spec.checkpoint_quant->method)) {
+    out.inventory = inventory(spec);
+    out.notes.push_back(fmt::format(
+        "the safetensors hold {}-packed weights (config.json quantization_config), so the "
+        "parameter shapes come from config.json",
+        spec.checkpoint_quant->method));
+    return out;
+  }
   std::vector<Mapped> mapped;
   mapped.reserve(tensors.size());
   const bool has_embedding = std::any_of(tensors.begin(), tensors.end(), [&](const auto& t) {

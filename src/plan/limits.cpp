@@ -115,6 +115,16 @@ std::optional<Error> check_plan_size(const LoadedModel& model, const TrainingPla
 }
 
 std::optional<Error> check_plan_matches_model(const LoadedModel& model, const TrainingPlan& plan) {
+  // A learned position table (GPT-2's wpe) has one row per position: a longer sequence indexes
+  // past it and the forward fails (modeling_gpt2.py: self.wpe(position_ids)), with no RoPE to
+  // scale. Rotary models price past their context with a note (plan_notes).
+  const std::int64_t context = model.spec.max_positions;
+  if (model.spec.learned_positions && context > 0 && plan.seq > context) {
+    return bad_input("", "--seq",
+                     fmt::format("{} is longer than {}'s learned position table (n_positions "
+                                 "{}): positions past it do not exist, so the forward fails",
+                                 plan.seq, model.spec.name, context));
+  }
   for (std::int64_t layer : plan.freeze.train_layers) {
     if (layer >= model.spec.layers) {
       return bad_input("", "--train-layers",
@@ -129,6 +139,7 @@ std::optional<Error> check_plan_for_model(const LoadedModel& model, const Traini
   if (auto e = validate_layout(plan.layout, model.spec)) return e;
   if (auto e = check_plan_matches_model(model, plan)) return e;
   if (auto e = check_plan_size(model, plan)) return e;
+  if (auto e = check_checkpoint_quant(model, plan)) return e;
   return check_targets(model, plan);
 }
 

@@ -80,9 +80,49 @@ std::optional<Error> check_targets(const LoadedModel& model, const TrainingPlan&
                            joined(linear_module_names(model)))};
 }
 
+std::optional<Error> check_checkpoint_quant(const LoadedModel& model, const TrainingPlan& plan) {
+  const std::optional<CheckpointQuant>& q = model.spec.checkpoint_quant;
+  if (!q || q->method != "bitsandbytes") return std::nullopt;
+  const std::string saved =
+      fmt::format("{} is saved quantised (config.json quantization_config: bitsandbytes {}{})",
+                  model.spec.name, q->storage, q->double_quant ? " with double quantisation" : "");
+  const std::string flags =
+      fmt::format("--method qlora --quant {}{}", q->storage,
+                  q->storage != "int8" && !q->double_quant ? " --no-double-quant" : "");
+  // transformers trainer.py Trainer.__init__ refuses a quantised model without adapters ("You
+  // cannot perform fine-tuning on purely quantized models").
+  if (plan.method == Method::full || plan.method == Method::freeze) {
+    return bad_input("", "--method",
+                     fmt::format("{}: transformers' Trainer refuses to train a quantised model "
+                                 "without adapters; price LoRA on it with {}",
+                                 saved, flags));
+  }
+  // from_pretrained quantises as the config says whatever the training code asks, so LoRA on
+  // this checkpoint is QLoRA, with the config's storage.
+  const std::string_view planned = plan.quant.kind == QuantKind::nf4   ? "nf4"
+                                   : plan.quant.kind == QuantKind::fp4 ? "fp4"
+                                                                       : "int8";
+  const bool same = plan.method == Method::qlora && planned == q->storage &&
+                    (q->storage == "int8" || plan.quant.double_quant == q->double_quant);
+  if (same) return std::nullopt;
+  return bad_input(
+      "", plan.method == Method::qlora ? "--quant" : "--method",
+      fmt::format("{}: from_pretrained loads it quantised whatever the training code asks, which "
+                  "makes LoRA on it QLoRA; price it with {}",
+                  saved, flags));
+}
+
 std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan& plan,
                                     const Device* device) {
   std::vector<std::string> out;
+  if (const auto& q = model.spec.checkpoint_quant; q && q->method != "bitsandbytes") {
+    out.push_back(fmt::format(
+        "config.json's quantization_config ({}) is not priced: the weights are priced as {} "
+        "(torch_dtype), as a {} copy of the checkpoint loads; training on the {} weights "
+        "themselves differs.",
+        q->method, dtype_name(model.spec.storage_dtype), dtype_name(model.spec.storage_dtype),
+        q->method));
+  }
   if (const auto unmatched = unmatched_targets(model, plan);
       !unmatched.empty() && plan.convention == Convention::exact) {
     out.push_back(fmt::format(
