@@ -151,7 +151,9 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
   spec.attention_dropout = read_probability(r, "attention_dropout", 0.0);
   spec.activation = read_activation(r, "hidden_act", d.activation);
   // Qwen2 keeps sliding_window in configs that set use_sliding_window false: no window then.
-  if (r.flag("use_sliding_window", true)) {
+  // Families without either key (Llama) have no window, which is no default worth a note.
+  const bool windowed = !r.has("use_sliding_window") || r.flag("use_sliding_window", true);
+  if (windowed && r.has("sliding_window")) {
     spec.sliding_window = r.optional_count("sliding_window", 0);
   }
   if (r.has("layer_types")) {
