@@ -41,6 +41,21 @@ std::string field_list() {
   return out + ", " + std::string(kNoteField);
 }
 
+// What the flash-attention check (plan_notes) reads: a CUDA compute capability, major.minor as
+// nvidia-smi --query-gpu=compute_cap prints it, or an AMD gfx architecture name (rocminfo).
+bool compute_capability_ok(const std::string& cc) {
+  auto digits = [](std::string_view s, bool hex) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [hex](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) ||
+             (hex && std::isxdigit(static_cast<unsigned char>(c)));
+    });
+  };
+  if (cc.rfind("gfx", 0) == 0) return digits(std::string_view(cc).substr(3), true);
+  const auto dot = cc.find('.');
+  return dot != std::string::npos && digits(std::string_view(cc).substr(0, dot), false) &&
+         digits(std::string_view(cc).substr(dot + 1), false);
+}
+
 bool known_field(std::string_view key) {
   return key == kNoteField || std::find(kFields.begin(), kFields.end(), key) != kFields.end();
 }
@@ -237,6 +252,12 @@ Result<Device> device_from_json(const json& j, const std::string& file, const st
   }
   auto cc = r.text("compute_capability", false);
   if (!cc) return cc.error();
+  if (!cc->empty() && !compute_capability_ok(*cc)) {
+    return r.error("compute_capability",
+                   fmt::format("must be a CUDA compute capability such as \"8.9\" or an AMD "
+                               "architecture such as \"gfx942\", got \"{}\"",
+                               text_excerpt(*cc, 40)));
+  }
   dev.compute_capability = cc.value();
   if (j.contains("aliases") && !j["aliases"].is_null()) {
     const json& a = j["aliases"];

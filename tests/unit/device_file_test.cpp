@@ -96,6 +96,22 @@ TEST(DeviceFile, EachBadRowNamesTheRowTheFieldAndTheReason) {
   EXPECT_NE(reason_of(R"({"devices": [{"id": "x", "total_gb": 8, "gpu_share": 1.5}]})")
                 .find("devices[0].gpu_share"),
             std::string::npos);
+  // The flash-attention check reads compute_capability: a CUDA major.minor or an AMD gfx name.
+  EXPECT_NE(
+      reason_of(R"({"devices": [{"id": "x", "total_mib": 8192, "compute_capability": "abc"}]})")
+          .find("devices[0].compute_capability: must be a CUDA compute capability such as "
+                "\"8.9\" or an AMD architecture such as \"gfx942\", got \"abc\""),
+      std::string::npos);
+  for (const char* bad : {"8", "8.", ".9", "8.9.1", "gfx", "gfxzz"}) {
+    const std::string row =
+        std::string(R"({"devices": [{"id": "x", "total_mib": 8192, "compute_capability": ")") +
+        bad + R"("}]})";
+    EXPECT_NE(reason_of(row).find("compute_capability"), std::string::npos) << bad;
+  }
+  EXPECT_TRUE(parse_device_file(R"({"devices": [{"id": "x", "total_mib": 8192,
+    "compute_capability": "gfx90a"}, {"id": "y", "total_mib": 8192, "compute_capability": "12.0"}]})",
+                                "my.json")
+                  .ok());
   EXPECT_NE(reason_of(R"({"gpus": []})").find("my.json: devices: is missing"), std::string::npos);
   EXPECT_NE(reason_of(R"({"devices": []})").find("lists no devices"), std::string::npos);
   EXPECT_NE(reason_of(R"({"devices": [7]})").find("devices[0]: must be an object"),

@@ -51,6 +51,23 @@ void finish_evaluation(const FlatConfig& c, ImportedConfig& out) {
       fmt::format("evaluation data with an interval -> eval_strategy {}, {}", strategy, batch));
 }
 
+// lora_target_linear adds every linear module to lora_target_modules (axolotl
+// loaders/adapter.py load_lora: list(set(lora_target_modules + find_all_linear_names(model)))),
+// so the two together are their union, not the later key's list; neither is PEFT's default.
+void finish_targets(const FlatConfig& c, ImportedConfig& out) {
+  const bool linear = rules::has(c, "lora_target_linear") && is_true(c.at("lora_target_linear"));
+  const bool listed = rules::has(c, "lora_target_modules") &&
+                      !is_unset(c.at("lora_target_modules")) &&
+                      !c.at("lora_target_modules").empty();
+  if (linear && listed) {
+    std::erase_if(out.patch, [](const PlanSetting& s) { return s.key == "lora_targets"; });
+    out.patch.push_back({"lora_targets", "all-linear," + c.at("lora_target_modules"),
+                         out.file + ": lora_target_linear with lora_target_modules", true});
+    out.used.push_back("lora_target_linear with lora_target_modules -> their union");
+  }
+  rules::peft_default_targets(out);
+}
+
 }  // namespace
 
 const ImportFormat& axolotl_format() {
@@ -130,10 +147,26 @@ const ImportFormat& axolotl_format() {
        not_priced("fsdp", kFsdpByFlags)},
       [](const FlatConfig& c, ImportedConfig& out) {
         finish_evaluation(c, out);
+        finish_targets(c, out);
         // schemas/config.py sequence_len: default=512.
         if (rules::has(c, "sequence_len")) return;
         out.patch.push_back({"seq", "512", out.file + ": (sequence_len absent)", true});
         out.used.push_back("sequence_len absent -> seq 512 (axolotl's default)");
+      },
+      // schemas/validation.py check_qlora: "Can't load qlora in 8bit", "Require
+      // cfg.load_in_4bit to be True for qlora".
+      [](const FlatConfig& c, const std::string& file) -> std::optional<Error> {
+        auto on = [&](const char* k) { return rules::has(c, k) && is_true(c.at(k)); };
+        if (!rules::has(c, "adapter") || c.at("adapter") != "qlora") return std::nullopt;
+        if (on("load_in_8bit")) {
+          return bad_input(file, "load_in_8bit",
+                           "adapter qlora loads the base in 4-bit; axolotl refuses load_in_8bit "
+                           "with it (\"Can't load qlora in 8bit\")");
+        }
+        if (on("load_in_4bit")) return std::nullopt;
+        return bad_input(file, "adapter",
+                         "qlora needs load_in_4bit: true (axolotl refuses it without: "
+                         "\"Require cfg.load_in_4bit to be True for qlora\")");
       }};
   return f;
 }

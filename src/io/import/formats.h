@@ -38,6 +38,10 @@ struct ImportFormat {
   // Keys that only mean something together (torchtune's apply_lora_to_mlp extends
   // lora_attn_modules): run after the rules, may edit the result. May be empty.
   std::function<void(const FlatConfig&, ImportedConfig&)> finish;
+  // Combinations the tool itself refuses to start with (axolotl's adapter: qlora without
+  // load_in_4bit): an error naming the file and key, rather than a plan for a run that never
+  // starts. May be empty.
+  std::function<std::optional<Error>(const FlatConfig&, const std::string& file)> refuse = nullptr;
 };
 
 const ImportFormat& trl_format();

@@ -198,6 +198,9 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
     if (unchanged && !used) out.used.push_back(fmt::format("{} = {} (no change)", key, value));
     if (!known) out.ignored.push_back(key);
   }
+  if (best->refuse) {
+    if (auto e = best->refuse(flat.value(), file)) return *e;
+  }
   if (best->finish) best->finish(flat.value(), out);
   return out;
 }

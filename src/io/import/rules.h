@@ -72,4 +72,22 @@ inline void training_arguments_batch_default(const FlatConfig& c, ImportedConfig
       "per_device_train_batch_size absent -> batch 8 (the TrainingArguments default)");
 }
 
+// A config that asks for LoRA without naming target modules leaves LoraConfig(target_modules=None),
+// and PEFT adapts the model type's defaults (peft/utils/constants.py
+// TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING): q_proj and v_proj for the LLaMA-style
+// families (llama, mistral, mixtral, qwen2, qwen3, gemma, gemma2), and the fused attention
+// projection elsewhere (GPT-2 c_attn, GPT-NeoX/Falcon query_key_value, Phi-3 qkv_proj), which
+// q and v reach too. Not the command line's seven modules.
+inline void peft_default_targets(ImportedConfig& out) {
+  bool adapters = false;
+  for (const PlanSetting& s : out.patch) {
+    if (s.key == "lora_targets") return;
+    if (s.key == "method") adapters = s.value == "lora" || s.value == "qlora";
+  }
+  if (!adapters) return;
+  out.patch.push_back(
+      {"lora_targets", "q,v", out.file + ": (no target modules: PEFT's default)", true});
+  out.used.push_back("no target modules -> lora_targets q,v (PEFT's default for the model type)");
+}
+
 }  // namespace trainmem::io::rules

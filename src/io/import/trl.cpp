@@ -108,6 +108,7 @@ const ImportFormat& trl_format() {
           break;
         }
         training_arguments_batch_default(c, out);
+        peft_default_targets(out);
       }};
   return f;
 }
