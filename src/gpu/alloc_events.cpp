@@ -497,7 +497,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     if (slot + 1 < kPhaseSlots) return true;
     return close_steady_step && !(live(m, kPhaseCount - 1) && live(m, kPhaseCount));
   };
-  if (plan.convention == Convention::textbook) return b.out;
+  if (plan.convention == Convention::textbook || plan.params_override > 0) return b.out;
   const ledger::Context ctx = ledger::make_context(model, plan);
   std::vector<bool> claimed(ledger.items.size(), false);
   Plan p;

@@ -96,7 +96,8 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
   GpuEstimate g;
   g.alloc_conf = conf->text;
   g.expandable_segments = conf->expandable_segments;
-  if (plan.convention == Convention::textbook) return g;
+  // A uniform count (textbook, or --params) has no tensors for the allocator to replay.
+  if (plan.convention == Convention::textbook || plan.params_override > 0) return g;
 
   // The device's cuBLAS workspace per handle (0 without a device: the ledger's line stands).
   const std::int64_t workspace = gpu::replay_cublas_workspace(o.compute_capability);

@@ -112,6 +112,12 @@ std::vector<std::string> notes(const ledger::Context& ctx) {
     out.push_back(fmt::format(
         "Textbook convention: uniform bytes per parameter on {} params ({}), as the seeds do.",
         short_count(ctx.params_priced), ctx.plan.params_override > 0 ? "--params" : "published"));
+  } else if (ctx.plan.params_override > 0) {
+    out.push_back(fmt::format(
+        "--params {}: uniform bytes per parameter on that count, with no tensors behind it, so "
+        "there is no allocator replay (reserved, device total) and the verdict judges the live "
+        "peak.",
+        short_count(ctx.params_priced)));
   }
   if (ctx.spec.moe.experts > 0) {
     out.push_back(fmt::format(
