@@ -25,6 +25,10 @@ enum class SolveFor { max_batch, max_seq, smallest_gpu, smallest_tier };
 std::string_view name_of(SolveFor f);  // "max-batch"
 std::optional<SolveFor> parse_solve_for(std::string_view s);
 
+// The granularity of an answer when none is asked: max-seq in multiples of 64 tokens (a sequence
+// length is chosen in such steps, and the search is 64 times shorter), everything else in ones.
+std::int64_t default_solve_step(SolveFor target);
+
 struct SolveOptions {
   std::int64_t step = 1;  // max-batch / max-seq: the answer is a multiple of this
   // smallest-gpu / smallest-tier: replaces every candidate's reserve (--reserve).

@@ -167,17 +167,17 @@ std::string report_text(const LoadedModel& model, const std::string& plan_json,
 
 std::string solve_json(const LoadedModel& model, const std::string& plan_json,
                        const std::string& target, const std::optional<std::string>& device,
-                       const std::optional<std::string>& memory, std::int64_t step) {
+                       const std::optional<std::string>& memory, std::optional<std::int64_t> step) {
   const auto goal = parse_solve_for(target);
   if (!goal) {
     throw TrainmemException("for: '" + target +
                             "' is not one of: max-batch, max-seq, smallest-gpu, smallest-tier");
   }
   SolveOptions options;
-  options.step = step;
+  options.step = step.value_or(default_solve_step(*goal));
   const SolveResult r = unwrap(solve(model, plan_for(model, plan_json),
                                      device_of(device, memory, std::nullopt), *goal, options));
-  return render_solve_json(r, model.spec.name, step);
+  return render_solve_json(r, model.spec.name, options.step);
 }
 
 // `trainmem advise --dataset FILE`: the plan advised at the longest record (after max_length),
@@ -267,7 +267,7 @@ NB_MODULE(_native, m) {
   m.def("report", &report_text, "model"_a, "plan_json"_a, "device"_a = nb::none(),
         "memory"_a = nb::none(), "reserve"_a = nb::none(), "unit"_a = "gib", "explain"_a = false);
   m.def("solve", &solve_json, "model"_a, "plan_json"_a, "target"_a, "device"_a = nb::none(),
-        "memory"_a = nb::none(), "step"_a = 1);
+        "memory"_a = nb::none(), "step"_a = nb::none());
   m.def("advise", &advise_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),
         "memory"_a = nb::none(), "dataset"_a = nb::none(), "max_length_given"_a = false);
   m.def("devices", [] { return render_devices_json(list_devices()); });

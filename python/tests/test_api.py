@@ -113,6 +113,16 @@ def test_solve_and_advise():
     assert all(o.peak_bytes > 0 for o in a.options)
 
 
+def test_solve_steps_max_seq_as_the_command_line():
+    # max-seq answers in multiples of 64 tokens unless a step is given, as `trainmem solve` does.
+    s = trainmem.solve("qwen3-0.6b", "max-seq", gpu="rtx-4090", method="lora")
+    doc = cli_json("solve", "qwen3-0.6b", "--for", "max-seq", "--gpu", "rtx-4090", "--method",
+                   "lora")
+    assert s.found and s.answer == doc["answer"] and s.answer % 64 == 0
+    one = trainmem.solve("qwen3-0.6b", "max-seq", gpu="rtx-4090", method="lora", step=1)
+    assert s.answer <= one.answer < s.answer + 64
+
+
 def test_allocator_configuration_travels_with_the_plan():
     # alloc_conf is PYTORCH_CUDA_ALLOC_CONF of the run: estimate, solve and advise replay the
     # allocator with it, as the command line does with --alloc-conf.

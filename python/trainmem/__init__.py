@@ -218,9 +218,11 @@ def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str
 
 
 def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,
-          memory: Optional[str] = None, step: int = 1, **plan_fields: Any) -> Solution:
+          memory: Optional[str] = None, step: Optional[int] = None,
+          **plan_fields: Any) -> Solution:
     """``target``: "max-batch", "max-seq" (need gpu or memory), "smallest-gpu" or
-    "smallest-tier"."""
+    "smallest-tier". ``step``: the answer is a multiple of it; by default 64 for max-seq and 1
+    otherwise, as ``trainmem solve``."""
     m = load(model)
     doc = json.loads(_native.solve(m, _plan_json(plan_fields), target, gpu, memory, step))
     return Solution(doc)

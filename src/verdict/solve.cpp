@@ -104,6 +104,10 @@ std::optional<SolveFor> parse_solve_for(std::string_view s) {
   return std::nullopt;
 }
 
+std::int64_t default_solve_step(SolveFor target) {
+  return target == SolveFor::max_seq ? 64 : 1;
+}
+
 Result<SolveResult> solve(const LoadedModel& model, const TrainingPlan& plan,
                           const std::optional<Device>& device, SolveFor target,
                           const SolveOptions& options) {

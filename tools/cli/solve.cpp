@@ -113,7 +113,7 @@ int run_solve(const SolveArgs& a) {
   }
 
   SolveOptions so;
-  so.step = a.step ? *a.step : (*target == SolveFor::max_seq ? 64 : 1);
+  so.step = a.step ? *a.step : default_solve_step(*target);
   if (!a.device.reserve.empty()) {
     auto bytes = parse_size(a.device.reserve, "--reserve");
     if (!bytes) return report(bytes.error());
