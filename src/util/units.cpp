@@ -179,6 +179,12 @@ Result<std::int64_t> parse_count(std::string_view text, const std::string& field
   else
     return bad_input("", field,
                      fmt::format("'{}': unknown suffix '{}' (use K, M, B)", text, suffix));
+  // A count is whole: "1.5" with no suffix is 1.5B (or M) with the suffix left off, not two.
+  if (suffix.empty() && value != std::floor(value)) {
+    return bad_input(
+        "", field,
+        fmt::format("'{}' is not a whole count; with a suffix, 1.5B is 1.5 billion", text));
+  }
   return checked(value * scale, text, field);
 }
 

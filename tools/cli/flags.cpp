@@ -152,6 +152,9 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
                  "PEFT adapter_config.json, BitsAndBytesConfig, axolotl, LLaMA-Factory, "
                  "torchtune, DeepSpeed, accelerate); the layout from a ds_config.json, accelerate "
                  "FSDP YAML, torchtitan TOML or torchrun/Megatron launch script; repeatable")
+      // One file per --from, so `--from sft.yaml qwen3-8b` leaves the model to MODEL.
+      ->expected(1)
+      ->allow_extra_args(false)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   // The order of these calls is the order settings apply: --optimizer before --optimizer-impl,
   // so an explicit implementation beats the one an HF optim name implies.
@@ -504,9 +507,37 @@ std::optional<Error> apply_layout_settings(const PlanPatch& settings, const Layo
   return validate_layout(l);
 }
 
+// Two different flags that set one setting to different things (--method full --load-in-4bit,
+// --bf16 --fp16, --use-cache --no-use-cache): a usage error rather than the later one silently
+// winning. Values compare by the term they name, so --precision bf16-mixed --bf16 agree.
+std::optional<Error> conflicting_flags(const PlanPatch& given) {
+  static const std::map<std::string, const Vocabulary& (*)()> kVocabularies = {
+      {"method", method_vocabulary},
+      {"precision", precision_vocabulary},
+      {"checkpointing", checkpointing_vocabulary},
+      {"loss", loss_vocabulary}};
+  auto meaning = [](const PlanSetting& s) {
+    const auto it = kVocabularies.find(s.key);
+    const Term* term = it == kVocabularies.end() ? nullptr : find_term(it->second(), s.value);
+    return term != nullptr ? term->name : s.value;
+  };
+  for (std::size_t i = 0; i < given.size(); ++i) {
+    for (std::size_t j = i + 1; j < given.size(); ++j) {
+      const PlanSetting& a = given[i];
+      const PlanSetting& b = given[j];
+      if (a.key != b.key || a.origin == b.origin || meaning(a) == meaning(b)) continue;
+      return Error{ErrorCode::usage, "", b.origin,
+                   fmt::format("disagrees with {}: one says {} {}, the other {}; give one",
+                               a.origin, a.key, meaning(a), meaning(b))};
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<ImportedPlan> import_plan(const PlanFlags& f) {
+  if (auto e = conflicting_flags(f.given)) return *e;
   ImportedPlan out;
   PlanPatch patch;
   std::vector<std::string> reports;
