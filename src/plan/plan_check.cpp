@@ -36,13 +36,25 @@ std::string joined(const std::vector<std::string>& names) {
 
 std::vector<std::string> linear_module_names(const LoadedModel& model) {
   std::vector<std::string> out;
+  bool routed = false;
   for (const TensorGroup& g : model.inventory.groups) {
     if (!candidate(g) || g.role == Role::embedding || g.role == Role::position_embedding) continue;
-    const std::string name = module_name(g.name);
+    // Routed experts are 3-D parameters in transformers v5, which target_modules names do not
+    // reach (the MoE note): they are listed as the one target that does, 'experts'.
+    if (g.expert == ExpertKind::routed) {
+      routed = true;
+      continue;
+    }
+    // The router is a module named "gate" in Qwen-MoE and Mixtral, which the target 'gate' (the
+    // MLP's gate_proj) does not mean: it is named with the target that reaches it.
+    const std::string name = g.role == Role::router
+                                 ? module_name(g.name) + " (the router: 'router')"
+                                 : module_name(g.name);
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
   // Tied embeddings: PEFT can still target lm_head, which shares the embedding matrix.
   if (std::find(out.begin(), out.end(), "lm_head") == out.end()) out.emplace_back("lm_head");
+  if (routed) out.emplace_back("experts (the routed experts)");
   return out;
 }
 

@@ -119,3 +119,18 @@ TEST(CliPlanChecks, ALlamaConfigHasNoSlidingWindowDefaultNote) {
 }
 
 }  // namespace
+
+namespace {
+
+// On a MoE model the module list names what a target reaches: the router (a module named "gate"
+// in Qwen-MoE, which --lora-targets gate does not mean) and the routed experts ('experts'), not
+// the experts' gate_proj that name matching no longer reaches in transformers v5.
+TEST(CliPlanChecks, MoeModuleListNamesTheTargetsThatReachThem) {
+  const CliRun r = run_cli("estimate qwen3-30b-a3b --method lora --lora-targets gate_proj");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_TRUE(contains(r, "gate (the router: 'router'), lm_head, experts (the routed experts)"))
+      << r.out;
+  EXPECT_FALSE(contains(r, "gate_proj")) << r.out;
+}
+
+}  // namespace
