@@ -922,9 +922,13 @@ int dropout_mask_bytes(const ActivationSettings& cfg, int input_bytes) {
 }
 
 AttentionKernel attention_kernel(const ModelSpec& spec, const ActivationSettings& cfg) {
-  // Gemma 2 declares _supports_sdpa = False: transformers runs eager attention.
-  if (cfg.attention == Attention::eager || !spec.sdpa_supported) return AttentionKernel::eager;
+  if (cfg.attention == Attention::eager) return AttentionKernel::eager;
+  // FlashAttention-2 runs for any family that declares it, Gemma 2 included: its attention
+  // softcap is applied in the kernel (flash-attn >= 2.6 flash_attn_func(softcap=...);
+  // Gemma2PreTrainedModel._supports_flash_attn_2 = True).
   if (cfg.attention == Attention::flash) return AttentionKernel::fused;
+  // Gemma 2 declares _supports_sdpa = False: asked for sdpa, transformers runs eager attention.
+  if (!spec.sdpa_supported) return AttentionKernel::eager;
   if (spec.sdpa_math_only) return AttentionKernel::math;
   // The CPU flash kernel rejects dropout (sdp_utils_cpp.cpp check_for_dropout); CUDA's flash
   // and memory-efficient kernels apply it in-kernel from a Philox seed and keep no mask.

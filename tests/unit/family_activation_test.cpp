@@ -135,6 +135,11 @@ TEST(FamilyActivation, Gemma2SoftcapEagerScores) {
   TrainingPlan p = bf16_full();
   EXPECT_EQ(attention_kernel(m.spec, activation_settings(p)), AttentionKernel::eager);
   EXPECT_EQ(terms_per_score(layers(m, p)[0]), 8);
+  // Asked for FlashAttention-2 (_supports_flash_attn_2 = True), it runs the fused kernel, the
+  // soft-cap in-kernel: no per-score bytes.
+  p.attention = Attention::flash;
+  EXPECT_EQ(attention_kernel(m.spec, activation_settings(p)), AttentionKernel::fused);
+  EXPECT_EQ(terms_per_score(layers(m, p)[0]), 0);
 }
 
 // Falcon-7B's multi-query K/V reach SDPA with one head and no enable_gqa: the math kernel keeps
