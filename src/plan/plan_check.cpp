@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "plan/framework.h"
 #include "plan/method.h"
 #include "trainmem/device.h"
 #include "trainmem/plan.h"
@@ -30,6 +31,43 @@ std::string joined(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
   return out;
+}
+
+// bf16-mixed prices fp32 parameters, as from_pretrained gives them with dtype=torch.float32, or
+// with no dtype before transformers 5. Since 5.0 dtype="auto" is the default (transformers PR
+// #42805, modeling_utils.py from_pretrained): a 16-bit checkpoint loads in its own dtype unless
+// the script asks for float32, and the Trainer's bf16=True then autocasts over bf16 parameters.
+// The estimate keeps the recipe asked for (the larger figure); the note names the other one.
+std::optional<std::string> bf16_mixed_loading_note(const LoadedModel& model,
+                                                   const TrainingPlan& plan) {
+  if (plan.precision != Precision::autocast_bf16) return std::nullopt;
+  const bool hf_loader = plan.framework == "hf" || plan.framework == "trl" ||
+                         plan.framework == "axolotl" || plan.framework == "unsloth";
+  if (!hf_loader) return std::nullopt;
+  std::string transformers;
+  for (const auto& [library, version] : plan.library_versions) {
+    if (library == "transformers") transformers = version;
+  }
+  const bool auto_dtype = transformers.empty() || compare_versions(transformers, "5.0") >= 0;
+  const Dtype stored = model.spec.storage_dtype;
+  const bool sixteen = stored == Dtype::bf16 || stored == Dtype::f16;
+  const bool frozen_base = plan.method == Method::lora || plan.method == Method::freeze;
+  if (!auto_dtype) {
+    if (!frozen_base) return std::nullopt;
+    return "bf16-mixed (HF bf16=True) keeps the frozen base in fp32, as from_pretrained does "
+           "without torch_dtype before transformers 5; PEFT recipes usually load it with "
+           "torch_dtype=torch.bfloat16, which is --precision bf16 (bf16 base, fp32 adapters).";
+  }
+  if (!sixteen || (!frozen_base && plan.method != Method::full)) return std::nullopt;
+  const std::string_view dtype = dtype_name(stored);
+  return fmt::format(
+      "bf16-mixed prices {} in fp32, as from_pretrained(dtype=torch.float32) loads {}; given no "
+      "dtype, transformers >= 5 loads the checkpoint's own {} (dtype=\"auto\", its default since "
+      "5.0), and the Trainer's bf16=True then autocasts over {} parameters: that is --precision "
+      "bf16 ({}), which prices less (on transformers 4, give --versions transformers=4.57).",
+      frozen_base ? "the frozen base" : "the weights, their gradients and AdamW states",
+      frozen_base ? "it" : "them", dtype, dtype,
+      frozen_base ? "bf16 base, fp32 adapters" : "bf16 weights, gradients and states");
 }
 
 }  // namespace
@@ -150,13 +188,7 @@ std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan
         "is the usual answer).",
         plan.seq, context, context));
   }
-  if ((plan.method == Method::lora || plan.method == Method::freeze) &&
-      plan.precision == Precision::autocast_bf16) {
-    out.push_back(
-        "bf16-mixed (HF bf16=True) keeps the frozen base in fp32, as from_pretrained does without "
-        "torch_dtype; PEFT recipes usually load it with torch_dtype=torch.bfloat16, which is "
-        "--precision bf16 (bf16 base, fp32 adapters).");
-  }
+  if (auto n = bf16_mixed_loading_note(model, plan)) out.push_back(std::move(*n));
   if (device == nullptr) return out;
   const bool apple = device->kind == DeviceKind::unified;
   if (plan.attention == Attention::flash) {

@@ -134,3 +134,26 @@ TEST(CliPlanChecks, MoeModuleListNamesTheTargetsThatReachThem) {
 }
 
 }  // namespace
+
+namespace {
+
+// bf16-mixed prices fp32 parameters; the note says what transformers 5's dtype="auto" default
+// loads instead, and an older release stated with --versions keeps the older note.
+TEST(CliPlanChecks, Bf16MixedNamesWhatTheTransformersReleaseLoads) {
+  const std::string current = estimate_json("qwen3-0.6b --method lora --bf16")["notes"].dump();
+  EXPECT_NE(current.find("transformers >= 5 loads the checkpoint's own bf16"), std::string::npos)
+      << current;
+  const std::string full = estimate_json("qwen3-0.6b --bf16")["notes"].dump();
+  EXPECT_NE(full.find("the weights, their gradients and AdamW states in fp32"), std::string::npos)
+      << full;
+  const std::string old =
+      estimate_json("qwen3-0.6b --method lora --bf16 --versions transformers=4.57")["notes"].dump();
+  EXPECT_NE(old.find("as from_pretrained does without torch_dtype before transformers 5"),
+            std::string::npos)
+      << old;
+  const std::string old_full =
+      estimate_json("qwen3-0.6b --bf16 --versions transformers=4.57")["notes"].dump();
+  EXPECT_EQ(old_full.find("bf16-mixed"), std::string::npos) << old_full;
+}
+
+}  // namespace
