@@ -31,6 +31,9 @@ const $ = (id) => document.getElementById(id);
 let engine = null;
 let tenants = [];
 let folder = null;  // {folder, config_text, index_text, safetensors: [...]} from a dropped folder
+// Why the last dropped folder could not be read: with the folder source chosen, the page shows it
+// rather than price another model.
+let folderError = 'drop a model folder (its config.json and safetensors files)';
 let lastLedger = null;
 let selectedLine = -1;
 
@@ -138,7 +141,8 @@ function followProfile() {
 
 function modelRequest(s) {
   if (s.source === 'preset') return { preset: s.preset };
-  if (s.source === 'folder' && folder) return folder;
+  // No folder read: nothing to price (the config box may still hold an earlier folder's config).
+  if (s.source === 'folder') return folder;
   return { config_text: s.config, name: 'config.json' };
 }
 
@@ -340,13 +344,19 @@ function renderTimeline(timeline, ledger, s) {
 }
 
 // `sw` is the trainmem.sweep/1 document of one sweep: each point is keyed by the swept setting
-// ("batch" or "seq"), and the device, if any, gives the usable limit.
+// ("batch" or "seq"), and the device, if any, gives the usable limit. With a device each point
+// also carries the figure the verdict judges (judged_bytes: the device total on a CUDA card), drawn
+// as a third curve whose dots say fits or not, as `trainmem sweep --svg` draws them.
 function chart(sw, current, s, title) {
   const W = 420, H = 240, L = 52, R = 12, T = 24, B = 36;
   const pts = sw.points.map((p) => ({ ...p, x: p[sw.over] }));
+  if (!pts.length) {
+    return el('p', { class: 'help' }, `${title}: no point of this sweep could be priced.`);
+  }
   const usable = sw.device ? sw.device.usable_bytes : 0;
+  const judged = pts.every((p) => Number.isFinite(p.judged_bytes));
   const xs = pts.map((p) => p.x);
-  const ymax = Math.max(...pts.map((p) => p.peak_bytes), usable) * 1.08;
+  const ymax = Math.max(...pts.map((p) => Math.max(p.peak_bytes, judged ? p.judged_bytes : 0)), usable) * 1.08;
   const xmin = Math.min(...xs), xmax = Math.max(...xs);
   const X = (x) => L + ((x - xmin) / Math.max(1, xmax - xmin)) * (W - L - R);
   const Y = (y) => H - B - (y / ymax) * (H - T - B);
@@ -366,12 +376,18 @@ function chart(sw, current, s, title) {
   const path = (key) => pts.map((p, i) => `${i ? 'L' : 'M'}${X(p.x).toFixed(1)},${Y(p[key]).toFixed(1)}`).join(' ');
   root.append(svg('path', { d: path('static_bytes'), class: 'static' }));
   root.append(svg('path', { d: path('peak_bytes'), class: 'peak' }));
+  if (judged) {
+    root.append(svg('path', { d: path('judged_bytes'), class: 'judged' }));
+    for (const p of pts) {
+      root.append(svg('circle', { cx: X(p.x), cy: Y(p.judged_bytes), r: 2.5, class: p.fits ? 'fits' : 'over' }));
+    }
+  }
   if (usable) {
     root.append(svg('line', { x1: L, x2: W - R, y1: Y(usable), y2: Y(usable), class: 'limit' }));
     root.append(svg('text', { x: W - R - 2, y: Y(usable) - 4, 'text-anchor': 'end' }, 'usable'));
   }
   const here = pts.find((p) => p.x === Number(current));
-  if (here) root.append(svg('circle', { cx: X(here.x), cy: Y(here.peak_bytes), r: 4, class: 'now' }));
+  if (here) root.append(svg('circle', { cx: X(here.x), cy: Y(judged ? here.judged_bytes : here.peak_bytes), r: 4, class: 'now' }));
   return root;
 }
 
@@ -419,7 +435,8 @@ function update() {
   $('share-link').value = location.href;
   $('command').textContent = commandFor(s);
 
-  const r = call({ op: 'explain', ...base });
+  const r = base.model ? call({ op: 'explain', ...base })
+    : { ok: false, error: folderError, field: '--folder-input' };
   $('report').hidden = !r.ok;
   $('verdict').hidden = !r.ok;
   if (!r.ok) {
@@ -480,14 +497,13 @@ function finish(t0, key) {
   document.body.dataset[count] = String(Number(document.body.dataset[count] || 0) + 1);
 }
 
-const FLAG_TO_FIELD = { '--lora-rank': 'lora_rank', '--lora-targets': 'lora_targets', '--grad-accum': 'grad_accum',
-  '--train-layers': 'train_layers', '--train-modules': 'train_modules', '--memory': 'memory',
-  '--eval-strategy': 'eval_strategy', '--eval-batch': 'eval_batch' };
+// A flag names its field: --lora-dropout is #lora_dropout; --folder-input is #folder-input.
 function markField(flag) {
   for (const e of document.querySelectorAll('[aria-invalid]')) e.removeAttribute('aria-invalid');
   if (!flag) return;
-  const id = FLAG_TO_FIELD[flag] || flag.replace(/^--/, '');
-  if ($(id)) $(id).setAttribute('aria-invalid', 'true');
+  const name = flag.replace(/^--/, '');
+  const field = $(name) || $(name.replace(/-/g, '_'));
+  if (field) field.setAttribute('aria-invalid', 'true');
 }
 
 function syncVisibility(s) {
@@ -532,8 +548,9 @@ async function loadFolder(files) {
   const config = byName.get('config.json');
   if (!config) {
     folder = null;
+    folderError = `${name}: config.json: not in the folder (trainmem needs the architecture)`;
     $('folder-status').textContent = '';
-    showError(`${name}: config.json: not in the folder (trainmem needs the architecture)`);
+    schedule();
     return;
   }
   const index = byName.get('model.safetensors.index.json');

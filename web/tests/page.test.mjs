@@ -20,6 +20,7 @@ const pageUrl = pathToFileURL(path.join(site, 'index.html')).href;
 
 let browser;
 const offsite = [];  // every request that is not the page's own files
+const refusedByPolicy = [];  // Content-Security-Policy violations the browser reported
 
 before(async () => {
   // launch() gives chromium a fresh temporary --user-data-dir of its own (and removes it).
@@ -48,6 +49,9 @@ async function openPage(options = {}, url = pageUrl) {
   page.setDefaultTimeout(10000);
   const errors = [];
   page.on('pageerror', (e) => errors.push(String(e)));
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) refusedByPolicy.push(m.text());
+  });
   await page.goto(url);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 30000 });
   page.jsErrors = errors;
@@ -235,8 +239,20 @@ test('a model folder is read from its safetensors headers, as the command line r
   // Only the header was read, never the weights.
   const read = Number(/([\d,]+) bytes read/.exec(status)[1].replace(/,/g, ''));
   assert.ok(read < 4096, status);
+  // Then a folder without config.json: the page says so and prices nothing, not the first
+  // folder's config that the config box still holds, even after another change.
+  const bare = fs.mkdtempSync(path.join(os.tmpdir(), 'trainmem-no-config-'));
+  fs.copyFileSync(path.join(dir, 'model.safetensors'), path.join(bare, 'model.safetensors'));
+  await page.setInputFiles('#folder-input', bare);
+  await page.waitForFunction(() => !document.getElementById('error').hidden);
+  await page.fill('#batch', '2');
+  await page.evaluate(() => window.trainmemPage.update());
+  const refused = await readPage(page);
+  assert.match(refused.error || '', /config\.json: not in the folder/);
+  assert.ok(Number.isNaN(refused.peak), `priced ${refused.peak} with no model`);
   await page.context().close();
   fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(bare, { recursive: true, force: true });
 });
 
 test('the share link reopens the same plan', async () => {
@@ -286,6 +302,12 @@ test('a bad config.json shows a clear error naming the file and the reason', asy
   got = await readPage(page);
   assert.match(got.error, /--batch/);
   assert.equal(await page.getAttribute('#batch', 'aria-invalid'), 'true');
+  // Every control a flag names is marked, underscores or not: --lora-dropout is #lora_dropout.
+  await setPlan(page, { preset: 'gpt2', method: 'lora', lora_dropout: 1.5 });
+  got = await readPage(page);
+  assert.match(got.error, /--lora-dropout/);
+  assert.equal(await page.getAttribute('#lora_dropout', 'aria-invalid'), 'true');
+  assert.equal(await page.getAttribute('#batch', 'aria-invalid'), null);
   await page.context().close();
 });
 
@@ -332,6 +354,13 @@ test('each update takes well under 50 ms; screenshots of the main states', async
   assert.equal(shown[0], advice.options.find((o) => o.fits).change);
   assert.equal(await page.locator('#charts svg').count(), 2);
   assert.equal(await page.locator('#charts svg line.limit').count(), 2);
+  // Each batch point is judged by the figure the verdict judges, as `trainmem sweep` judges it.
+  const sweep = JSON.parse(execFileSync(cli, ['sweep', 'qwen3-8b', '--over', 'batch', '--method', 'lora',
+    '--batch', '16', '--seq', '2048', '--gpu', 'rtx-4090', '--json'], { encoding: 'utf8' }));
+  const batchChart = page.locator('#charts svg').first();
+  assert.equal(await batchChart.locator('path.judged').count(), 1);
+  assert.equal(await batchChart.locator('circle.over').count(), sweep.points.filter((p) => !p.fits).length);
+  assert.equal(await batchChart.locator('circle.fits').count(), sweep.points.filter((p) => p.fits).length);
   await page.fill('#batch', '4');
   await page.evaluate(() => window.trainmemPage.update());
   await settle(page);
@@ -390,6 +419,9 @@ test('on a phone the page fits the screen width', async () => {
 
 test('the page made no network request', () => {
   assert.deepEqual(offsite, []);
+  // The engine is embedded as a data: URL, which its loader fetches; the policy allows that and
+  // nothing else, so the browser refused nothing.
+  assert.deepEqual(refusedByPolicy, []);
 });
 
 // A framework's profile sets defaults (docs/frameworks.md): the fields the user left move to them,
