@@ -20,8 +20,9 @@ namespace {
 
 // Settings that turn a framework behaviour on, applied after the profile's behaviour (plan_from):
 // each sets its knobs (FrameworkBehaviour, src/plan/knobs.cpp). torch.compile compiles the
-// decoder layers together with the loss. `use_cache` is HF's own switch and works both ways:
-// false is how a 4.x Trainer user turns the profile's cache off (model.config.use_cache = False).
+// decoder layers together with the loss. `use_cache` and `optimizer_in_backward` work both ways:
+// false is how a 4.x Trainer user turns the profile's cache off (model.config.use_cache = False),
+// and how a torchtune config's optimizer_in_bwd: False turns off its full recipes' default.
 // `step_only` turns knobs off: the framework's run phases beyond the training step (litgpt's
 // validation pass and sample generation, a QLoRA load transient) are not priced.
 struct BehaviourSwitch {
@@ -33,7 +34,7 @@ struct BehaviourSwitch {
 constexpr std::array<BehaviourSwitch, 7> kBehaviourSwitches{{
     {"padding_mask", {Knob::padding_mask}},
     {"offload_activations", {Knob::offload_checkpoints}},
-    {"optimizer_in_backward", {Knob::optimizer_in_backward}},
+    {"optimizer_in_backward", {Knob::optimizer_in_backward}, true},
     {"keep_outputs", {Knob::outputs_kept}},
     {"compile", {Knob::compiled_loss, Knob::compiled_layers}},
     {"use_cache", {Knob::kv_cache_in_output}, true},

@@ -341,3 +341,36 @@ TEST(CliImport, UnknownFilesAndBadValuesAreErrors) {
 }
 
 }  // namespace
+
+namespace {
+
+// ScriptArguments' dataset_name is TRL's alone: the file runs under SFTTrainer, with its defaults
+// (gradient checkpointing on).
+TEST(CliImport, TrlDatasetNameMakesTheFileTrls) {
+  const auto p = estimate_json("--from " + data("trl_sft_dataset_only.yaml"))["plan"];
+  EXPECT_EQ(p["framework"], "trl");
+  EXPECT_EQ(p["checkpointing"], "full");
+}
+
+TEST(CliImport, TrlLoadIn8BitIsLoraOnAn8BitBase) {
+  const auto p = estimate_json("--from " + data("trl_sft_lora_8bit.yaml"))["plan"];
+  EXPECT_EQ(p["method"], "qlora");
+  EXPECT_EQ(p["quant"]["kind"], "int8") << p.dump();
+}
+
+// optimizer_in_bwd switches both ways: False turns off the full recipe's default (the plan then
+// lists the override), and the step holds every gradient, so the peak grows.
+TEST(CliImport, TorchtuneOptimizerInBackwardFalseTurnsTheDefaultOff) {
+  const std::string file = data("torchtune_full_no_optimizer_in_bwd.yaml");
+  // A short step, so that the gradients, not the logits, set the peak.
+  const std::string step = " --batch 1 --seq 128";
+  const auto off = estimate_json("llama-3.2-1b --from " + file + step);
+  const auto on = estimate_json("llama-3.2-1b --from " + file + step + " --optimizer-in-backward");
+  EXPECT_EQ(off["plan"]["behaviour"]["optimizer_in_backward"], false) << off["plan"].dump();
+  EXPECT_FALSE(
+      on["plan"].value("behaviour", nlohmann::json::object()).contains("optimizer_in_backward"));
+  EXPECT_GT(off["totals"]["peak_bytes"].get<std::int64_t>(),
+            on["totals"]["peak_bytes"].get<std::int64_t>());
+}
+
+}  // namespace

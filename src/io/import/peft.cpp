@@ -30,7 +30,14 @@ const ImportFormat& peft_format() {
        not_priced("modules_to_save", "extra trained modules are not priced yet"),
        not_priced("fan_in_fan_out", "no memory effect"),
        not_priced("init_lora_weights", "no memory effect"),
-       not_priced("use_rslora", "no memory effect")},
+       not_priced("use_rslora", "no memory effect"),
+       not_priced("alpha_pattern", "no memory effect"),
+       not_priced("rank_pattern", "per-module ranks are priced at r"),
+       not_priced("exclude_modules",
+                  "the excluded modules are still priced as targets (an over-estimate)"),
+       not_priced("target_parameters",
+                  "LoRA on parameters (MoE experts) is not priced; "
+                  "--lora-targets experts prices every expert")},
       {}};
   return f;
 }

@@ -63,7 +63,9 @@ const ImportFormat& torchtune_format() {
        // and cfg.optimizer_in_bwd (full_finetune_single_device.py:122).
        when_true("compile", "compile", "true"),
        when_true("enable_activation_offloading", "offload_activations", "true"),
-       when_true("optimizer_in_bwd", "optimizer_in_backward", "true"),
+       // Both ways: the full recipes' profile steps in backward by default, and a config's
+       // optimizer_in_bwd: False turns that off.
+       on_off("optimizer_in_bwd", "optimizer_in_backward", "true", "false"),
        same("optimizer.lr", "learning_rate"),
        same("epochs", "epochs")},
       // apply_lora_to_mlp / apply_lora_to_output extend lora_attn_modules

@@ -70,6 +70,10 @@ const ImportFormat& trl_format() {
        same("lora_target_modules", "lora_targets"),
        when_true("use_dora", "dora", "true"),
        when_true("load_in_4bit", "method", "qlora"),
+       // ModelConfig.load_in_8bit: LoRA on a bitsandbytes 8-bit base (trl/trainer/utils.py
+       // get_quantization_config: BitsAndBytesConfig(load_in_8bit=True)).
+       when_true("load_in_8bit", "method", "qlora"),
+       when_true("load_in_8bit", "quant", "int8"),
        same("bnb_4bit_quant_type", "quant"),
        same("use_bnb_nested_quant", "double_quant"),
        // TRL sft_config.py loss_type (>= 1.4): chunked_nll (the default from 1.7) runs the lm_head
@@ -100,7 +104,9 @@ const ImportFormat& trl_format() {
         for (const char* k :
              {"max_length", "max_seq_length", "packing", "padding_free", "dataset_text_field",
               "completion_only_loss", "assistant_only_loss", "use_peft", "lora_r",
-              "lora_target_modules", "load_in_4bit", "use_bnb_nested_quant", "model_init_kwargs"}) {
+              "lora_target_modules", "load_in_4bit", "load_in_8bit", "use_bnb_nested_quant",
+              "model_init_kwargs", "dataset_name", "dataset_config", "dataset_train_split",
+              "dataset_test_split", "model_revision"}) {
           if (!has(c, k) && !has_prefix(c, std::string(k) + ".")) continue;
           out.patch.insert(out.patch.begin(),
                            {"framework", "trl", out.file + ": (TRL's " + k + ")", true});
