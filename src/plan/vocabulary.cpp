@@ -133,7 +133,10 @@ const Vocabulary& optimizer_vocabulary() {
            {"adam", "adamw_torch", "adamw_torch_fused", "adamw_apex_fused", "adamw_hf"},
            "torch.optim.AdamW (adamw_torch: foreach; adamw_torch_fused: fused)",
        },
-       {"adamw-8bit", {"adamw_8bit", "adamw_bnb_8bit", "bnb_8bit"}, "bitsandbytes AdamW8bit"},
+       // adamw_torch_8bit: torchao's AdamW8bit, block-quantised 8-bit states as bitsandbytes'.
+       {"adamw-8bit",
+        {"adamw_8bit", "adamw_bnb_8bit", "bnb_8bit", "adamw_torch_8bit"},
+        "bitsandbytes AdamW8bit (torchao's for adamw_torch_8bit)"},
        {"paged-adamw",
         {"paged_adamw", "paged_adamw_32bit"},
         "bitsandbytes PagedAdamW (fp32 states)"},
@@ -141,7 +144,8 @@ const Vocabulary& optimizer_vocabulary() {
        {"adafactor", {}, "transformers Adafactor (no first moment)"},
        {"sgd", {}, "torch SGD without momentum"},
        {"sgd-momentum", {"sgd_momentum"}, "torch SGD with momentum"},
-       {"lion", {"lion_32bit"}, "Lion (one state)"},
+       // paged_lion_32bit: bitsandbytes PagedLion, one fp32 state, priced in the pool.
+       {"lion", {"lion_32bit", "paged_lion_32bit", "paged_lion"}, "Lion (one state)"},
        {"lion-8bit", {"lion_8bit", "paged_lion_8bit"}, "bitsandbytes Lion8bit"},
        {"adam-mini", {"adam_mini"}, "Adam-mini"},
        {"muon", {}, "Muon (AdamW for non-matrix parameters)"}}};

@@ -146,6 +146,8 @@ TEST(CliEcosystemNames, HfOptimStringsImplyTheImplementation) {
   EXPECT_EQ(plan_of("qwen3-0.6b --optim adamw_bnb_8bit")["optimizer"], "adamw-8bit");
   EXPECT_EQ(plan_of("qwen3-0.6b --optim paged_adamw_32bit")["optimizer"], "paged-adamw");
   EXPECT_EQ(plan_of("qwen3-0.6b --optim lion_8bit")["optimizer"], "lion-8bit");
+  EXPECT_EQ(plan_of("qwen3-0.6b --optim paged_lion_32bit")["optimizer"], "lion");
+  EXPECT_EQ(plan_of("qwen3-0.6b --optim adamw_torch_8bit")["optimizer"], "adamw-8bit");
   EXPECT_LT(peak_of("qwen3-0.6b --optim lion_8bit"), peak_of("qwen3-0.6b --optim lion"));
 }
 
