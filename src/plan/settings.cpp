@@ -362,6 +362,24 @@ PlanPatch settings_of(const TrainingPlan& d) {
   return out;
 }
 
+// validate() names a plan field ("batch", "lora.dropout"); when a setting of the patch set it, the
+// error names that setting's origin instead, so a file's bad value names the file and its key
+// ("sft.yaml: per_device_train_batch_size") and a flag's names the flag as typed.
+namespace {
+
+Error named_by_its_setting(Error e, const PlanPatch& patch) {
+  std::string key = e.field;
+  std::replace(key.begin(), key.end(), '.', '_');
+  for (auto it = patch.rbegin(); it != patch.rend(); ++it) {
+    if (it->key != key || it->origin.empty()) continue;
+    e.field = it->origin;
+    break;
+  }
+  return e;
+}
+
+}  // namespace
+
 Result<PlanResult> plan_from(const PlanPatch& patch) {
   PlanResult r{hf_trainer_defaults(), {}};
   const auto given = [&patch](std::string_view key) {
@@ -448,7 +466,7 @@ Result<PlanResult> plan_from(const PlanPatch& patch) {
         "base under autocast.");
   }
   r.plan = under_convention(r.plan);
-  if (auto e = validate(r.plan)) return *e;
+  if (auto e = validate(r.plan)) return named_by_its_setting(*e, patch);
   return r;
 }
 
