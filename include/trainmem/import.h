@@ -28,6 +28,9 @@ struct ImportedConfig {
   std::string model;                 // the model the file names, or empty
   std::vector<std::string> used;     // "key -> setting"
   std::vector<std::string> ignored;  // "key (why)"
+  // Keys the settings ignore because the layout reader reads them (a ds_config.json's
+  // zero_optimization.stage, buckets and offload; accelerate's num_processes).
+  std::vector<std::string> for_layout;
   // Layout settings the file states for a distributed run, keyed in the layout vocabulary of a
   // measurement row ("custom_sharded_layers" -> "tok_embeddings,output", "offload" -> "both"):
   // torchtune's recipes. They apply when the flags give a layout they fit (--fsdp, FSDP2).

@@ -573,8 +573,10 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
       for (const std::string& i : items) s += (s.empty() ? "" : "; ") + i;
       return s.empty() ? std::string("none") : s;
     };
-    reports.push_back(fmt::format("--from {} read as {}. Used: {}. Ignored: {}.", file, c.format,
-                                  list(c.used), list(c.ignored)));
+    const std::string layout =
+        c.for_layout.empty() ? "" : fmt::format(" For the layout: {}.", list(c.for_layout));
+    reports.push_back(fmt::format("--from {} read as {}. Used: {}.{} Ignored: {}.", file, c.format,
+                                  list(c.used), layout, list(c.ignored)));
   }
   // A quantisation config and an adapter config together are QLoRA: the adapter file's
   // "lora" must not undo the other file's "qlora".

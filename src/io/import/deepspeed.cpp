@@ -28,6 +28,16 @@ const ImportFormat& deepspeed_format() {
        not_priced("zero_optimization.stage", kReadForTheLayout),
        not_priced("zero_optimization.offload_optimizer.device", kReadForTheLayout),
        not_priced("zero_optimization.offload_param.device", kReadForTheLayout),
+       // The buckets, prefetch and persistence the ZeRO layout prices
+       // (io/import/dist/deepspeed.cpp).
+       not_priced("zero_optimization.reduce_bucket_size", kReadForTheLayout),
+       not_priced("zero_optimization.allgather_bucket_size", kReadForTheLayout),
+       not_priced("zero_optimization.sub_group_size", kReadForTheLayout),
+       not_priced("zero_optimization.stage3_prefetch_bucket_size", kReadForTheLayout),
+       not_priced("zero_optimization.stage3_param_persistence_threshold", kReadForTheLayout),
+       not_priced("zero_optimization.stage3_max_live_parameters", kReadForTheLayout),
+       not_priced("zero_optimization.overlap_comm", kReadForTheLayout),
+       not_priced("zero_optimization.contiguous_gradients", kReadForTheLayout),
        not_priced("train_batch_size",
                   "the global batch: divided by micro-batch x accumulation, the layout's GPUs")},
       // Both engines stated off is DeepSpeed in fp32 (runtime/engine.py: neither the bf16 nor

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/import/formats.h"
+#include "io/import/rules.h"
 #include "io/json_parse.h"
 #include "io/read_file.h"
 
@@ -172,6 +173,10 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
     for (const ImportRule& rule : best->rules) {
       if (rule.key != key) continue;
       known = true;
+      if (rule.why_ignored == io::rules::kReadForTheLayout) {
+        out.for_layout.push_back(key);
+        continue;
+      }
       if (!rule.why_ignored.empty()) {
         out.ignored.push_back(fmt::format("{} ({})", key, rule.why_ignored));
         continue;
