@@ -382,3 +382,19 @@ TEST(CliImport, TorchtuneOptimizerInBackwardFalseTurnsTheDefaultOff) {
 }
 
 }  // namespace
+
+namespace {
+
+// axolotl loads the model in bf16 when bf16 is true or auto: a full fine-tune keeps bf16
+// weights, gradients and AdamW states, priced as --precision bf16 (not bf16-mixed's fp32).
+TEST(CliImport, AxolotlBf16LoadsTheModelInBf16) {
+  const auto j = estimate_json("llama-3.2-1b --from " + data("axolotl_full_bf16.yaml"));
+  EXPECT_EQ(j["plan"]["precision"], "bf16");
+  const auto same = estimate_json(
+      "llama-3.2-1b --precision bf16 --seq 1024 --batch 1 --grad-accum 8 --checkpointing full "
+      "--attention flash --optim adamw_torch_fused --framework axolotl");
+  EXPECT_EQ(j["totals"]["static_bytes"], same["totals"]["static_bytes"]);
+  EXPECT_EQ(j["totals"]["peak_bytes"], same["totals"]["peak_bytes"]);
+}
+
+}  // namespace

@@ -68,6 +68,16 @@ void finish_targets(const FlatConfig& c, ImportedConfig& out) {
   rules::peft_default_targets(out);
 }
 
+// bf16: auto is bf16 on every card that has it (utils/config/__init__.py: auto becomes
+// is_torch_bf16_gpu_available()), which the rule above cannot say: "auto" reads as unset.
+void finish_precision(const FlatConfig& c, ImportedConfig& out) {
+  if (!rules::has(c, "bf16") || c.at("bf16") != "auto") return;
+  if (rules::has(c, "bfloat16") && is_true(c.at("bfloat16"))) return;
+  out.patch.push_back({"precision", "bf16", out.file + ": bf16", true});
+  std::erase(out.used, std::string("bf16 = auto (no change)"));
+  out.used.push_back("bf16 = auto -> precision bf16 (the model loads in bf16 on a bf16 card)");
+}
+
 }  // namespace
 
 const ImportFormat& axolotl_format() {
@@ -120,12 +130,14 @@ const ImportFormat& axolotl_format() {
           return "true";
         },
         ""},
-       {"bf16", "precision",
-        [](const std::string& v) -> std::optional<std::string> {
-          if (v == "auto" || is_true(v)) return "bf16-mixed";
-          return std::nullopt;
-        },
-        ""},
+       // bf16 (true, or auto on a bf16 card: finish_precision) and bfloat16 load the model in bf16
+       // (utils/config/__init__.py normalize_config: cfg.torch_dtype = torch.bfloat16;
+       // loaders/model.py passes it to from_pretrained), so the Trainer's bf16 autocast runs over
+       // bf16 weights, gradients and states: --precision bf16, not the fp32 weights of
+       // bf16-mixed. fp16 loads fp16 weights, which has no precision of its own here: fp16-mixed
+       // prices them in fp32 (an over-estimate of the weights).
+       when_true("bf16", "precision", "bf16"),
+       when_true("bfloat16", "precision", "bf16"),
        when_true("fp16", "precision", "fp16-mixed"),
        same("optimizer", "optimizer"),
        when_true("flash_attention", "attention", "flash"),
@@ -148,6 +160,7 @@ const ImportFormat& axolotl_format() {
       [](const FlatConfig& c, ImportedConfig& out) {
         finish_evaluation(c, out);
         finish_targets(c, out);
+        finish_precision(c, out);
         // schemas/config.py sequence_len: default=512.
         if (rules::has(c, "sequence_len")) return;
         out.patch.push_back({"seq", "512", out.file + ": (sequence_len absent)", true});
