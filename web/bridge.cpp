@@ -255,8 +255,10 @@ json run(const json& req) {
   }
   if (op == "advise") {
     if (!*device) throw usage("--gpu", "advise needs a device");
-    return {{"ok", true},
-            {"advice", doc(render_advice_json(advise(m, *plan, **device), m.spec.name))}};
+    // As `trainmem advise`: the changes on one GPU, then more GPUs when one is not enough.
+    Advice adv = advise(m, *plan, **device);
+    add_layout_options(m, *plan, **device, adv);
+    return {{"ok", true}, {"advice", doc(render_advice_json(adv, m.spec.name))}};
   }
   if (op == "sweep") {
     const auto axis = parse_sweep_axis(text_field(req, "over", "batch"));

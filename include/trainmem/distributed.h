@@ -170,4 +170,13 @@ Result<std::string> emit_config(EmitFormat format, const LoadedModel& model,
 Result<TrainingPlan> import_config(const std::string& path, const std::string& text,
                                    const TrainingPlan& base, std::int64_t gpus_per_node);
 
+struct Advice;  // solve.h
+
+// advise()'s options beyond one GPU: when a one-GPU plan does not fit, the fewest GPUs that hold
+// it under ZeRO-3 and under FSDP FULL_SHARD (min_gpus_judged, up to 512 GPUs, 8 per node), each
+// judged on its most-loaded rank as every option is, inserted before the options that do not fit.
+// The command line, the Python module and the web page all add them.
+void add_layout_options(const LoadedModel& model, const TrainingPlan& plan, const Device& device,
+                        Advice& advice);
+
 }  // namespace trainmem

@@ -128,12 +128,34 @@ std::string estimate_document(const LoadedModel& model, const TrainingPlan& plan
   return render_json(ledger, &f, cuda ? &gpu : nullptr);
 }
 
+// A plan spread over GPUs, as `trainmem estimate --gpus N ...` prices it: judge_distributed(),
+// the most-loaded rank replayed and judged like one GPU.
+DistributedVerdict distributed_verdict(const LoadedModel& model, const TrainingPlan& plan,
+                                       const std::optional<Device>& d) {
+  return unwrap(judge_distributed(model, plan, d, gpu_options_for(d, plan)));
+}
+
+std::string distributed_json(const LoadedModel& model, const TrainingPlan& plan,
+                             const std::optional<Device>& d) {
+  const DistributedVerdict v = distributed_verdict(model, plan, d);
+  const bool cuda = !d || d->kind != DeviceKind::unified;
+  return render_distributed_json(v.estimate, v.fit ? &*v.fit : nullptr, cuda ? &v.gpu : nullptr);
+}
+
 std::string estimate_json(const LoadedModel& model, const std::string& plan_json,
                           const std::optional<std::string>& device,
                           const std::optional<std::string>& memory,
                           const std::optional<std::string>& reserve,
                           const std::optional<std::string>& dataset, bool max_length_given) {
   const TrainingPlan plan = plan_for(model, plan_json);
+  if (!is_single_device(plan.layout)) {
+    if (dataset) {
+      throw TrainmemException(
+          "dataset: priced on one GPU from Python; for a layout use `trainmem estimate "
+          "--dataset FILE --gpus N ...`");
+    }
+    return distributed_json(model, plan, device_of(device, memory, reserve));
+  }
   const Ledger ledger = estimate(model, plan);
   const std::optional<Device> d = device_of(device, memory, reserve);
   if (dataset) {
@@ -153,9 +175,17 @@ std::string report_text(const LoadedModel& model, const std::string& plan_json,
   if (!u) throw TrainmemException("unit: '" + unit + "' is not one of: gib, gb, mib, bytes");
   options.unit = *u;
   const TrainingPlan plan = plan_for(model, plan_json);
+  const std::optional<Device> d = device_of(device, memory, reserve);
+  if (!is_single_device(plan.layout)) {
+    const DistributedVerdict v = distributed_verdict(model, plan, d);
+    if (explain) return render_distributed_explain(v.estimate, options);
+    std::string out = render_distributed_text(v.estimate, v.fit ? &*v.fit : nullptr, options);
+    const bool cuda = !d || d->kind != DeviceKind::unified;
+    if (cuda && v.gpu.available) out += "\nMost-loaded rank " + render_gpu_text(v.gpu, options);
+    return out;
+  }
   const Ledger ledger = estimate(model, plan);
   if (explain) return render_explain(ledger, options);
-  const std::optional<Device> d = device_of(device, memory, reserve);
   const GpuEstimate gpu = unwrap(gpu_estimate(model, plan, ledger, gpu_options_for(d, plan)));
   const bool cuda = !d || d->kind != DeviceKind::unified;
   std::optional<Fit> f;
@@ -173,10 +203,16 @@ std::string solve_json(const LoadedModel& model, const std::string& plan_json,
     throw TrainmemException("for: '" + target +
                             "' is not one of: max-batch, max-seq, smallest-gpu, smallest-tier");
   }
+  const TrainingPlan plan = plan_for(model, plan_json);
+  if (!is_single_device(plan.layout)) {
+    throw TrainmemException(
+        "layout: solve prices one GPU; for a layout use `trainmem solve --for "
+        "min-gpus` or estimate() with the layout");
+  }
   SolveOptions options;
   options.step = step.value_or(default_solve_step(*goal));
-  const SolveResult r = unwrap(solve(model, plan_for(model, plan_json),
-                                     device_of(device, memory, std::nullopt), *goal, options));
+  const SolveResult r =
+      unwrap(solve(model, plan, device_of(device, memory, std::nullopt), *goal, options));
   return render_solve_json(r, model.spec.name, options.step);
 }
 
@@ -190,7 +226,12 @@ std::string advise_json(const LoadedModel& model, const std::string& plan_json,
   const std::optional<Device> d = device_of(device, memory, std::nullopt);
   if (!d) throw TrainmemException("advise needs a device or memory");
   TrainingPlan plan = plan_for(model, plan_json);
-  if (!dataset) return render_advice_json(advise(model, plan, *d), model.spec.name);
+  if (!dataset) {
+    // As `trainmem advise`: the changes on one GPU, then more GPUs when one is not enough.
+    Advice adv = advise(model, plan, *d);
+    add_layout_options(model, plan, *d, adv);
+    return render_advice_json(adv, model.spec.name);
+  }
   const std::string text = unwrap(read_dataset_file(*dataset));
   DatasetSource source;
   source.file = *dataset;
@@ -210,6 +251,7 @@ std::string advise_json(const LoadedModel& model, const std::string& plan_json,
   }
   Advice adv = advise(model, plan, *d);
   add_dataset_options(fit, plan, adv);
+  add_layout_options(model, plan, *d, adv);
   return with_dataset_json(render_advice_json(adv, model.spec.name), fit);
 }
 

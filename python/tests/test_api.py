@@ -123,6 +123,30 @@ def test_solve_steps_max_seq_as_the_command_line():
     assert s.answer <= one.answer < s.answer + 64
 
 
+def test_a_layout_is_priced_per_rank_as_the_command_line_prices_it():
+    layout = {"engine": "deepspeed", "zero_stage": 3, "gpus_per_node": 8}
+    e = trainmem.estimate("qwen3-8b", gpu="h100", layout=layout)
+    doc = cli_json("estimate", "qwen3-8b", "--gpu", "h100", "--gpus", "8", "--zero", "3")
+    assert isinstance(e, trainmem.DistributedEstimate)
+    assert e.layout["world_size"] == 8 and e.layout["zero_stage"] == 3
+    assert e.peak_bytes == doc["totals"]["peak_bytes"]
+    assert e.fit.peak_bytes == doc["fit"]["peak_bytes"] and e.fit.fits == doc["fit"]["fits"]
+    assert e.peak_bytes < trainmem.estimate("qwen3-8b", gpu="h100").peak_bytes
+    assert "ZeRO-3" in e.text()
+    assert trainmem.plan(layout=layout)["layout"]["zero_stage"] == 3
+    with pytest.raises(trainmem.TrainmemError, match="solve prices one GPU"):
+        trainmem.solve("qwen3-8b", "max-batch", gpu="h100", layout=layout)
+    with pytest.raises(trainmem.TrainmemError, match="layout: must be a dict"):
+        trainmem.estimate("qwen3-8b", layout=8)
+
+
+def test_advise_adds_more_gpus_as_the_command_line_does():
+    a = trainmem.advise("qwen3-8b", gpu="rtx-4090")
+    doc = cli_json("advise", "qwen3-8b", "--gpu", "rtx-4090")
+    assert [o.change for o in a.options] == [o["change"] for o in doc["options"]]
+    assert any(o.change.startswith("more GPUs") for o in a.options)
+
+
 def test_allocator_configuration_travels_with_the_plan():
     # alloc_conf is PYTORCH_CUDA_ALLOC_CONF of the run: estimate, solve and advise replay the
     # allocator with it, as the command line does with --alloc-conf.

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, List, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _native
 from ._native import Model, TrainmemError
-from ._result import Advice, AdviceOption, Device, Estimate, Fit, Item, ModelInfo, Solution
+from ._result import (Advice, AdviceOption, Device, DistributedEstimate, Estimate, Fit, Item,
+                      ModelInfo, Solution)
 
 __version__ = _native.__version__
 __all__ = [
-    "Advice", "AdviceOption", "Device", "Estimate", "Fit", "Item", "Model", "ModelInfo",
+    "Advice", "AdviceOption", "Device", "DistributedEstimate", "Estimate", "Fit", "Item", "Model",
+    "ModelInfo",
     "Solution", "TrainmemError", "advise", "devices", "estimate", "from_hf_config", "from_model",
     "load", "models", "plan", "solve",
 ]
@@ -152,6 +154,9 @@ def plan(**fields: Any) -> dict:
     (TrainingArguments or TRL's SFTConfig, PEFT's LoraConfig, BitsAndBytesConfig), a dict of
     their fields or a JSON/YAML file, read as ``trainmem estimate --from`` reads them; settings
     given as keywords override them. Every other function takes them too.
+    ``layout`` spreads the plan over GPUs, in the plan JSON's layout names (docs/formats.md):
+    ``layout={"engine": "deepspeed", "zero_stage": 3, "gpus_per_node": 8}``; ``estimate`` then
+    prices it per rank, as ``trainmem estimate --gpus 8 --zero 3`` does.
     Raises TrainmemError on an unknown setting, a wrong value or one out of range."""
     return json.loads(_plan_json(fields))
 
@@ -174,6 +179,20 @@ def _plan_and_reports(fields: Mapping[str, Any]) -> Tuple[str, List[str], bool]:
     length (then a dataset's records truncate at it, as TRL's max_length truncates them)."""
     fields = dict(fields)
     configs = {k: fields.pop(k, None) for k in _CONFIG_ARGUMENTS}
+    layout = fields.pop("layout", None)
+    plan_json, reports, seq_given = _settings_plan(fields, configs)
+    if layout is None:
+        return plan_json, reports, seq_given
+    if not isinstance(layout, Mapping):
+        raise TrainmemError("layout: must be a dict of the plan's layout fields, such as "
+                            '{"engine": "fsdp", "fsdp": "full", "gpus_per_node": 8}')
+    whole = json.loads(plan_json)
+    whole["layout"] = {**whole.get("layout", {}), **layout}
+    return _native.check_plan(json.dumps(whole)), reports, seq_given
+
+
+def _settings_plan(fields: Dict[str, Any],
+                   configs: Mapping[str, Any]) -> Tuple[str, List[str], bool]:
     whole = fields.pop("plan", None)
     if whole is not None:
         if any(v is not None for v in fields.values()) or any(configs.values()):
@@ -213,8 +232,10 @@ def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str
     doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve,
                                       None if dataset is None else str(dataset), seq_given))
     doc["notes"] = reports + doc["notes"]
-    return Estimate(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory,
-                    _reserve=reserve)
+    # A plan with a layout across GPUs (plan=trainmem.plan(..., layout={...}) or layout=...) is
+    # priced per rank, as `trainmem estimate --gpus N` prices it.
+    kind = DistributedEstimate if doc.get("schema") == "trainmem.distributed/1" else Estimate
+    return kind(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory, _reserve=reserve)
 
 
 def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,

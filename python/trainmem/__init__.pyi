@@ -1,8 +1,8 @@
-from typing import Any, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from ._native import Model as Model, TrainmemError as TrainmemError
 from ._result import (Advice as Advice, AdviceOption as AdviceOption, Device as Device,
-                      Estimate as Estimate, Fit as Fit, Item as Item, ModelInfo as ModelInfo,
+                      DistributedEstimate as DistributedEstimate, Estimate as Estimate, Fit as Fit, Item as Item, ModelInfo as ModelInfo,
                       Solution as Solution)
 
 __version__: str
@@ -21,10 +21,12 @@ def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str
              lora_targets: Union[str, List[str]] = ..., dora: bool = ..., quant: str = ...,
              double_quant: bool = ..., train_modules: Union[str, List[str]] = ...,
              train_layers: List[int] = ..., eval_strategy: str = ..., eval_batch: int = ...,
-             alloc_conf: str = ..., args: Any = None, peft_config: Any = None,
-             quantization_config: Any = None, **plan_fields: Any) -> Estimate: ...
+             alloc_conf: str = ..., layout: Optional[Dict[str, Any]] = None, args: Any = None,
+             peft_config: Any = None, quantization_config: Any = None,
+             **plan_fields: Any) -> Estimate: ...
 def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,
-          memory: Optional[str] = None, step: int = 1, args: Any = None, peft_config: Any = None,
+          memory: Optional[str] = None, step: Optional[int] = None, args: Any = None,
+          peft_config: Any = None,
           quantization_config: Any = None, **plan_fields: Any) -> Solution: ...
 def advise(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
            dataset: Optional[str] = None, args: Any = None, peft_config: Any = None,

@@ -170,6 +170,34 @@ class Estimate(_Document):
         return out
 
 
+class DistributedEstimate(Estimate):
+    """A plan spread over GPUs (the trainmem.distributed/1 document, as ``trainmem estimate
+    --gpus N ... --json``): what an Estimate says, for the most-loaded rank (its lines, totals and
+    the verdict judged on it), plus the layout, every class of ranks and the host memory per
+    node. ``to_dict()`` is the whole document."""
+
+    def __init__(self, doc: Dict[str, Any], **kwargs: Any):
+        most = doc["ranks"][doc["most_loaded"]["index"]]["ledger"]
+        super().__init__({**most, "totals": doc["totals"], "notes": doc["notes"],
+                          **({"fit": doc["fit"]} if "fit" in doc else {})}, **kwargs)
+        self._doc = doc
+        self.layout: Dict[str, Any] = doc["layout"]
+        self.most_loaded: str = doc["most_loaded"]["name"]
+        # (name, how many ranks share it, peak bytes) per class of identical ranks.
+        self.ranks: List[Dict[str, Any]] = [
+            {"name": r["name"], "ranks": r["ranks"], "peak_bytes": r["peak_bytes"]}
+            for r in doc["ranks"]]
+        self.host_bytes_per_node: int = doc["host_per_node"]["peak_bytes"]
+
+    def __repr__(self) -> str:
+        verdict = ""
+        if self.fit is not None:
+            verdict = (f", {self.fit.figure} {self.fit.peak_bytes / GIB:.2f} GiB "
+                       f"{'fits' if self.fit.fits else 'does not fit'} {self.fit.device}")
+        return (f"<DistributedEstimate {self.model['name']} on {self.layout['describe']}: "
+                f"most-loaded rank ({self.most_loaded}) peak {self.peak_gib:.2f} GiB{verdict}>")
+
+
 @dataclass(frozen=True)
 class AdviceOption:
     change: str

@@ -47,41 +47,6 @@ Result<std::optional<DatasetFit>> apply_dataset(const AdviseArgs& a, PricingInpu
   return std::optional<DatasetFit>(std::move(d).value());
 }
 
-// When one card is not enough: the fewest GPUs (8 per node, up to 512) with ZeRO-3 and with FSDP2
-// FULL_SHARD, placed before the options that do not fit on their own.
-void add_more_gpus(const PricingInputs& in, Advice& adv) {
-  const LayoutPricer pricer(in.model, in.plan);
-  Layout z3;
-  z3.engine = Engine::deepspeed;
-  z3.zero_stage = 3;
-  Layout fsdp;
-  fsdp.engine = Engine::fsdp;
-  std::vector<AdviceOption> extra;
-  for (const auto& [shape, cost] :
-       {std::pair{z3, "more GPUs; ZeRO-3 moves 1.5x DDP's bytes per step (ZeRO paper)"},
-        std::pair{fsdp, "more GPUs; FULL_SHARD re-gathers every block in backward (1.5x DDP)"}}) {
-    // Judged like every other option: the most-loaded rank's device total.
-    const auto c = min_gpus_judged(in.model, in.plan, pricer, *in.device, shape, 512, 8);
-    if (!c || world_size(c->layout) < 2) continue;
-    AdviceOption o;
-    o.change = fmt::format("more GPUs: {}", describe(c->layout));
-    o.flags = fmt::format("--gpus {}{} {}", c->layout.gpus_per_node,
-                          c->layout.nodes > 1 ? fmt::format(" --nodes {}", c->layout.nodes) : "",
-                          shape.engine == Engine::deepspeed ? "--zero 3" : "--fsdp full");
-    o.plan = in.plan;
-    o.plan.layout = c->layout;
-    o.peak_bytes = c->fit.peak_bytes;
-    o.fits = true;
-    o.margin_bytes = c->fit.margin_bytes;
-    o.cost = cost;
-    o.cost_rank = 100;
-    extra.push_back(o);
-  }
-  auto first_miss = std::find_if(adv.options.begin(), adv.options.end(),
-                                 [](const AdviceOption& o) { return !o.fits; });
-  adv.options.insert(first_miss, extra.begin(), extra.end());
-}
-
 // A shell word: quoted when it holds anything but safe characters.
 std::string shell_word(const std::string& w) {
   const bool safe = !w.empty() && std::all_of(w.begin(), w.end(), [](char c) {
@@ -130,7 +95,7 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
 
   Advice adv = advise(in->model, in->plan, *in->device);
   if (*data) add_dataset_options(**data, in->plan, adv);
-  if (!adv.fits_now && is_single_device(in->plan.layout)) add_more_gpus(*in, adv);
+  add_layout_options(in->model, in->plan, *in->device, adv);
   const Unit u = in->options.unit;
   if (a.output.json) {
     // The library's document, with the complete command for each option (the user's own
