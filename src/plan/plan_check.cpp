@@ -50,7 +50,9 @@ std::optional<std::string> bf16_mixed_loading_note(const LoadedModel& model,
   }
   const bool auto_dtype = transformers.empty() || compare_versions(transformers, "5.0") >= 0;
   const Dtype stored = model.spec.storage_dtype;
-  const bool sixteen = stored == Dtype::bf16 || stored == Dtype::f16;
+  // An fp16 checkpoint would train fp16 parameters under bf16 autocast, which no recipe here
+  // names: the note is for bf16 checkpoints only.
+  const bool sixteen = stored == Dtype::bf16;
   const bool frozen_base = plan.method == Method::lora || plan.method == Method::freeze;
   if (!auto_dtype) {
     if (!frozen_base) return std::nullopt;
