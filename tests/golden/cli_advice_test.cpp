@@ -44,6 +44,27 @@ TEST(CliAdvice, EveryOptionIsACompleteCommandThatRuns) {
   EXPECT_EQ(nlohmann::json::parse(again.out)["fit"]["peak_bytes"], first["peak_bytes"]);
 }
 
+// A typed HF switch (--bf16, --gradient_checkpointing) and an option's own flag for the same
+// setting would disagree, which the command line refuses: the option's command leaves the switch
+// out, and every option's command runs and prices what the option says.
+TEST(CliAdvice, OptionCommandsDropTheSwitchesTheyOverride) {
+  const CliRun r =
+      run_cli("advise qwen3-8b --bf16 --gradient_checkpointing --seq 4096 --gpu rtx-4090 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  bool dropped_bf16 = false;
+  for (const auto& o : j["options"]) {
+    std::string command = o["command"];
+    const bool sets_precision = std::string(o["flags"]).find("--precision") != std::string::npos;
+    EXPECT_EQ(command.find("--bf16") == std::string::npos, sets_precision) << command;
+    dropped_bf16 = dropped_bf16 || sets_precision;
+    const CliRun again = run_cli(command.substr(std::string("trainmem ").size()) + " --json");
+    ASSERT_EQ(again.code, 0) << command << "\n" << again.out;
+    EXPECT_EQ(nlohmann::json::parse(again.out)["fit"]["peak_bytes"], o["peak_bytes"]) << command;
+  }
+  EXPECT_TRUE(dropped_bf16) << r.out;
+}
+
 TEST(CliAdvice, AnEmptyListSaysWhy) {
   const CliRun r = run_cli(
       "advise deepseek-v3 --method qlora --checkpointing full --loss fused --optimizer "

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string_view>
 
 #include "commands.h"
@@ -60,12 +61,27 @@ std::string shell_word(const std::string& w) {
 }
 
 // The complete command for an option: the user's own `advise` arguments as an `estimate`
-// command, with the option's flags appended (a repeated flag takes its last value).
+// command, with the option's flags appended (a repeated flag takes its last value). A typed word
+// that sets a setting the option changes by another flag (--bf16 where the option says
+// --precision bf16) is left out: two flags that disagree are refused (flags.cpp).
 std::string command_for(const std::vector<std::string>& typed, const std::string& flags) {
+  std::vector<std::string> option_words;
+  for (std::size_t at = 0; at < flags.size();) {
+    const std::size_t space = std::min(flags.find(' ', at), flags.size());
+    if (space > at) option_words.push_back(flags.substr(at, space - at));
+    at = space + 1;
+  }
+  const std::set<std::string> changed = plan_keys_of(option_words);
+  auto changed_by_option = [&](const std::string& word) {
+    if (!word.starts_with("--")) return false;
+    const std::set<std::string> keys = plan_keys_of({word});
+    return std::any_of(keys.begin(), keys.end(),
+                       [&](const std::string& k) { return changed.contains(k); });
+  };
   std::string out = "trainmem estimate";
   const auto start = std::find(typed.begin(), typed.end(), "advise");
   for (auto it = start == typed.end() ? typed.begin() : start + 1; it != typed.end(); ++it) {
-    if (*it == "--json") continue;
+    if (*it == "--json" || changed_by_option(*it)) continue;
     out += " " + shell_word(*it);
   }
   return out + " " + flags;

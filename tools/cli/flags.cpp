@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "trainmem/distributed.h"
 #include "trainmem/import.h"
@@ -127,6 +128,24 @@ Result<E> parse_enum(std::optional<E> (*parse)(std::string_view), const std::str
 }
 
 }  // namespace
+
+std::set<std::string> plan_keys_of(const std::vector<std::string>& words) {
+  // Every plan flag, whatever this command line names: `words` may hold flags it does not.
+  auto& named = named_flags();
+  const auto saved = std::exchange(named, std::nullopt);
+  CLI::App scratch;
+  PlanFlags f;
+  add_plan_flags(scratch, f);
+  named = saved;
+  try {
+    scratch.parse(std::vector<std::string>(words.rbegin(), words.rend()));  // CLI11: reversed
+  } catch (const CLI::ParseError&) {
+    return {};
+  }
+  std::set<std::string> keys;
+  for (const PlanSetting& s : f.given) keys.insert(s.key);
+  return keys;
+}
 
 void register_only_named_flags(const std::vector<std::string>& args) {
   std::set<std::string, std::less<>> named;
