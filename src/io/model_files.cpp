@@ -112,6 +112,9 @@ Result<LoadedModel> load_model_files(const ModelFiles& f) {
   auto tensors = f.index_text ? read_indexed(f) : read_unindexed(f);
   if (!tensors) return tensors.error();
   io::TensorMapping mapping = io::map_tensors(*tensors, *spec);
+  if (auto e = io::check_headers_against_config(*tensors, mapping, *spec,
+                                                f.folder.empty() ? config_file : f.folder))
+    return *e;
   LoadedModel model;
   model.inventory = std::move(mapping.inventory);
   model.notes = std::move(mapping.notes);

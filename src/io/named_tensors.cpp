@@ -43,6 +43,7 @@ Result<LoadedModel> model_from_tensors(std::string_view config_json,
                       .file = name});
   }
   io::TensorMapping mapping = io::map_tensors(mapped, *spec);
+  if (auto e = io::check_headers_against_config(mapped, mapping, *spec, name)) return *e;
   LoadedModel model;
   model.inventory = std::move(mapping.inventory);
   model.notes = std::move(mapping.notes);

@@ -339,6 +339,47 @@ ParameterInventory inventory_from_tensors(const std::vector<SafetensorsTensor>& 
   return map_tensors(tensors, spec).inventory;
 }
 
+// The token embedding's [vocab, hidden] against config.json's vocab_size and hidden_size: the
+// estimate takes the widths from the config (the logits, every activation), so a folder whose
+// headers say otherwise would be priced for a model it does not hold. transformers' from_pretrained
+// refuses the same folder ("size mismatch for model.embed_tokens.weight", modeling_utils.py
+// _find_mismatched_keys). Only a plain floating-point 2-D embedding is compared: quantised
+// layouts pack their shapes.
+std::optional<Error> check_headers_against_config(const std::vector<SafetensorsTensor>& tensors,
+                                                  const TensorMapping& mapping,
+                                                  const ModelSpec& spec, const std::string& dir) {
+  if (mapping.layer_past_config >= 0) {
+    return bad_input(
+        dir, "num_hidden_layers",
+        fmt::format("the safetensors headers and config.json disagree: tensor {} is in layer {}, "
+                    "but config.json has {} layers{}",
+                    text_excerpt(mapping.layer_past_config_name), mapping.layer_past_config,
+                    spec.layers,
+                    spec.mtp_layers > 0
+                        ? fmt::format(" and {} next-token-prediction layers", spec.mtp_layers)
+                        : ""));
+  }
+  static constexpr std::array<std::string_view, 5> kEmbeddings = {
+      "embed_tokens.weight", "wte.weight", "word_embeddings.weight", "tok_embeddings.weight",
+      "embed_in.weight"};
+  for (const SafetensorsTensor& t : tensors) {
+    const bool embedding = std::any_of(kEmbeddings.begin(), kEmbeddings.end(), [&](auto suffix) {
+      return t.name == suffix || t.name.ends_with("." + std::string(suffix));
+    });
+    const bool floating = t.dtype_name == "F32" || t.dtype_name == "F16" || t.dtype_name == "BF16";
+    if (!embedding || !floating || t.shape.size() != 2) continue;
+    const bool vocab_differs = spec.vocab > 0 && t.shape[0] != spec.vocab;
+    if (t.shape[1] == spec.hidden && !vocab_differs) continue;
+    const bool width = t.shape[1] != spec.hidden;
+    return bad_input(
+        dir, width ? "hidden_size" : "vocab_size",
+        fmt::format("the safetensors headers and config.json disagree: {} is [{}, {}], "
+                    "but config.json has vocab_size {} and hidden_size {}",
+                    text_excerpt(t.name), t.shape[0], t.shape[1], spec.vocab, spec.hidden));
+  }
+  return std::nullopt;
+}
+
 Result<LoadedModel> load_safetensors_model(const std::filesystem::path& dir, SourceKind kind) {
   const std::filesystem::path config = dir / "config.json";
   std::error_code ec;
@@ -357,17 +398,7 @@ Result<LoadedModel> load_safetensors_model(const std::filesystem::path& dir, Sou
     return bad_input(dir.string(), "", "the safetensors files hold no tensors (empty headers)");
   }
   TensorMapping mapping = map_tensors(*tensors, *spec);
-  if (mapping.layer_past_config >= 0) {
-    return bad_input(
-        dir.string(), "num_hidden_layers",
-        fmt::format("the safetensors headers and config.json disagree: tensor {} is in layer {}, "
-                    "but config.json has {} layers{}",
-                    text_excerpt(mapping.layer_past_config_name), mapping.layer_past_config,
-                    spec->layers,
-                    spec->mtp_layers > 0
-                        ? fmt::format(" and {} next-token-prediction layers", spec->mtp_layers)
-                        : ""));
-  }
+  if (auto e = check_headers_against_config(*tensors, mapping, *spec, dir.string())) return *e;
   model.inventory = std::move(mapping.inventory);
   model.notes = std::move(mapping.notes);
   model.spec = std::move(spec).value();

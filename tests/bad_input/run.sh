@@ -23,7 +23,7 @@ safetensors() {  # FILE HEADER_JSON DATA_BYTES
   { printf "$le"; printf '%s' "$2"; head -c "$3" /dev/zero; } >"$1"
 }
 mkfifo "$T/pipe.json"
-mkdir -p "$T/empty_dir" "$T/st_devzero" "$T/st_pipe" "$T/st_empty" "$T/st_past_layers" "$T/nonutf8"
+mkdir -p "$T/empty_dir" "$T/st_devzero" "$T/st_pipe" "$T/st_empty" "$T/st_past_layers" "$T/st_narrow" "$T/nonutf8"
 ln -s /dev/zero "$T/st_devzero/config.json"
 mkfifo "$T/st_pipe/config.json"
 for d in st_devzero st_pipe st_empty st_past_layers; do
@@ -33,6 +33,10 @@ done
 safetensors "$T/st_empty/model.safetensors" '{}' 0
 safetensors "$T/st_past_layers/model.safetensors" \
   '{"model.layers.5.input_layernorm.weight":{"dtype":"BF16","shape":[64],"data_offsets":[0,128]}}' 128
+# An embedding 32 wide under a config of hidden_size 64.
+safetensors "$T/st_narrow/model.safetensors" \
+  '{"model.embed_tokens.weight":{"dtype":"BF16","shape":[1000,32],"data_offsets":[0,64000]}}' 64000
+cp "$F/tiny_llama.json" "$T/st_narrow/config.json"
 cp "$F/tiny_llama.json" "$T/st_empty/config.json"
 cp "$F/tiny_llama.json" "$T/st_past_layers/config.json"
 nonutf8=$(printf "$T/nonutf8/m\xff")

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "support/safetensors_writer.h"
@@ -142,6 +143,33 @@ TEST(ModelFiles, ErrorsNameTheFileAndField) {
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.error().message().rfind("tiny/config.json: not valid JSON", 0), 0u)
       << model.error().message();
+}
+
+// Headers that hold another model than config.json describes are refused, on disk and from the
+// page alike, as transformers refuses them: a narrower embedding, or a layer past the config's.
+TEST(ModelFiles, HeadersThatDisagreeWithTheConfigAreRefused) {
+  const std::string wider = R"({"model_type": "llama", "vocab_size": 64, "hidden_size": 32,
+    "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "intermediate_size": 24})";
+  const std::string one_layer = R"({"model_type": "llama", "vocab_size": 64, "hidden_size": 16,
+    "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 4,
+    "intermediate_size": 24})";
+  for (const auto& [config, field, says] :
+       {std::tuple{wider, "hidden_size",
+                   "model.embed_tokens.weight is [64, 16], but config.json "
+                   "has vocab_size 64 and hidden_size 32"},
+        std::tuple{one_layer, "num_hidden_layers",
+                   "is in layer 1, but config.json has 1 layers"}}) {
+    ModelFiles f = files_of(false);
+    f.config_text = config;
+    TempDir dir;
+    write_folder(f, dir);
+    for (const auto& model : {load_model_files(f), load_model(dir.path().string())}) {
+      ASSERT_FALSE(model.ok());
+      EXPECT_EQ(model.error().field, field);
+      EXPECT_NE(model.error().reason.find(says), std::string::npos) << model.error().message();
+    }
+  }
 }
 
 }  // namespace
