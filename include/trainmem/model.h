@@ -231,6 +231,9 @@ struct TensorGroup {
   bool trainable = true;            // receives gradients under the plan (set by apply_method)
   bool quantised = false;           // stored block-quantised (QLoRA base), set by apply_method
   AdapterPart adapter = AdapterPart::none;  // set by apply_method on the tensors it appends
+  // A trainable copy of a frozen module (PEFT modules_to_save), set by apply_method: it is not
+  // the tensor a tied lm_head shares.
+  bool module_copy = false;
 };
 
 struct ParameterInventory {

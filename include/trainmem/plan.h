@@ -175,6 +175,9 @@ struct LoraPlan {
   // targets: experts, shared_experts, router.
   std::vector<std::string> targets = {"q", "k", "v", "o", "gate", "up", "down"};
   bool dora = false;  // DoRA adds one magnitude vector (out elements) per adapted linear
+  // PEFT modules_to_save: embed and/or lm_head, each trained as a full copy beside its frozen
+  // original (peft/utils/other.py ModulesToSaveWrapper deep-copies the module).
+  std::vector<std::string> modules_to_save;
 };
 
 struct QuantPlan {

@@ -332,6 +332,19 @@ def test_config_objects_price_like_the_same_files_on_the_command_line(tmp_path):
     assert trainmem.plan(args=SFT_FIELDS)["batch"] == 2
 
 
+def test_modules_to_save_from_a_lora_config_and_a_keyword():
+    # PEFT modules_to_save: a trained copy of lm_head (Qwen2.5-1.5B ties it: a new
+    # 151,936 x 1,536 weight), read from the config object or given as the setting.
+    plain = trainmem.estimate("qwen2.5-1.5b", peft_config=LORA_FIELDS)
+    r = trainmem.estimate("qwen2.5-1.5b",
+                          peft_config={**LORA_FIELDS, "modules_to_save": ["lm_head"]})
+    assert r.plan["lora"]["modules_to_save"] == ["lm_head"]
+    assert r.model["params_trainable"] - plain.model["params_trainable"] == 151_936 * 1_536
+    keyword = trainmem.estimate("qwen2.5-1.5b", peft_config=LORA_FIELDS,
+                                modules_to_save="lm_head")
+    assert keyword.peak_bytes == r.peak_bytes > plain.peak_bytes
+
+
 def test_config_objects_errors_name_the_argument():
     with pytest.raises(trainmem.TrainmemError, match="args=dict"):
         trainmem.estimate("qwen2.5-1.5b", args={"per_device_train_batch_size": "two",

@@ -38,6 +38,7 @@ _FLAT = {
     ("lora", "dropout"): "lora_dropout",
     ("lora", "targets"): "lora_targets",
     ("lora", "dora"): "dora",
+    ("lora", "modules_to_save"): "modules_to_save",
     ("quant", "kind"): "quant",
     ("quant", "double_quant"): "double_quant",
     ("quant", "prepare_kbit"): "prepare_kbit",

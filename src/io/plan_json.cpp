@@ -280,6 +280,7 @@ Result<TrainingPlan> plan_from_json(std::string_view text, const std::string& fi
     l.number("dropout", p.lora.dropout);
     l.texts("targets", p.lora.targets);
     l.boolean("dora", p.lora.dora);
+    l.texts("modules_to_save", p.lora.modules_to_save);
   });
   r.object("quant", [&p](ObjectReader& q) {
     q.name("kind", p.quant.kind, parse_quant);

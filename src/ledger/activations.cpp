@@ -9,6 +9,7 @@
 #include "ledger/format.h"
 #include "ledger/phases.h"
 #include "model/model_spec.h"
+#include "plan/method.h"
 #include "trainmem/render.h"
 #include "util/checked.h"
 
@@ -258,7 +259,7 @@ LayerActivations layer_activations(const Context& ctx) {
     if (!g.trainable || g.mtp || g.adapter != AdapterPart::none) continue;
     norm_t = norm_t || g.role == Role::final_norm;
     head_t = head_t || g.role == Role::lm_head;
-    embed_t = embed_t || g.role == Role::embedding;
+    embed_t = embed_t || trains_embedding_tensor(g);
   }
   if (spec.tied_embeddings) head_t = head_t || embed_t;
   out.lm_head_trainable = head_t;

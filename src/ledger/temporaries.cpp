@@ -11,6 +11,7 @@
 #include "model/dtype.h"
 #include "model/inventory.h"
 #include "model/model_spec.h"
+#include "plan/method.h"
 #include "plan/optimizer.h"
 #include "plan/precision.h"
 #include "trainmem/render.h"
@@ -97,7 +98,7 @@ void autocast_weights(const Context& ctx, const LayerActivations& la, Items& ite
     if (g.mtp || g.quantised || dtype_info(g.dtype).bits != 32) continue;
     const bool linear = is_linear_weight(g) || g.role == Role::lm_head || is_adapter_group(g) ||
                         (g.role == Role::embedding && ctx.spec.tied_embeddings &&
-                         !ctx.plan.behaviour.unties_embeddings);
+                         !ctx.plan.behaviour.unties_embeddings && !g.module_copy);
     if (!linear) continue;
     // Inside a checkpointed layer, saved tensors are dropped and recomputed, so only the
     // weights outside the layers (lm_head) keep their copy to backward.
@@ -184,7 +185,7 @@ void tied_embedding_grad(const Context& ctx, Items& items) {
   if (!s.tied_embeddings || ctx.plan.behaviour.unties_embeddings) return;
   bool trains = false;
   for (const TensorGroup& g : ctx.inventory.groups) {
-    trains = trains || (g.role == Role::embedding && g.trainable && !is_adapter_group(g));
+    trains = trains || trains_embedding_tensor(g);
   }
   if (!trains) return;
   const Dtype d = recipe(ctx.plan.precision).gradients;

@@ -171,6 +171,51 @@ void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterI
   }
 }
 
+// PEFT modules_to_save (peft/utils/other.py ModulesToSaveWrapper): the named module stays, frozen,
+// and a deep copy beside it trains, in the original's dtype (the copy is no BaseTunerLayer, so
+// autocast_adapter_dtype leaves it; under QLoRA prepare_model_for_kbit_training has already made
+// it fp32). On a tied model, lm_head's copy is a new [vocab, hidden] weight and embed_tokens'
+// copy no longer feeds the head, which keeps the original.
+void add_module_copies(const LoadedModel& model, const TrainingPlan& plan,
+                       ParameterInventory& inv) {
+  const std::vector<std::string>& names = plan.lora.modules_to_save;
+  const Dtype loaded = recipe(plan.precision).weights;
+  const std::size_t base_count = inv.groups.size();
+  bool lm_head_seen = false;
+  for (std::size_t i = 0; i < base_count; ++i) {
+    const TensorGroup& g = inv.groups[i];
+    if (g.mtp || is_adapter(g)) continue;
+    const bool head = g.role == Role::lm_head;
+    lm_head_seen = lm_head_seen || head;
+    if (!(head && has(names, "lm_head")) && !(g.role == Role::embedding && has(names, "embed")))
+      continue;
+    TensorGroup copy = g;
+    const std::size_t last =
+        g.name.rfind('.');  // PEFT's name: module.modules_to_save.default.weight
+    copy.name = last == std::string::npos
+                    ? g.name + ".modules_to_save.default"
+                    : g.name.substr(0, last) + ".modules_to_save.default" + g.name.substr(last);
+    copy.trainable = true;
+    copy.module_copy = true;
+    if (copy.quantised) copy.dtype = loaded;  // a 4-bit head (quantises_lm_head) copies dequantised
+    copy.quantised = false;
+    inv.groups.push_back(std::move(copy));
+  }
+  if (has(names, "lm_head") && !lm_head_seen && model.spec.tied_embeddings) {
+    for (std::size_t i = 0; i < base_count; ++i) {
+      const TensorGroup& g = inv.groups[i];
+      if (g.role != Role::embedding || g.mtp || g.is_bias || g.shape.size() != 2) continue;
+      TensorGroup copy = g;
+      copy.name = "lm_head.modules_to_save.default.weight";
+      copy.role = Role::lm_head;
+      copy.trainable = true;
+      copy.module_copy = true;
+      inv.groups.push_back(std::move(copy));
+      break;
+    }
+  }
+}
+
 void quantise_base(const TrainingPlan& plan, ParameterInventory& inv) {
   for (TensorGroup& g : inv.groups) {
     if (quantisable(g, plan.behaviour)) {
@@ -248,6 +293,10 @@ bool is_lora_target_name(std::string_view name) {
 
 bool is_adapter(const TensorGroup& g) {
   return g.adapter != AdapterPart::none;
+}
+
+bool trains_embedding_tensor(const TensorGroup& g) {
+  return g.role == Role::embedding && g.trainable && !is_adapter(g) && !g.module_copy;
 }
 
 bool targets_group(const std::vector<std::string>& t, const TensorGroup& g) {
@@ -331,10 +380,12 @@ ParameterInventory apply_method(const LoadedModel& model, const TrainingPlan& pl
       break;
     case Method::lora:
       add_adapters(model, plan, inv);
+      add_module_copies(model, plan, inv);
       break;
     case Method::qlora:
       quantise_base(plan, inv);
       add_adapters(model, plan, inv);
+      add_module_copies(model, plan, inv);
       break;
     case Method::freeze:
       apply_freeze(plan, inv);

@@ -33,6 +33,11 @@ bool is_lora_target_name(std::string_view name);
 // ".lora_magnitude_vector", ".lora_embedding_A", ...): true for an adapter group.
 bool is_adapter(const TensorGroup& group);
 
+// True for the token embedding's own tensor training (full, freeze): on a tied model that is the
+// head's weight too. Not for an adapter, nor for a trained copy beside it (modules_to_save), which
+// the head does not use.
+bool trains_embedding_tensor(const TensorGroup& group);
+
 // True when a base group is reached by `targets` (LoRA) or `train_modules` (freeze). Biases and
 // vectors are reached only by "norm" (freeze) and never by LoRA.
 bool targets_group(const std::vector<std::string>& targets, const TensorGroup& group);

@@ -34,10 +34,11 @@ std::string peft_line(std::int64_t trainable, std::int64_t all) {
 
 void lora_notes(const LoadedModel& model, const TrainingPlan& plan, const ParameterInventory& inv,
                 std::vector<std::string>& out) {
-  std::int64_t adapter = 0, modules = 0, base = 0, experts_adapter = 0;
+  std::int64_t adapter = 0, modules = 0, base = 0, experts_adapter = 0, copies = 0;
   std::set<std::string> roles;
   for (const TensorGroup& g : inv.groups) {
     if (g.mtp) continue;
+    if (g.module_copy) copies += group_params(g);
     if (!is_adapter(g)) {
       base += group_params(g);
       continue;
@@ -52,11 +53,19 @@ void lora_notes(const LoadedModel& model, const TrainingPlan& plan, const Parame
                        : std::string(role_name(g.role)));
     }
   }
-  out.push_back(fmt::format(
-      "{} r={} on {}: {} modules adapted ({}){}. PEFT print_trainable_parameters: {}.",
-      plan.method == Method::qlora ? "QLoRA" : "LoRA", plan.lora.rank, join(plan.lora.targets),
-      with_commas(modules), join({roles.begin(), roles.end()}),
-      plan.lora.dora ? ", with DoRA magnitude vectors" : "", peft_line(adapter, base + adapter)));
+  out.push_back(
+      fmt::format("{} r={} on {}: {} modules adapted ({}){}. PEFT print_trainable_parameters: {}.",
+                  plan.method == Method::qlora ? "QLoRA" : "LoRA", plan.lora.rank,
+                  join(plan.lora.targets), with_commas(modules), join({roles.begin(), roles.end()}),
+                  plan.lora.dora ? ", with DoRA magnitude vectors" : "",
+                  peft_line(adapter + copies, base + adapter)));
+  if (copies > 0) {
+    out.push_back(fmt::format(
+        "modules_to_save {}: a trained copy of each beside the frozen original (PEFT "
+        "ModulesToSaveWrapper), {} params in the original's dtype, with their gradients and "
+        "optimizer states.",
+        join(plan.lora.modules_to_save), with_commas(copies)));
+  }
   if (plan.convention == Convention::exact && !plan.behaviour.adapters_fp32) {
     out.push_back(fmt::format(
         "Adapters are built in the model dtype ({} framework profile), like the base weights.",

@@ -230,6 +230,14 @@ std::optional<Error> validate(const TrainingPlan& plan) {
                                      t));
     }
   }
+  for (const std::string& t : plan.lora.modules_to_save) {
+    if (t != "embed" && t != "lm_head") {
+      return field_error("lora.modules_to_save",
+                         fmt::format("'{}' is not embed or lm_head, the modules trainmem prices "
+                                     "a trained copy of",
+                                     t));
+    }
+  }
   for (const std::string& t : plan.freeze.train_modules) {
     if (t != "norm" && !is_lora_target_name(t)) {
       return field_error(

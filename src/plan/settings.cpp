@@ -211,6 +211,20 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
     (k == "lora_targets" ? p.lora.targets : p.freeze.train_modules) = names.value();
     return std::nullopt;
   }
+  if (k == "modules_to_save") {
+    auto names = target_names(s, false);
+    if (!names) return names.error();
+    for (const std::string& n : names.value()) {
+      if (n == "embed" || n == "lm_head") continue;
+      return setting_error(s,
+                           fmt::format("'{}': trainmem prices trained copies of embed_tokens and "
+                                       "lm_head (PEFT modules_to_save); not of {}",
+                                       n, n),
+                           s.from_file ? ErrorCode::bad_input : ErrorCode::usage);
+    }
+    p.lora.modules_to_save = names.value();
+    return std::nullopt;
+  }
   if (k == "train_layers") {
     // "0-3,30,31" -> 0,1,2,3,30,31
     p.freeze.train_layers.clear();
@@ -266,7 +280,7 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
 // Which method a setting needs to mean anything, or empty when it applies to every method.
 std::string_view needs(const std::string& key) {
   if (key == "lora_rank" || key == "lora_alpha" || key == "lora_dropout" || key == "lora_targets" ||
-      key == "dora")
+      key == "dora" || key == "modules_to_save")
     return "lora";
   if (key == "quant" || key == "double_quant" || key == "prepare_kbit") return "qlora";
   if (key == "train_modules") return "freeze";
@@ -301,6 +315,7 @@ const std::vector<std::string>& plan_setting_keys() {
                                                 "lora_dropout",
                                                 "lora_targets",
                                                 "dora",
+                                                "modules_to_save",
                                                 "quant",
                                                 "double_quant",
                                                 "prepare_kbit",
@@ -349,6 +364,7 @@ PlanPatch settings_of(const TrainingPlan& d) {
       {"lora_dropout", fmt::format("{}", d.lora.dropout)},
       {"lora_targets", join(d.lora.targets)},
       {"dora", d.lora.dora ? "true" : "false"},
+      {"modules_to_save", join(d.lora.modules_to_save)},
       {"quant", std::string(name_of(d.quant.kind))},
       {"double_quant", d.quant.double_quant ? "true" : "false"},
       {"prepare_kbit", d.quant.prepare_kbit ? "true" : "false"},

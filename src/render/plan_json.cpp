@@ -109,6 +109,8 @@ nlohmann::json plan_json(const TrainingPlan& p) {
   // 8), so plans without evaluation print as they always have; a missing key reads back as the
   // default.
   const TrainingPlan d;
+  // PEFT modules_to_save, when any: plans without it print as they always have.
+  if (!p.lora.modules_to_save.empty()) j["lora"]["modules_to_save"] = p.lora.modules_to_save;
   if (p.eval_strategy != d.eval_strategy || p.eval_batch != d.eval_batch) {
     j["eval_strategy"] = name_of(p.eval_strategy);
     j["eval_batch"] = p.eval_batch;

@@ -98,6 +98,25 @@ TEST(CliPlanChecks, AxolotlLinearAndListedTargetsAreTheirUnion) {
       << j["plan"].dump();
 }
 
+// lora_modules_to_save (axolotl), modules_to_save (PEFT): a trained copy of each module, priced.
+TEST(CliPlanChecks, ModulesToSaveArePricedFromFilesAndFlags) {
+  const auto j = estimate_json("--from " + data("axolotl_lora_modules_to_save.yaml"));
+  EXPECT_EQ(j["plan"]["lora"]["modules_to_save"], nlohmann::json::array({"embed", "lm_head"}))
+      << j["plan"].dump();
+  // Llama-3.1-8B: all-linear r16 adapters 41,943,040 + two 128,256 x 4,096 copies.
+  EXPECT_EQ(j["model"]["params_trainable"], 41'943'040 + 2 * 525'336'576) << j["model"].dump();
+  const auto flags = estimate_json(
+      "llama-3.1-8b --method lora --lora-targets all-linear --precision bf16 --seq 1024 "
+      "--gradient-checkpointing --modules-to-save embed_tokens,lm_head");
+  EXPECT_EQ(flags["totals"]["peak_bytes"], j["totals"]["peak_bytes"]);
+  const CliRun wrong = run_cli("estimate qwen3-0.6b --method lora --modules-to-save q_proj");
+  EXPECT_EQ(wrong.code, 2) << wrong.out;
+  EXPECT_TRUE(contains(wrong,
+                       "--modules-to-save: 'q': trainmem prices trained copies of "
+                       "embed_tokens and lm_head"))
+      << wrong.out;
+}
+
 TEST(CliPlanChecks, AxolotlQloraWithout4BitIsRefusedAsAxolotlRefusesIt) {
   const CliRun r = run_cli("estimate --from " + data("axolotl_qlora_without_4bit.yaml"));
   EXPECT_EQ(r.code, 1) << r.out;

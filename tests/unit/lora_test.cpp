@@ -150,6 +150,62 @@ TEST(Qlora, NoPrepareKbitKeeps16Bit) {
   }
 }
 
+// PEFT modules_to_save: a trained copy beside each frozen original, in the original's dtype.
+// Qwen3-8B, q,v r16: adapters (131,072 + 81,920) x 36 = 7,667,712; copies of the
+// 151,936 x 4,096 embedding and head: 2 x 622,329,856.
+TEST(Lora, ModulesToSaveTrainACopyOfEachModule) {
+  TrainingPlan p = lora({"q", "v"});
+  p.lora.modules_to_save = {"embed", "lm_head"};
+  const ParameterInventory inv = apply_method(preset("qwen3-8b"), p);
+  EXPECT_EQ(params_trainable(inv), 7'667'712 + 2 * 622'329'856);
+  int copies = 0;
+  for (const TensorGroup& g : inv.groups) {
+    if (!g.module_copy) continue;
+    ++copies;
+    EXPECT_TRUE(g.trainable) << g.name;
+    EXPECT_EQ(g.dtype, Dtype::bf16) << g.name;  // the original's, not the adapters' fp32
+    EXPECT_NE(g.name.find(".modules_to_save.default."), std::string::npos) << g.name;
+  }
+  EXPECT_EQ(copies, 2);
+  // QLoRA: prepare_model_for_kbit_training made the originals fp32 before the copy.
+  p.method = Method::qlora;
+  for (const TensorGroup& g : apply_method(preset("qwen3-8b"), p).groups) {
+    if (g.module_copy) {
+      EXPECT_EQ(g.dtype, Dtype::f32) << g.name;
+    }
+  }
+}
+
+// Qwen3-0.6B ties its head: lm_head's copy is a new 151,936 x 1,024 weight. embed_tokens' copy
+// does not feed the head, so nothing of the tied head's training appears (no head weight
+// gradient in the logits, no second dense embedding gradient), and its gradient is the copy's
+// bf16 151,936 x 1,024 x 2 B = 311,164,928 B more.
+TEST(Lora, ModulesToSaveOnATiedModel) {
+  const LoadedModel m = preset("qwen3-0.6b");
+  TrainingPlan p = lora({"q", "v"});
+  const Ledger plain = estimate(m, p);
+  p.lora.modules_to_save = {"lm_head"};
+  EXPECT_EQ(params_trainable(apply_method(m, p)) - plain.model.params_trainable, 155'582'464);
+  p.lora.modules_to_save = {"embed"};
+  const Ledger embed = estimate(m, p);
+  for (const LedgerItem& item : embed.items) {
+    EXPECT_NE(item.id, "temporaries.tied_embedding_grad");
+  }
+  const auto tenant = [](const Ledger& l, Tenant t) {
+    return totals(l).by_tenant[static_cast<std::size_t>(t)];
+  };
+  EXPECT_EQ(tenant(embed, Tenant::gradients) - tenant(plain, Tenant::gradients), 311'164'928);
+  EXPECT_EQ(tenant(embed, Tenant::logits), tenant(plain, Tenant::logits));
+  // The full fine-tune trains the shared tensor: there the second gradient is priced.
+  p.method = Method::full;
+  p.lora.modules_to_save = {};
+  bool tied_grad = false;
+  for (const LedgerItem& item : estimate(m, p).items) {
+    tied_grad = tied_grad || item.id == "temporaries.tied_embedding_grad";
+  }
+  EXPECT_TRUE(tied_grad);
+}
+
 TEST(Method, UnknownTargetIsAnError) {
   TrainingPlan p = lora({"q", "qproj"});
   const auto e = validate(p);

@@ -27,7 +27,12 @@ TEST(PlanJson, EveryFieldRoundTrips) {
   p.precision = Precision::autocast_bf16;
   p.optimizer = OptimizerKind::paged_adamw_8bit;
   p.optimizer_impl = OptimizerImpl::fused;
-  p.lora = {.rank = 64, .alpha = 128, .dropout = 0.05, .targets = {"q", "v"}, .dora = true};
+  p.lora = {.rank = 64,
+            .alpha = 128,
+            .dropout = 0.05,
+            .targets = {"q", "v"},
+            .dora = true,
+            .modules_to_save = {"embed"}};
   p.quant = {
       .kind = QuantKind::fp4, .double_quant = false, .block_size = 128, .prepare_kbit = false};
   p.freeze = {.train_modules = {"o"}, .train_layers = {0, 3}};

@@ -101,6 +101,7 @@ const ImportFormat& axolotl_format() {
        same("lora_alpha", "lora_alpha"),
        same("lora_dropout", "lora_dropout"),
        same("lora_target_modules", "lora_targets"),
+       same("lora_modules_to_save", "modules_to_save"),
        when_true("lora_target_linear", "lora_targets", "all-linear"),
        when_true("peft_use_dora", "dora", "true"),
        same("sequence_len", "seq"),

@@ -36,6 +36,9 @@ const ImportFormat& llama_factory_format() {
           return v == "all" ? "all-linear" : v;
         },
         ""},
+       // finetuning_args.py: "Name(s) of modules apart from LoRA layers to be set as trainable
+       // and saved in the final checkpoint", passed to LoraConfig(modules_to_save=...).
+       same("additional_target", "modules_to_save"),
        when_true("use_dora", "dora", "true"),
        same("cutoff_len", "seq"),
        same("per_device_train_batch_size", "batch"),

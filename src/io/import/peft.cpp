@@ -27,7 +27,7 @@ const ImportFormat& peft_format() {
        same("layers_to_transform", "train_layers"),
        not_priced("task_type", "no memory effect"),
        not_priced("bias", "bias training is not priced"),
-       not_priced("modules_to_save", "extra trained modules are not priced yet"),
+       same("modules_to_save", "modules_to_save"),
        not_priced("fan_in_fan_out", "no memory effect"),
        not_priced("init_lora_weights", "no memory effect"),
        not_priced("use_rslora", "no memory effect"),

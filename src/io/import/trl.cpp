@@ -68,6 +68,7 @@ const ImportFormat& trl_format() {
        same("lora_alpha", "lora_alpha"),
        same("lora_dropout", "lora_dropout"),
        same("lora_target_modules", "lora_targets"),
+       same("lora_modules_to_save", "modules_to_save"),
        when_true("use_dora", "dora", "true"),
        when_true("load_in_4bit", "method", "qlora"),
        // ModelConfig.load_in_8bit: LoRA on a bitsandbytes 8-bit base (trl/trainer/utils.py
