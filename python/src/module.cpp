@@ -40,12 +40,13 @@ T unwrap(Result<T> r) {
 // `imported` (key, value, origin) come from a config object (import_settings below) and apply
 // first, as `--from` files do, so the keyword arguments override them.
 using Imported = std::vector<std::tuple<std::string, std::string, std::string>>;
-std::string plan_from_settings(const std::vector<std::pair<std::string, std::string>>& settings,
-                               const Imported& imported) {
+std::pair<std::string, std::vector<std::string>> plan_from_settings(
+    const std::vector<std::pair<std::string, std::string>>& settings, const Imported& imported) {
   PlanPatch patch;
   for (const auto& [key, value, origin] : imported) patch.push_back({key, value, origin, true});
   for (const auto& [key, value] : settings) patch.push_back({key, value, key, false});
-  return render_plan_json(unwrap(plan_from(patch)).plan);
+  PlanResult r = unwrap(plan_from(patch));
+  return {render_plan_json(r.plan), std::move(r.notes)};
 }
 
 // A config object's fields as JSON text (TrainingArguments / SFTConfig, LoraConfig,
@@ -128,36 +129,54 @@ std::string estimate_document(const LoadedModel& model, const TrainingPlan& plan
   return render_json(ledger, &f, cuda ? &gpu : nullptr);
 }
 
-// A plan spread over GPUs, as `trainmem estimate --gpus N ...` prices it: judge_distributed(),
-// the most-loaded rank replayed and judged like one GPU.
-DistributedVerdict distributed_verdict(const LoadedModel& model, const TrainingPlan& plan,
-                                       const std::optional<Device>& d) {
-  return unwrap(judge_distributed(model, plan, d, gpu_options_for(d, plan)));
+// The notes a report opens with, as the command line's (read_pricing_inputs): what the config
+// objects gave and the defaults the plan took (`notes`, from Python), then what the plan means on
+// this model and device (plan_notes: loading dtype, config defaults, targets left unmatched).
+std::vector<std::string> report_notes(std::vector<std::string> notes, const LoadedModel& model,
+                                      const TrainingPlan& plan, const std::optional<Device>& d) {
+  for (std::string& n : plan_notes(model, plan, d ? &*d : nullptr)) notes.push_back(std::move(n));
+  return notes;
 }
 
-std::string distributed_json(const LoadedModel& model, const TrainingPlan& plan,
-                             const std::optional<Device>& d) {
-  const DistributedVerdict v = distributed_verdict(model, plan, d);
-  const bool cuda = !d || d->kind != DeviceKind::unified;
-  return render_distributed_json(v.estimate, v.fit ? &*v.fit : nullptr, cuda ? &v.gpu : nullptr);
+// A plan spread over GPUs, as `trainmem estimate --gpus N ...` prices it: judge_distributed(),
+// the most-loaded rank replayed and judged like one GPU, the report's notes first.
+DistributedVerdict distributed_verdict(const LoadedModel& model, const TrainingPlan& plan,
+                                       const std::optional<Device>& d,
+                                       const std::vector<std::string>& notes) {
+  DistributedVerdict v = unwrap(judge_distributed(model, plan, d, gpu_options_for(d, plan)));
+  v.estimate.notes.insert(v.estimate.notes.begin(), notes.begin(), notes.end());
+  return v;
+}
+
+// One GPU's ledger, the report's notes first (as `trainmem estimate` prints them).
+Ledger noted_estimate(const LoadedModel& model, const TrainingPlan& plan,
+                      const std::vector<std::string>& notes) {
+  Ledger ledger = estimate(model, plan);
+  ledger.notes.insert(ledger.notes.begin(), notes.begin(), notes.end());
+  return ledger;
 }
 
 std::string estimate_json(const LoadedModel& model, const std::string& plan_json,
                           const std::optional<std::string>& device,
                           const std::optional<std::string>& memory,
                           const std::optional<std::string>& reserve,
-                          const std::optional<std::string>& dataset, bool max_length_given) {
+                          const std::optional<std::string>& dataset, bool max_length_given,
+                          const std::vector<std::string>& notes) {
   const TrainingPlan plan = plan_for(model, plan_json);
+  const std::optional<Device> d = device_of(device, memory, reserve);
+  const std::vector<std::string> all = report_notes(notes, model, plan, d);
   if (!is_single_device(plan.layout)) {
     if (dataset) {
       throw TrainmemException(
           "dataset: priced on one GPU from Python; for a layout use `trainmem estimate "
           "--dataset FILE --gpus N ...`");
     }
-    return distributed_json(model, plan, device_of(device, memory, reserve));
+    const DistributedVerdict v = distributed_verdict(model, plan, d, all);
+    const bool cuda = !d || d->kind != DeviceKind::unified;
+    return render_distributed_json(v.estimate, v.fit ? &*v.fit : nullptr,
+                                   cuda ? &v.gpu : nullptr);
   }
-  const Ledger ledger = estimate(model, plan);
-  const std::optional<Device> d = device_of(device, memory, reserve);
+  const Ledger ledger = noted_estimate(model, plan, all);
   if (dataset) {
     const DatasetFit fit = dataset_fit(model, plan, d, *dataset, max_length_given);
     return with_dataset_json(estimate_document(model, plan, ledger, d, fit.step_lengths), fit);
@@ -169,30 +188,39 @@ std::string report_text(const LoadedModel& model, const std::string& plan_json,
                         const std::optional<std::string>& device,
                         const std::optional<std::string>& memory,
                         const std::optional<std::string>& reserve, const std::string& unit,
-                        bool explain) {
+                        bool explain, const std::optional<std::string>& dataset,
+                        bool max_length_given, const std::vector<std::string>& notes) {
   RenderOptions options;
   const auto u = parse_unit(unit);
   if (!u) throw TrainmemException("unit: '" + unit + "' is not one of: gib, gb, mib, bytes");
   options.unit = *u;
   const TrainingPlan plan = plan_for(model, plan_json);
   const std::optional<Device> d = device_of(device, memory, reserve);
+  const std::vector<std::string> all = report_notes(notes, model, plan, d);
   if (!is_single_device(plan.layout)) {
-    const DistributedVerdict v = distributed_verdict(model, plan, d);
+    const DistributedVerdict v = distributed_verdict(model, plan, d, all);
     if (explain) return render_distributed_explain(v.estimate, options);
     std::string out = render_distributed_text(v.estimate, v.fit ? &*v.fit : nullptr, options);
     const bool cuda = !d || d->kind != DeviceKind::unified;
     if (cuda && v.gpu.available) out += "\nMost-loaded rank " + render_gpu_text(v.gpu, options);
     return out;
   }
-  const Ledger ledger = estimate(model, plan);
-  if (explain) return render_explain(ledger, options);
-  const GpuEstimate gpu = unwrap(gpu_estimate(model, plan, ledger, gpu_options_for(d, plan)));
+  const Ledger ledger = noted_estimate(model, plan, all);
+  // As `trainmem estimate --dataset`: the allocator replayed over the dataset's batches, and the
+  // dataset's section after the report.
+  std::optional<DatasetFit> data;
+  if (dataset) data = dataset_fit(model, plan, d, *dataset, max_length_given);
+  const std::string dataset_text = data ? "\n" + render_dataset_text(*data, options) : "";
+  if (explain) return render_explain(ledger, options) + dataset_text;
+  GpuOptions o = gpu_options_for(d, plan);
+  if (data) o.step_lengths = data->step_lengths;
+  const GpuEstimate gpu = unwrap(gpu_estimate(model, plan, ledger, o));
   const bool cuda = !d || d->kind != DeviceKind::unified;
   std::optional<Fit> f;
   if (d) f = judge(gpu, totals(ledger), *d);
   std::string out = render_text(ledger, f ? &*f : nullptr, options);
   if (cuda && gpu.available) out += "\n" + render_gpu_text(gpu, options);
-  return out;
+  return out + dataset_text;
 }
 
 std::string solve_json(const LoadedModel& model, const std::string& plan_json,
@@ -305,9 +333,11 @@ NB_MODULE(_native, m) {
       "plan_json"_a);
   m.def("estimate", &estimate_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),
         "memory"_a = nb::none(), "reserve"_a = nb::none(), "dataset"_a = nb::none(),
-        "max_length_given"_a = false);
+        "max_length_given"_a = false, "notes"_a = std::vector<std::string>{});
   m.def("report", &report_text, "model"_a, "plan_json"_a, "device"_a = nb::none(),
-        "memory"_a = nb::none(), "reserve"_a = nb::none(), "unit"_a = "gib", "explain"_a = false);
+        "memory"_a = nb::none(), "reserve"_a = nb::none(), "unit"_a = "gib", "explain"_a = false,
+        "dataset"_a = nb::none(), "max_length_given"_a = false,
+        "notes"_a = std::vector<std::string>{});
   m.def("solve", &solve_json, "model"_a, "plan_json"_a, "target"_a, "device"_a = nb::none(),
         "memory"_a = nb::none(), "step"_a = nb::none());
   m.def("advise", &advise_json, "model"_a, "plan_json"_a, "device"_a = nb::none(),

@@ -345,6 +345,22 @@ def test_modules_to_save_from_a_lora_config_and_a_keyword():
     assert keyword.peak_bytes == r.peak_bytes > plain.peak_bytes
 
 
+@pytest.mark.parametrize("kwargs,flags", [
+    (dict(method="lora"), ["--method", "lora"]),
+    (dict(framework="torchtune", method="lora", seq=512), ["--framework", "torchtune", "--method",
+                                                           "lora", "--seq", "512"]),
+    (dict(gpu="rtx-4090", batch=2), ["--gpu", "rtx-4090", "--batch", "2"]),
+])
+def test_notes_and_text_are_the_command_lines(kwargs, flags):
+    # The plan's defaults (the LoRA recipe's bf16 base, a profile's) and what the plan means on
+    # the model are said as the command line says them, in the document and in text().
+    r = trainmem.estimate("qwen3-0.6b", **kwargs)
+    assert r.notes == cli_json("estimate", "qwen3-0.6b", *flags)["notes"]
+    text = subprocess.run([CLI, "estimate", "qwen3-0.6b", *flags], capture_output=True,
+                          text=True).stdout
+    assert r.text() == text
+
+
 def test_config_objects_errors_name_the_argument():
     with pytest.raises(trainmem.TrainmemError, match="args=dict"):
         trainmem.estimate("qwen2.5-1.5b", args={"per_device_train_batch_size": "two",

@@ -3,11 +3,12 @@ exact token counts when a tokenizer.json sits beside the model's config."""
 import json
 import os
 import shutil
+import subprocess
 
 import pytest
 
 import trainmem
-from test_api import ROOT, cli_json
+from test_api import CLI, ROOT, cli_json
 
 TOKENIZERS = os.path.join(ROOT, "tests", "data", "tokenizers")
 DATASET = os.path.join(TOKENIZERS, "dataset.jsonl")
@@ -48,6 +49,18 @@ def test_a_tokenizer_beside_the_config_counts_exactly(model_dir):
     run = r.to_dict()["gpu"]["run"]
     assert run == cli["gpu"]["run"]
     assert run["steps"] == len(counts)  # batch 1: one step per record
+
+
+def test_the_text_report_is_the_command_lines_with_the_dataset(model_dir):
+    # text() and explain() print what `trainmem estimate|explain --dataset` prints: the GPU
+    # figures over the dataset's batches, then the dataset's section.
+    config = str(model_dir / "config.json")
+    r = trainmem.estimate(config, dataset=DATASET, seq=256, gpu="rtx-4090")
+    for method, command in ((r.text, "estimate"), (r.explain, "explain")):
+        cli = subprocess.run([CLI, command, config, "--dataset", DATASET, "--seq", "256", "--gpu",
+                              "rtx-4090"], capture_output=True, text=True, check=True).stdout
+        assert "\nDataset: " in cli
+        assert method().rstrip("\n") == cli.rstrip("\n")
 
 
 def test_without_a_tokenizer_the_counts_are_estimates(model_dir):

@@ -216,7 +216,10 @@ def _settings_plan(fields: Dict[str, Any],
                 settings.append((_FLAT.get((key, sub), f"{key}_{sub}"), _setting_text(v)))
         else:
             settings.append((key, _setting_text(value)))
-    return _native.plan_from_settings(settings, imported), reports, seq_given
+    # The plan's own notes (the defaults it took: the LoRA recipe's bf16 base, a framework
+    # profile's) follow what the config objects gave, as the command line's report has them.
+    plan_json, plan_notes = _native.plan_from_settings(settings, imported)
+    return plan_json, reports + plan_notes, seq_given
 
 
 def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] = None,
@@ -229,14 +232,15 @@ def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str
     length, truncated at ``seq`` when given: ``Estimate.dataset`` holds that report. Tokens are
     counted exactly by a tokenizer.json beside the model's config, else estimated."""
     m = load(model)
-    plan_json, reports, seq_given = _plan_and_reports(plan_fields)
+    plan_json, notes, seq_given = _plan_and_reports(plan_fields)
     doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve,
-                                      None if dataset is None else str(dataset), seq_given))
-    doc["notes"] = reports + doc["notes"]
+                                      None if dataset is None else str(dataset), seq_given, notes))
     # A plan with a layout across GPUs (plan=trainmem.plan(..., layout={...}) or layout=...) is
     # priced per rank, as `trainmem estimate --gpus N` prices it.
     kind = DistributedEstimate if doc.get("schema") == "trainmem.distributed/1" else Estimate
-    return kind(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory, _reserve=reserve)
+    return kind(doc, _model=m, _plan_json=plan_json, _gpu=gpu, _memory=memory, _reserve=reserve,
+                _dataset=None if dataset is None else str(dataset), _seq_given=seq_given,
+                _notes=notes)
 
 
 def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,

@@ -95,10 +95,11 @@ class Estimate(_Document):
     """One priced training step (the trainmem.ledger/1 document)."""
 
     def __init__(self, doc: Dict[str, Any], *, _model=None, _plan_json="{}", _gpu=None,
-                 _memory=None, _reserve=None):
+                 _memory=None, _reserve=None, _dataset=None, _seq_given=False, _notes=()):
         super().__init__(doc)
         self._model, self._plan_json, self._gpu, self._memory = _model, _plan_json, _gpu, _memory
-        self._reserve = _reserve
+        self._reserve, self._dataset, self._seq_given = _reserve, _dataset, _seq_given
+        self._notes = list(_notes)  # what the config objects gave and the plan's defaults
         totals = doc["totals"]
         self.model: Dict[str, Any] = doc["model"]
         self.plan: Dict[str, Any] = doc["plan"]
@@ -120,13 +121,16 @@ class Estimate(_Document):
         return self.peak_bytes / GIB
 
     def text(self, unit: str = "gib") -> str:
-        """The command line's report."""
+        """The command line's report (with a dataset, its section, as ``--dataset`` prints it)."""
         return _native.report(self._model, self._plan_json, self._gpu, self._memory,
-                              self._reserve, unit)
+                              self._reserve, unit, False, self._dataset, self._seq_given,
+                              self._notes)
 
     def explain(self, unit: str = "gib") -> str:
         """The arithmetic behind every line (``trainmem explain``)."""
-        return _native.report(self._model, self._plan_json, None, None, None, unit, True)
+        return _native.report(self._model, self._plan_json, self._gpu, self._memory,
+                              self._reserve, unit, True, self._dataset, self._seq_given,
+                              self._notes)
 
     def __repr__(self) -> str:
         verdict = ""
