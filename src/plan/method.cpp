@@ -190,8 +190,8 @@ void add_module_copies(const LoadedModel& model, const TrainingPlan& plan,
     if (!(head && has(names, "lm_head")) && !(g.role == Role::embedding && has(names, "embed")))
       continue;
     TensorGroup copy = g;
-    const std::size_t last =
-        g.name.rfind('.');  // PEFT's name: module.modules_to_save.default.weight
+    // PEFT's name: model.embed_tokens.modules_to_save.default.weight
+    const std::size_t last = g.name.rfind('.');
     copy.name = last == std::string::npos
                     ? g.name + ".modules_to_save.default"
                     : g.name.substr(0, last) + ".modules_to_save.default" + g.name.substr(last);
