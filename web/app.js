@@ -252,6 +252,12 @@ function showError(message) {
   $('results').classList.toggle('failed', !!message);
 }
 
+// The report's notes, as the command line prints them under the budget: the defaults the plan
+// took, what it means on this model, and the assumptions behind the figures.
+function renderNotes(notes) {
+  $('notes').replaceChildren(...notes.map((n) => el('li', {}, n)));
+}
+
 function renderVerdict(ledger, verdictText, s) {
   const t = ledger.totals;
   const f = ledger.fit;
@@ -442,7 +448,7 @@ function update() {
   if (!r.ok) {
     showError(r.error);
     markField(/config\.json$/.test(r.file || '') ? '--config' : r.field);
-    for (const id of ['verdict', 'summary', 'budget', 'lines', 'explain', 'timeline', 'charts', 'advice']) $(id).replaceChildren();
+    for (const id of ['verdict', 'summary', 'budget', 'lines', 'explain', 'notes', 'timeline', 'charts', 'advice']) $(id).replaceChildren();
     $('explain-all').textContent = '';
     lastLedger = null;
     finish(t0, 'updateMs');
@@ -458,6 +464,7 @@ function update() {
   renderVerdict(ledger, r.verdict, s);
   renderBudget(ledger, r.timeline, s);
   renderTimeline(r.timeline, ledger, s);
+  renderNotes(ledger.notes);
   $('explain-all').textContent = r.explain;
   finish(t0, 'updateMs');
 

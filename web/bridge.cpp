@@ -53,7 +53,7 @@ std::string text_field(const json& obj, const char* key, const std::string& fall
   return (it != obj.end() && it->is_string()) ? it->get<std::string>() : fallback;
 }
 
-Result<TrainingPlan> plan_of(const json& p) {
+Result<PlanResult> plan_of(const json& p) {
   if (!p.is_object()) return usage("plan", "must be an object");
   // The request's fields are the plan setting keys; each applies as the flag of that name would,
   // over the command line's defaults (hf_trainer_defaults() and the framework's profile).
@@ -91,7 +91,7 @@ Result<TrainingPlan> plan_of(const json& p) {
     }
     return e;
   }
-  return plan->plan;
+  return std::move(plan).value();
 }
 
 // {"gpu": ID} or {"memory": SIZE}, and "reserve": the command line's --gpu, --memory, --reserve.
@@ -220,12 +220,13 @@ json run(const json& req) {
     if (!req.contains("plan")) return ok_with(doc(render_form_json()));
     auto plan = plan_of(req.at("plan"));
     if (!plan) throw plan.error();
-    return ok_with(doc(render_form_json(*plan)));
+    return ok_with(doc(render_form_json(plan->plan)));
   }
   auto model = model_from(req.value("model", json()));
   if (!model) throw model.error();
-  auto plan = plan_of(req.value("plan", json::object()));
-  if (!plan) throw plan.error();
+  auto settled = plan_of(req.value("plan", json::object()));
+  if (!settled) throw settled.error();
+  const TrainingPlan* plan = &settled->plan;
   auto device = device_of(req);
   if (!device) throw device.error();
   auto options = options_of(req);
@@ -236,7 +237,13 @@ json run(const json& req) {
   if (auto e = check_plan_for_model(m, *plan)) throw *e;
 
   if (op == "estimate" || op == "explain") {
-    const Ledger ledger = estimate(m, *plan);
+    Ledger ledger = estimate(m, *plan);
+    // The notes the command line's report opens with: the defaults the plan took (the LoRA
+    // recipe's bf16 base, a framework profile's), then what it means on this model and device.
+    std::vector<std::string> notes = settled->notes;
+    for (std::string& n : plan_notes(m, *plan, *device ? &**device : nullptr))
+      notes.push_back(std::move(n));
+    ledger.notes.insert(ledger.notes.begin(), notes.begin(), notes.end());
     // The verdict every command gives (judge(), trainmem/device.h). A page has no
     // PYTORCH_CUDA_ALLOC_CONF: PyTorch's defaults.
     const GpuOptions gopt = *device ? gpu_options_for(**device, "") : GpuOptions{};

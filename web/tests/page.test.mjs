@@ -111,6 +111,7 @@ async function readPage(page) {
     command: document.getElementById('command').textContent,
     phase: document.getElementById('peak-phase')?.textContent || '',
     ms: Number(document.body.dataset.updateMs),
+    notes: [...document.querySelectorAll('#notes li')].map((li) => li.textContent),
   }));
 }
 
@@ -170,6 +171,9 @@ test('the page prices each plan exactly as `trainmem estimate --json` does', asy
     const want = cliJson(cliArgs(plan));
     assert.equal(got.peak, want.totals.peak_bytes, `peak of ${JSON.stringify(plan)}`);
     assert.ok(got.phase.includes(want.totals.peak_phase.replace(/_/g, ' ')), got.phase);
+    // The report's notes, as the command line says them (the defaults the plan took, what it
+    // means on this model and device).
+    assert.deepEqual(got.notes, want.notes, `notes of ${JSON.stringify(plan)}`);
     if (want.fit) {
       assert.equal(got.word !== 'Does not fit', want.fit.fits, `verdict of ${JSON.stringify(plan)}`);
       assert.equal(got.judged, want.fit.peak_bytes, `the figure judged for ${JSON.stringify(plan)}`);
