@@ -61,11 +61,10 @@ struct OutputFlags {
 // known, add_plan_flags registers only the plan and layout flags it names: all of them when it
 // asks for help, has a short option, or was never given (tests, other callers).
 void register_only_named_flags(const std::vector<std::string>& args);
-void add_plan_flags(CLI::App& cmd, PlanFlags& flags);
+void add_plan_flags(CLI::App& cmd, PlanFlags& flags);  // includes the layout flags
 // The plan setting keys that `words` set, read as add_plan_flags reads them ("--bf16" sets
 // precision; "--max_length=512" sets seq); none when they do not parse as plan flags alone.
-std::set<std::string> plan_keys_of(
-    const std::vector<std::string>& words);  // includes the layout flags
+std::set<std::string> plan_keys_of(const std::vector<std::string>& words);
 // The layout flags, in their own --help section ("Layout across GPUs") of subcommand `cmd`.
 void add_layout_flags(CLI::App& cmd, LayoutFlags& flags);
 Result<Layout> make_layout(const LayoutFlags& flags);
