@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "model/dtype.h"
 #include "model/inventory.h"
@@ -113,6 +114,20 @@ TensorGroup in_chosen_layers(TensorGroup g, const std::vector<std::int64_t>& lay
   return g;
 }
 
+// The lm_head a tied embedding stands for: the embedding's tensor under the lm_head role (litgpt's
+// own head beside it; PEFT's trained copy of a tied head). None without a 2-D token embedding.
+std::optional<TensorGroup> head_of_tied_embedding(const ParameterInventory& inv) {
+  for (const TensorGroup& g : inv.groups) {
+    if (g.role != Role::embedding || g.mtp || g.is_bias || g.shape.size() != 2 || is_adapter(g))
+      continue;
+    TensorGroup head = g;
+    head.name = "lm_head.weight";
+    head.role = Role::lm_head;
+    return head;
+  }
+  return std::nullopt;
+}
+
 void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterInventory& inv) {
   const std::vector<std::string>& t = plan.lora.targets;
   const Dtype dtype = adapter_dtype(plan);
@@ -134,12 +149,10 @@ void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterI
       append_adapter(inv, site, out_f, in_f, plan, dtype, embedding, stem(g.name));
   }
   // Tied embeddings: lm_head is a Linear sharing the embedding matrix; PEFT still adapts it.
-  if (has(t, "lm_head") && !lm_head_seen && model.spec.vocab > 0) {
-    TensorGroup head;
-    head.name = "lm_head.weight";
-    head.role = Role::lm_head;
-    head.shape = {model.spec.vocab, model.spec.hidden};
-    append_adapter(inv, head, model.spec.vocab, model.spec.hidden, plan, dtype, false, "lm_head");
+  if (has(t, "lm_head") && !lm_head_seen) {
+    if (auto head = head_of_tied_embedding(inv)) {
+      append_adapter(inv, *head, head->shape[0], head->shape[1], plan, dtype, false, "lm_head");
+    }
   }
   // Textbook on a MoE model: the seed's adapter treats each MoE layer's MLP as dense with
   // intermediate_size (Qwen3-30B-A3B: 32.2 M at r = 16).
@@ -180,40 +193,32 @@ void add_module_copies(const LoadedModel& model, const TrainingPlan& plan,
                        ParameterInventory& inv) {
   const std::vector<std::string>& names = plan.lora.modules_to_save;
   const Dtype loaded = recipe(plan.precision).weights;
-  const std::size_t base_count = inv.groups.size();
-  bool lm_head_seen = false;
-  for (std::size_t i = 0; i < base_count; ++i) {
-    const TensorGroup& g = inv.groups[i];
-    if (g.mtp || is_adapter(g)) continue;
-    const bool head = g.role == Role::lm_head;
-    lm_head_seen = lm_head_seen || head;
-    if (!(head && has(names, "lm_head")) && !(g.role == Role::embedding && has(names, "embed")))
-      continue;
-    TensorGroup copy = g;
+  std::vector<TensorGroup> copies;
+  auto add_copy = [&](TensorGroup copy) {
     // PEFT's name: model.embed_tokens.modules_to_save.default.weight
-    const std::size_t last = g.name.rfind('.');
-    copy.name = last == std::string::npos
-                    ? g.name + ".modules_to_save.default"
-                    : g.name.substr(0, last) + ".modules_to_save.default" + g.name.substr(last);
+    const std::size_t last = copy.name.rfind('.');
+    copy.name = last == std::string::npos ? copy.name + ".modules_to_save.default"
+                                          : copy.name.substr(0, last) + ".modules_to_save.default" +
+                                                copy.name.substr(last);
     copy.trainable = true;
     copy.module_copy = true;
     if (copy.quantised) copy.dtype = loaded;  // a 4-bit head (quantises_lm_head) copies dequantised
     copy.quantised = false;
-    inv.groups.push_back(std::move(copy));
-  }
-  if (has(names, "lm_head") && !lm_head_seen && model.spec.tied_embeddings) {
-    for (std::size_t i = 0; i < base_count; ++i) {
-      const TensorGroup& g = inv.groups[i];
-      if (g.role != Role::embedding || g.mtp || g.is_bias || g.shape.size() != 2) continue;
-      TensorGroup copy = g;
-      copy.name = "lm_head.modules_to_save.default.weight";
-      copy.role = Role::lm_head;
-      copy.trainable = true;
-      copy.module_copy = true;
-      inv.groups.push_back(std::move(copy));
-      break;
+    copies.push_back(std::move(copy));
+  };
+  bool lm_head_seen = false;
+  for (const TensorGroup& g : inv.groups) {
+    if (g.mtp || is_adapter(g)) continue;
+    const bool head = g.role == Role::lm_head;
+    lm_head_seen = lm_head_seen || head;
+    if ((head && has(names, "lm_head")) || (g.role == Role::embedding && has(names, "embed"))) {
+      add_copy(g);
     }
   }
+  if (has(names, "lm_head") && !lm_head_seen && model.spec.tied_embeddings) {
+    if (auto tied_head = head_of_tied_embedding(inv)) add_copy(std::move(*tied_head));
+  }
+  inv.groups.insert(inv.groups.end(), copies.begin(), copies.end());
 }
 
 void quantise_base(const TrainingPlan& plan, ParameterInventory& inv) {
@@ -355,14 +360,7 @@ std::int64_t lora_params(std::int64_t out, std::int64_t in, std::int64_t rank, b
 // A framework that builds its own lm_head beside a tied embedding (litgpt, FrameworkBehaviour
 // unties_embeddings) holds one more V x h weight: the embedding's shape under the lm_head role.
 static void untie_embeddings(const LoadedModel& model, ParameterInventory& inv) {
-  for (const TensorGroup& g : model.inventory.groups) {
-    if (g.role != Role::embedding || g.is_bias || g.shape.size() != 2) continue;
-    TensorGroup head = g;
-    head.name = "lm_head.weight";
-    head.role = Role::lm_head;
-    inv.groups.push_back(std::move(head));
-    return;
-  }
+  if (auto head = head_of_tied_embedding(model.inventory)) inv.groups.push_back(std::move(*head));
 }
 
 ParameterInventory apply_method(const LoadedModel& model, const TrainingPlan& plan) {
