@@ -226,7 +226,7 @@ json run(const json& req) {
   if (!model) throw model.error();
   auto settled = plan_of(req.value("plan", json::object()));
   if (!settled) throw settled.error();
-  const TrainingPlan* plan = &settled->plan;
+  const TrainingPlan& plan = settled->plan;
   auto device = device_of(req);
   if (!device) throw device.error();
   auto options = options_of(req);
@@ -234,20 +234,20 @@ json run(const json& req) {
   const LoadedModel& m = **model;
   // Refused as the command line refuses it: the layout, the layers and LoRA targets the plan
   // names, and the size rule (a plan past it would price a saturated 8 EiB).
-  if (auto e = check_plan_for_model(m, *plan)) throw *e;
+  if (auto e = check_plan_for_model(m, plan)) throw *e;
 
   if (op == "estimate" || op == "explain") {
-    Ledger ledger = estimate(m, *plan);
+    Ledger ledger = estimate(m, plan);
     // The notes the command line's report opens with: the defaults the plan took (the LoRA
     // recipe's bf16 base, a framework profile's), then what it means on this model and device.
     std::vector<std::string> notes = settled->notes;
-    for (std::string& n : plan_notes(m, *plan, *device ? &**device : nullptr))
+    for (std::string& n : plan_notes(m, plan, *device ? &**device : nullptr))
       notes.push_back(std::move(n));
     ledger.notes.insert(ledger.notes.begin(), notes.begin(), notes.end());
     // The verdict every command gives (judge(), trainmem/device.h). A page has no
     // PYTORCH_CUDA_ALLOC_CONF: PyTorch's defaults.
     const GpuOptions gopt = *device ? gpu_options_for(**device, "") : GpuOptions{};
-    auto gpu = gpu_estimate(m, *plan, ledger, gopt);
+    auto gpu = gpu_estimate(m, plan, ledger, gopt);
     if (!gpu) throw gpu.error();
     const bool cuda = !*device || (*device)->kind != DeviceKind::unified;
     std::optional<Fit> f;
@@ -263,16 +263,16 @@ json run(const json& req) {
   if (op == "advise") {
     if (!*device) throw usage("--gpu", "advise needs a device");
     // As `trainmem advise`: the changes on one GPU, then more GPUs when one is not enough.
-    Advice adv = advise(m, *plan, **device);
-    add_layout_options(m, *plan, **device, adv);
+    Advice adv = advise(m, plan, **device);
+    add_layout_options(m, plan, **device, adv);
     return {{"ok", true}, {"advice", doc(render_advice_json(adv, m.spec.name))}};
   }
   if (op == "sweep") {
     const auto axis = parse_sweep_axis(text_field(req, "over", "batch"));
     if (!axis) throw usage("--over", "must be batch or seq");
-    std::vector<std::int64_t> values = default_sweep_values(*axis, *plan);
+    std::vector<std::int64_t> values = default_sweep_values(*axis, plan);
     if (req.contains("values")) values = req["values"].get<std::vector<std::int64_t>>();
-    const Sweep s = sweep(m, *plan, *axis, values, *device);
+    const Sweep s = sweep(m, plan, *axis, values, *device);
     return {{"ok", true}, {"sweep", doc(render_sweep_json({s}, m.spec.name, name_of(*axis)))}};
   }
   throw usage(

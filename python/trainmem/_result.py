@@ -122,24 +122,27 @@ class Estimate(_Document):
 
     def text(self, unit: str = "gib") -> str:
         """The command line's report (with a dataset, its section, as ``--dataset`` prints it)."""
-        return _native.report(self._model, self._plan_json, self._gpu, self._memory,
-                              self._reserve, unit, False, self._dataset, self._seq_given,
-                              self._notes)
+        return self._report(unit, explain=False)
 
     def explain(self, unit: str = "gib") -> str:
         """The arithmetic behind every line (``trainmem explain``)."""
+        return self._report(unit, explain=True)
+
+    def _report(self, unit: str, explain: bool) -> str:
         return _native.report(self._model, self._plan_json, self._gpu, self._memory,
-                              self._reserve, unit, True, self._dataset, self._seq_given,
+                              self._reserve, unit, explain, self._dataset, self._seq_given,
                               self._notes)
 
+    def _verdict_repr(self) -> str:
+        # The verdict judges fit.peak_bytes (the device total on a CUDA card), not the peak.
+        if self.fit is None:
+            return ""
+        return (f", {self.fit.figure} {self.fit.peak_bytes / GIB:.2f} GiB "
+                f"{'fits' if self.fit.fits else 'does not fit'} {self.fit.device}")
+
     def __repr__(self) -> str:
-        verdict = ""
-        if self.fit is not None:
-            # The verdict judges fit.peak_bytes (the device total on a CUDA card), not the peak.
-            verdict = (f", {self.fit.figure} {self.fit.peak_bytes / GIB:.2f} GiB "
-                       f"{'fits' if self.fit.fits else 'does not fit'} {self.fit.device}")
         return (f"<Estimate {self.model['name']}: peak {self.peak_gib:.2f} GiB at "
-                f"{self.peak_phase}{verdict}>")
+                f"{self.peak_phase}{self._verdict_repr()}>")
 
     def _repr_html_(self) -> str:
         """A notebook view: the budget bar by tenant at the peak, and the verdict."""
@@ -194,12 +197,9 @@ class DistributedEstimate(Estimate):
         self.host_bytes_per_node: int = doc["host_per_node"]["peak_bytes"]
 
     def __repr__(self) -> str:
-        verdict = ""
-        if self.fit is not None:
-            verdict = (f", {self.fit.figure} {self.fit.peak_bytes / GIB:.2f} GiB "
-                       f"{'fits' if self.fit.fits else 'does not fit'} {self.fit.device}")
         return (f"<DistributedEstimate {self.model['name']} on {self.layout['describe']}: "
-                f"most-loaded rank ({self.most_loaded}) peak {self.peak_gib:.2f} GiB{verdict}>")
+                f"most-loaded rank ({self.most_loaded}) peak {self.peak_gib:.2f} GiB"
+                f"{self._verdict_repr()}>")
 
 
 @dataclass(frozen=True)

@@ -69,14 +69,14 @@ TensorMapping map_tensors(const std::vector<SafetensorsTensor>& tensors, const M
 ParameterInventory inventory_from_tensors(const std::vector<SafetensorsTensor>& tensors,
                                           const ModelSpec& spec);
 
-// A model folder: config.json (via spec_from_config_text) plus the inventory read from the
-// safetensors headers. `kind` is SourceKind::safetensors or SourceKind::hf_cache.
 // Whether the headers hold the model config.json describes: no tensor in a layer past its layers,
 // and a token embedding of its [vocab_size, hidden_size] (transformers refuses either as a "size
 // mismatch"). `where` names the folder or module in the error.
 std::optional<Error> check_headers_against_config(const std::vector<SafetensorsTensor>& tensors,
                                                   const TensorMapping& mapping,
                                                   const ModelSpec& spec, const std::string& where);
+// A model folder: config.json (via spec_from_config_text) plus the inventory read from the
+// safetensors headers. `kind` is SourceKind::safetensors or SourceKind::hf_cache.
 Result<LoadedModel> load_safetensors_model(const std::filesystem::path& dir, SourceKind kind);
 
 }  // namespace trainmem::io

@@ -347,10 +347,10 @@ ParameterInventory inventory_from_tensors(const std::vector<SafetensorsTensor>& 
 // layouts pack their shapes.
 std::optional<Error> check_headers_against_config(const std::vector<SafetensorsTensor>& tensors,
                                                   const TensorMapping& mapping,
-                                                  const ModelSpec& spec, const std::string& dir) {
+                                                  const ModelSpec& spec, const std::string& where) {
   if (mapping.layer_past_config >= 0) {
     return bad_input(
-        dir, "num_hidden_layers",
+        where, "num_hidden_layers",
         fmt::format("the safetensors headers and config.json disagree: tensor {} is in layer {}, "
                     "but config.json has {} layers{}",
                     text_excerpt(mapping.layer_past_config_name), mapping.layer_past_config,
@@ -372,7 +372,7 @@ std::optional<Error> check_headers_against_config(const std::vector<SafetensorsT
     if (t.shape[1] == spec.hidden && !vocab_differs) continue;
     const bool width = t.shape[1] != spec.hidden;
     return bad_input(
-        dir, width ? "hidden_size" : "vocab_size",
+        where, width ? "hidden_size" : "vocab_size",
         fmt::format("the safetensors headers and config.json disagree: {} is [{}, {}], "
                     "but config.json has vocab_size {} and hidden_size {}",
                     text_excerpt(t.name), t.shape[0], t.shape[1], spec.vocab, spec.hidden));
