@@ -103,7 +103,11 @@ Result<std::vector<std::string>> target_names(const PlanSetting& s, bool allow_n
     Vocabulary v = lora_target_vocabulary();
     v.flag = s.origin.empty() ? s.key : s.origin;
     auto t = resolve_term(v, item);
-    if (!t) return t.error();
+    if (!t) {
+      Error e = t.error();
+      e.code = s.from_file ? ErrorCode::bad_input : ErrorCode::usage;  // as set_enum's
+      return e;
+    }
     out.push_back(t.value()->name);
   }
   return out;

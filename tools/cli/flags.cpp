@@ -302,7 +302,9 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
           });
   switch_flag(*g, f, "--dora,--use-dora,--use_dora", "dora", "true",
               "DoRA: add a magnitude vector per adapted linear");
-  setting(*g, f, "--modules-to-save,--modules_to_save,--lora-modules-to-save", "modules_to_save",
+  setting(*g, f,
+          "--modules-to-save,--modules_to_save,--lora-modules-to-save,--lora_modules_to_save",
+          "modules_to_save",
           "PEFT modules_to_save: embed_tokens and/or lm_head, each trained as a full copy");
   setting(
       *g, f, "--quant", "quant",
