@@ -56,18 +56,22 @@ Error setting_error(const PlanSetting& s, std::string reason,
   return Error{code, "", s.origin.empty() ? s.key : s.origin, std::move(reason)};
 }
 
+// A whole number as a user or a config file may spell it: 8, 1e6, 8.0 (a JSON writer's float).
+// A fraction or a value past 2^53 (where a double stops counting by one) is refused, not rounded.
 Result<std::int64_t> integer(const PlanSetting& s) {
-  std::int64_t v = 0;
   std::size_t used = 0;
   try {
-    v = std::stoll(s.value, &used);
+    const std::int64_t v = std::stoll(s.value, &used);
+    if (used == s.value.size()) return v;
+    const double x = std::stod(s.value, &used);
+    constexpr double kExactDoubleLimit = 9007199254740992.0;  // 2^53
+    if (used == s.value.size() && std::isfinite(x) && x == std::floor(x) &&
+        std::fabs(x) <= kExactDoubleLimit) {
+      return static_cast<std::int64_t>(x);
+    }
   } catch (const std::exception&) {
-    used = 0;
   }
-  if (used == 0 || used != s.value.size()) {
-    return setting_error(s, fmt::format("'{}' is not a whole number", s.value));
-  }
-  return v;
+  return setting_error(s, fmt::format("'{}' is not a whole number", s.value));
 }
 
 Result<double> real(const PlanSetting& s) {

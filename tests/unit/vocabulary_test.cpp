@@ -76,6 +76,21 @@ TEST(PlanSettings, LaterSettingsWinAndFileSettingsWithoutEffectAreNotes) {
   EXPECT_FALSE(plan_from({{"lora_rank", "8", "--lora-rank", false}}).ok());
 }
 
+// A whole number may be spelled as a token count can (1e6, 8.0); a fraction is refused, not
+// rounded, and so is a count that is not a number.
+TEST(PlanSettings, WholeNumbersMayBeSpelledInScientificOrDecimalNotation) {
+  auto r =
+      plan_from({{"batch", "1e2", "--batch", false}, {"grad_accum", "8.0", "--grad-accum", false}});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(r->plan.batch, 100);
+  EXPECT_EQ(r->plan.grad_accum, 8);
+  for (const char* bad : {"1.5", "2e-1", "8x", "", "nan", "inf", "1e300"}) {
+    auto e = plan_from({{"batch", bad, "--batch", false}});
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.error().message().find("is not a whole number"), std::string::npos) << bad;
+  }
+}
+
 // The web form starts from default_settings(): applied as settings, they must give the plan the
 // command line prices with no flags, and each enumerated value must be a canonical name.
 TEST(PlanSettings, DefaultSettingsDescribeTheCommandLinesDefaults) {
