@@ -11,17 +11,9 @@ namespace {
 
 using trainmem::testing_support::CliRun;
 using trainmem::testing_support::contains;
+using trainmem::testing_support::estimate_json;
+using trainmem::testing_support::import_data;
 using trainmem::testing_support::run_cli;
-
-std::string data(const std::string& name) {
-  return std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/import/" + name;
-}
-
-nlohmann::json estimate_json(const std::string& args) {
-  const CliRun r = run_cli("estimate " + args + " --json");
-  EXPECT_EQ(r.code, 0) << r.out;
-  return nlohmann::json::parse(r.out, nullptr, false);
-}
 
 std::int64_t eval_line_bytes(const nlohmann::json& j) {
   std::int64_t n = 0;
@@ -81,31 +73,32 @@ TEST(CliEval, AdviseSuggestsASmallerEvalBatchAsAPasteableCommand) {
 }
 
 TEST(CliEval, TrlConfigWithEvaluation) {
-  const auto p = estimate_json("qwen2.5-1.5b --from " + data("trl_sft_eval.yaml"))["plan"];
+  const auto p = estimate_json("qwen2.5-1.5b --from " + import_data("trl_sft_eval.yaml"))["plan"];
   EXPECT_EQ(p["eval_strategy"], "steps");
   EXPECT_EQ(p["eval_batch"], 4);
   EXPECT_EQ(p["batch"], 2);
 }
 
 TEST(CliEval, OlderTrainingArgumentsEvaluationStrategyKeepsTheDefaultBatch) {
-  const auto p = estimate_json("qwen3-0.6b --from " + data("training_args_eval.json"))["plan"];
+  const auto p =
+      estimate_json("qwen3-0.6b --from " + import_data("training_args_eval.json"))["plan"];
   EXPECT_EQ(p["eval_strategy"], "epoch");
   EXPECT_EQ(p["eval_batch"], 8) << "per_device_eval_batch_size defaults to 8";
 }
 
 TEST(CliEval, AxolotlEvaluatesAtTheMicroBatchWithAValidationSplit) {
-  const auto j = estimate_json("llama-3.1-8b --from " + data("axolotl_lora_eval.yaml"));
+  const auto j = estimate_json("llama-3.1-8b --from " + import_data("axolotl_lora_eval.yaml"));
   EXPECT_EQ(j["plan"]["eval_strategy"], "steps");
   EXPECT_EQ(j["plan"]["eval_batch"], 2) << "axolotl: eval_batch_size defaults to micro_batch_size";
   EXPECT_GT(eval_line_bytes(j), 0);
   // val_set_size: 0 (the QLoRA example) evaluates nothing, whatever evals_per_epoch says.
-  const auto none = estimate_json("llama-3.1-8b --from " + data("axolotl_qlora.yaml"));
+  const auto none = estimate_json("llama-3.1-8b --from " + import_data("axolotl_qlora.yaml"));
   EXPECT_FALSE(none["plan"].contains("eval_strategy"));
   EXPECT_EQ(eval_line_bytes(none), 0);
 }
 
 TEST(CliEval, LlamaFactoryEvalSection) {
-  const auto j = estimate_json("qwen3-4b --from " + data("llama_factory_eval.yaml"));
+  const auto j = estimate_json("qwen3-4b --from " + import_data("llama_factory_eval.yaml"));
   EXPECT_EQ(j["plan"]["eval_strategy"], "steps");
   EXPECT_EQ(j["plan"]["eval_batch"], 1);
   EXPECT_NE(j["notes"].dump().find("val_size (a validation split"), std::string::npos);

@@ -10,17 +10,9 @@ namespace {
 
 using trainmem::testing_support::CliRun;
 using trainmem::testing_support::contains;
+using trainmem::testing_support::estimate_json;
+using trainmem::testing_support::import_data;
 using trainmem::testing_support::run_cli;
-
-std::string data(const std::string& name) {
-  return std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/import/" + name;
-}
-
-nlohmann::json estimate_json(const std::string& args) {
-  const CliRun r = run_cli("estimate " + args + " --json");
-  EXPECT_EQ(r.code, 0) << r.out;
-  return nlohmann::json::parse(r.out, nullptr, false);
-}
 
 // The ledger line with this id, or null.
 const nlohmann::json* item(const nlohmann::json& j, const std::string& id) {
@@ -43,17 +35,18 @@ void expect_compiled_loss(const nlohmann::json& j) {
 // gradient_checkpointing (on since 0.22), torchtune's enable_activation_checkpointing; PyYAML's
 // off reads as false, as HfArgumentParser and torchtune load it.
 TEST(CliImport, FalseInAFileTurnsOffTheProfilesCheckpointing) {
-  const auto trl = estimate_json("--from " + data("trl_sft_no_checkpointing.yaml"));
+  const auto trl = estimate_json("--from " + import_data("trl_sft_no_checkpointing.yaml"));
   EXPECT_EQ(trl["plan"]["checkpointing"], "none") << trl["notes"].dump();
   // torchtune's llama3_2/1B_lora_single_device.yaml sets it False; the full recipe's True.
-  const auto tt = estimate_json("llama-3.2-1b --from " + data("torchtune_lora.yaml"));
+  const auto tt = estimate_json("llama-3.2-1b --from " + import_data("torchtune_lora.yaml"));
   EXPECT_EQ(tt["plan"]["checkpointing"], "none") << tt["notes"].dump();
-  const auto full = estimate_json("llama-3.2-1b --from " + data("torchtune_full_compile.yaml"));
+  const auto full =
+      estimate_json("llama-3.2-1b --from " + import_data("torchtune_full_compile.yaml"));
   EXPECT_EQ(full["plan"]["checkpointing"], "full");
 }
 
 TEST(CliImport, TrlSftConfigYamlNamesTheModelAndThePlan) {
-  const auto j = estimate_json("--from " + data("trl_sft_config.yaml"));
+  const auto j = estimate_json("--from " + import_data("trl_sft_config.yaml"));
   EXPECT_EQ(j["model"]["name"], "Qwen/Qwen2.5-7B");
   const auto& p = j["plan"];
   EXPECT_EQ(p["method"], "lora");
@@ -75,7 +68,7 @@ TEST(CliImport, TrlSftConfigYamlNamesTheModelAndThePlan) {
 // HfArgumentParser gives it: SFTConfig's checkpointing (TRL >= 0.22) and TrainingArguments'
 // batch of 8, and TRL's profile; an older TRL or a flag turns checkpointing off.
 TEST(CliImport, TrlFileWithoutCheckpointingOrBatchTakesTheDataclassDefaults) {
-  const std::string file = data("trl_sft_defaults.yaml");
+  const std::string file = import_data("trl_sft_defaults.yaml");
   const auto j = estimate_json("--from " + file);
   EXPECT_EQ(j["plan"]["framework"], "trl");
   EXPECT_EQ(j["plan"]["checkpointing"], "full");
@@ -92,13 +85,13 @@ TEST(CliImport, TrlFileWithoutCheckpointingOrBatchTakesTheDataclassDefaults) {
   // TRL's activation_offloading moves the checkpointed inputs to the host, as torchtune's does.
   EXPECT_FALSE(
       j["plan"].value("behaviour", nlohmann::json::object()).contains("offload_checkpoints"));
-  const auto offload = estimate_json("--from " + data("trl_sft_offload.yaml"));
+  const auto offload = estimate_json("--from " + import_data("trl_sft_offload.yaml"));
   EXPECT_EQ(offload["plan"]["checkpointing"], "full");
   EXPECT_EQ(offload["plan"]["behaviour"]["offload_checkpoints"], true) << offload["plan"].dump();
   EXPECT_EQ(estimate_json("--from " + file + " --checkpointing none")["plan"]["checkpointing"],
             "none");
   // Plain TrainingArguments (no TRL field) stay with the HF Trainer, which does not checkpoint.
-  const auto hf = estimate_json("qwen3-0.6b --from " + data("training_args.json"));
+  const auto hf = estimate_json("qwen3-0.6b --from " + import_data("training_args.json"));
   EXPECT_EQ(hf["plan"]["framework"], "hf");
   EXPECT_EQ(hf["plan"]["checkpointing"], "none");
 }
@@ -106,7 +99,7 @@ TEST(CliImport, TrlFileWithoutCheckpointingOrBatchTakesTheDataclassDefaults) {
 // axolotl's activation offloading (and gradient_checkpointing: offload, which turns it on) moves
 // the checkpointed inputs off the GPU; an absent sequence_len is axolotl's 512.
 TEST(CliImport, AxolotlActivationOffloadingAndDefaultSequenceLength) {
-  const auto j = estimate_json("--from " + data("axolotl_lora_offload.yaml"));
+  const auto j = estimate_json("--from " + import_data("axolotl_lora_offload.yaml"));
   EXPECT_EQ(j["plan"]["checkpointing"], "full");
   EXPECT_EQ(j["plan"]["behaviour"]["offload_checkpoints"], true) << j["plan"].dump();
   EXPECT_EQ(j["plan"]["seq"], 512);
@@ -115,11 +108,11 @@ TEST(CliImport, AxolotlActivationOffloadingAndDefaultSequenceLength) {
   EXPECT_NE(notes.find("activation_offloading = true -> offload_activations true"),
             std::string::npos)
       << notes;
-  const auto legacy = estimate_json("--from " + data("axolotl_gc_offload.yaml"));
+  const auto legacy = estimate_json("--from " + import_data("axolotl_gc_offload.yaml"));
   EXPECT_EQ(legacy["plan"]["checkpointing"], "full");
   EXPECT_EQ(legacy["plan"]["behaviour"]["offload_checkpoints"], true) << legacy["plan"].dump();
   // The plan's behaviour lists only what differs from the hf baseline.
-  const auto plain = estimate_json("--from " + data("axolotl_qlora.yaml"));
+  const auto plain = estimate_json("--from " + import_data("axolotl_qlora.yaml"));
   EXPECT_FALSE(
       plain["plan"].value("behaviour", nlohmann::json::object()).contains("offload_checkpoints"));
 }
@@ -128,8 +121,8 @@ TEST(CliImport, AxolotlActivationOffloadingAndDefaultSequenceLength) {
 // inputs to the host; every_n_layers is priced as every layer, and the notes say it is a lower
 // bound.
 TEST(CliImport, TrainingArgumentsActivationCheckpointing) {
-  const auto j =
-      estimate_json("qwen3-0.6b --from " + data("training_args_activation_checkpointing.json"));
+  const auto j = estimate_json("qwen3-0.6b --from " +
+                               import_data("training_args_activation_checkpointing.json"));
   EXPECT_EQ(j["plan"]["checkpointing"], "full");
   EXPECT_EQ(j["plan"]["behaviour"]["offload_checkpoints"], true) << j["plan"].dump();
   const std::string notes = j["notes"].dump();
@@ -140,8 +133,8 @@ TEST(CliImport, TrainingArgumentsActivationCheckpointing) {
 }
 
 TEST(CliImport, FlagsOverrideTheFileAndAModelArgumentWins) {
-  const auto j =
-      estimate_json("qwen3-0.6b --from " + data("trl_sft_config.yaml") + " --batch 1 --lora-r 8");
+  const auto j = estimate_json("qwen3-0.6b --from " + import_data("trl_sft_config.yaml") +
+                               " --batch 1 --lora-r 8");
   EXPECT_EQ(j["model"]["source_detail"], "qwen3-0.6b");
   EXPECT_EQ(j["plan"]["batch"], 1);
   EXPECT_EQ(j["plan"]["lora"]["rank"], 8);
@@ -149,7 +142,7 @@ TEST(CliImport, FlagsOverrideTheFileAndAModelArgumentWins) {
 }
 
 TEST(CliImport, TrainingArgumentsJson) {
-  const auto p = estimate_json("qwen3-0.6b --from " + data("training_args.json"))["plan"];
+  const auto p = estimate_json("qwen3-0.6b --from " + import_data("training_args.json"))["plan"];
   EXPECT_EQ(p["batch"], 4);
   EXPECT_EQ(p["grad_accum"], 4);
   EXPECT_EQ(p["precision"], "fp16-mixed");
@@ -159,36 +152,37 @@ TEST(CliImport, TrainingArgumentsJson) {
 
 TEST(CliImport, TorchCompileInTrainingArgumentsJson) {
   // The file is TRL's (max_length); before TRL 1.7 its loss is the full one, compiled.
-  const auto j = estimate_json("qwen3-0.6b --from " + data("training_args_compile.json") +
+  const auto j = estimate_json("qwen3-0.6b --from " + import_data("training_args_compile.json") +
                                " --framework trl@1.6");
   EXPECT_EQ(j["plan"]["batch"], 2);
   EXPECT_EQ(j["plan"]["checkpointing"], "full");
   expect_compiled_loss(j);
   // From TRL 1.7 the SFT loss is chunked_nll: no logits of the whole batch to compile.
-  const auto current = estimate_json("qwen3-0.6b --from " + data("training_args_compile.json"));
+  const auto current =
+      estimate_json("qwen3-0.6b --from " + import_data("training_args_compile.json"));
   EXPECT_EQ(current["plan"]["loss"], "chunked");
   EXPECT_NE(item(current, "logits.chunked_forward"), nullptr);
   // The same file without the key prices the eager loss.
-  const auto eager = estimate_json("qwen3-0.6b --from " + data("training_args.json"));
+  const auto eager = estimate_json("qwen3-0.6b --from " + import_data("training_args.json"));
   EXPECT_EQ(item(eager, "logits.compiled_row_stats"), nullptr);
   EXPECT_NE(item(eager, "logits.log_softmax"), nullptr);
 }
 
 TEST(CliImport, PeftAdapterConfigAloneAndWithBitsAndBytesIsQlora) {
-  const auto lora = estimate_json("--from " + data("adapter_config.json"));
+  const auto lora = estimate_json("--from " + import_data("adapter_config.json"));
   EXPECT_EQ(lora["model"]["name"], "Qwen/Qwen3-8B");
   EXPECT_EQ(lora["plan"]["method"], "lora");
   EXPECT_EQ(lora["plan"]["lora"]["rank"], 8);
   EXPECT_EQ(lora["plan"]["lora"]["targets"], nlohmann::json::array({"v", "q"}));
-  const auto qlora =
-      estimate_json("--from " + data("bnb_config.json") + " --from " + data("adapter_config.json"));
+  const auto qlora = estimate_json("--from " + import_data("bnb_config.json") + " --from " +
+                                   import_data("adapter_config.json"));
   EXPECT_EQ(qlora["plan"]["method"], "qlora");
   EXPECT_EQ(qlora["plan"]["quant"]["kind"], "nf4");
   EXPECT_EQ(qlora["plan"]["lora"]["rank"], 8);
 }
 
 TEST(CliImport, AxolotlQloraYaml) {
-  const auto p = estimate_json("llama-3.1-8b --from " + data("axolotl_qlora.yaml"))["plan"];
+  const auto p = estimate_json("llama-3.1-8b --from " + import_data("axolotl_qlora.yaml"))["plan"];
   EXPECT_EQ(p["method"], "qlora");
   EXPECT_EQ(p["seq"], 4096);
   EXPECT_EQ(p["batch"], 2);
@@ -201,14 +195,15 @@ TEST(CliImport, AxolotlQloraYaml) {
 }
 
 TEST(CliImport, AxolotlTorchCompile) {
-  const auto j = estimate_json("llama-3.1-8b --from " + data("axolotl_lora_compile.yaml"));
+  const auto j = estimate_json("llama-3.1-8b --from " + import_data("axolotl_lora_compile.yaml"));
   EXPECT_EQ(j["plan"]["method"], "lora");
   EXPECT_EQ(j["plan"]["seq"], 4096);
   expect_compiled_loss(j);
 }
 
 TEST(CliImport, LlamaFactoryTorchCompile) {
-  const auto j = estimate_json("llama-3.1-8b --from " + data("llama_factory_lora_compile.yaml"));
+  const auto j =
+      estimate_json("llama-3.1-8b --from " + import_data("llama_factory_lora_compile.yaml"));
   EXPECT_EQ(j["plan"]["method"], "lora");
   EXPECT_EQ(j["plan"]["seq"], 2048);
   expect_compiled_loss(j);
@@ -216,7 +211,7 @@ TEST(CliImport, LlamaFactoryTorchCompile) {
 
 TEST(CliImport, LlamaFactoryYamlCheckpointsByDefault) {
   const auto p =
-      estimate_json("llama-3.1-8b --from " + data("llama_factory_lora_sft.yaml"))["plan"];
+      estimate_json("llama-3.1-8b --from " + import_data("llama_factory_lora_sft.yaml"))["plan"];
   EXPECT_EQ(p["method"], "lora");
   EXPECT_EQ(p["lora"]["rank"], 8);
   EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"all-linear"}));
@@ -227,7 +222,7 @@ TEST(CliImport, LlamaFactoryYamlCheckpointsByDefault) {
 }
 
 TEST(CliImport, TorchtuneYamlIsPureBf16WithMlpAdapters) {
-  const auto p = estimate_json("qwen3-0.6b --from " + data("torchtune_lora.yaml"))["plan"];
+  const auto p = estimate_json("qwen3-0.6b --from " + import_data("torchtune_lora.yaml"))["plan"];
   EXPECT_EQ(p["method"], "lora");
   EXPECT_EQ(p["precision"], "bf16");
   EXPECT_EQ(p["optimizer_impl"], "fused");
@@ -237,30 +232,32 @@ TEST(CliImport, TorchtuneYamlIsPureBf16WithMlpAdapters) {
   EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"q", "v", "o", "gate", "up", "down"}));
   // A torchtune recipe is priced under torchtune's profile; a --framework flag still wins.
   EXPECT_EQ(p["framework"], "torchtune");
-  const auto hf = estimate_json("qwen3-0.6b --framework hf --from " + data("torchtune_lora.yaml"));
+  const auto hf =
+      estimate_json("qwen3-0.6b --framework hf --from " + import_data("torchtune_lora.yaml"));
   EXPECT_EQ(hf["plan"]["framework"], "hf");
 }
 
 // A sequence limit set to null truncates nothing (torchtune's tokenizer.max_seq_len, TRL's
 // max_length): the report says so and that --seq prices the longest sample, which a flag gives.
 TEST(CliImport, NullSequenceLimitSaysNothingIsTruncated) {
-  const auto tt = estimate_json("qwen3-0.6b --from " + data("torchtune_lora.yaml"));
+  const auto tt = estimate_json("qwen3-0.6b --from " + import_data("torchtune_lora.yaml"));
   EXPECT_NE(tt["notes"].dump().find("tokenizer.max_seq_len = null (no truncation: the longest "
                                     "sample sets the length"),
             std::string::npos)
       << tt["notes"].dump();
-  const auto trl = estimate_json("--from " + data("trl_sft_no_truncation.yaml"));
+  const auto trl = estimate_json("--from " + import_data("trl_sft_no_truncation.yaml"));
   EXPECT_NE(trl["notes"].dump().find("max_length = null (no truncation"), std::string::npos)
       << trl["notes"].dump();
   EXPECT_EQ(trl["notes"].dump().find("max_length = null (no change)"), std::string::npos);
   EXPECT_EQ(trl["plan"]["seq"], 1024);
-  const auto given = estimate_json("--from " + data("trl_sft_no_truncation.yaml") + " --seq 4096");
+  const auto given =
+      estimate_json("--from " + import_data("trl_sft_no_truncation.yaml") + " --seq 4096");
   EXPECT_EQ(given["plan"]["seq"], 4096);
 }
 
 // compile, enable_activation_offloading and optimizer_in_bwd of a torchtune recipe config.
 TEST(CliImport, TorchtuneCompileOffloadingAndOptimizerInBackward) {
-  const auto j = estimate_json("llama-3.2-1b --from " + data("torchtune_full_compile.yaml"));
+  const auto j = estimate_json("llama-3.2-1b --from " + import_data("torchtune_full_compile.yaml"));
   EXPECT_EQ(j["plan"]["method"], "full");
   EXPECT_EQ(j["plan"]["optimizer"], "paged-adamw-8bit");
   EXPECT_EQ(j["plan"]["checkpointing"], "full");
@@ -275,7 +272,7 @@ TEST(CliImport, TorchtuneCompileOffloadingAndOptimizerInBackward) {
   EXPECT_NE(notes.find("optimizer_in_bwd = True -> optimizer_in_backward true"), std::string::npos)
       << notes;
   // The lora config has all three off.
-  const auto off = estimate_json("qwen3-0.6b --from " + data("torchtune_lora.yaml"));
+  const auto off = estimate_json("qwen3-0.6b --from " + import_data("torchtune_lora.yaml"));
   EXPECT_EQ(item(off, "logits.compiled_row_stats"), nullptr);
   EXPECT_EQ(off["notes"].dump().find("The optimizer steps in backward."), std::string::npos);
 }
@@ -283,7 +280,7 @@ TEST(CliImport, TorchtuneCompileOffloadingAndOptimizerInBackward) {
 // The HF integration's ds_config ("auto" batch, accumulation and global batch) prices its ZeRO
 // stage over the flags' GPUs; its settings still give the micro-batch and the master copy.
 TEST(CliImport, DeepSpeedJsonWithAutoValuesShardsOverTheFlagsGpus) {
-  const auto j = estimate_json("qwen3-0.6b --from " + data("ds_zero2.json") + " --gpus 8");
+  const auto j = estimate_json("qwen3-0.6b --from " + import_data("ds_zero2.json") + " --gpus 8");
   EXPECT_EQ(j["schema"], "trainmem.distributed/1");
   EXPECT_EQ(j["layout"]["engine"], "deepspeed");
   EXPECT_EQ(j["layout"]["zero_stage"], 2);
@@ -310,19 +307,19 @@ TEST(CliImport, DeepSpeedJsonWithAutoValuesShardsOverTheFlagsGpus) {
 
 // accelerate YAML as `accelerate config` writes it for DeepSpeed and for DDP.
 TEST(CliImport, AccelerateDeepSpeedAndMultiGpuYamlGiveTheLayout) {
-  const auto ds = estimate_json("qwen3-0.6b --from " + data("accelerate_deepspeed.yaml"));
+  const auto ds = estimate_json("qwen3-0.6b --from " + import_data("accelerate_deepspeed.yaml"));
   EXPECT_EQ(ds["layout"]["engine"], "deepspeed");
   EXPECT_EQ(ds["layout"]["zero_stage"], 3);
   EXPECT_EQ(ds["layout"]["offload_optimizer"], true);
   EXPECT_EQ(ds["layout"]["world_size"], 4);
-  const auto ddp = estimate_json("qwen3-0.6b --from " + data("accelerate_multi_gpu.yaml"));
+  const auto ddp = estimate_json("qwen3-0.6b --from " + import_data("accelerate_multi_gpu.yaml"));
   EXPECT_EQ(ddp["layout"]["engine"], "ddp");
   EXPECT_EQ(ddp["layout"]["world_size"], 8);
 }
 
 // A settings file whose layout cannot be read is priced on the flags' layout, and says so.
 TEST(CliImport, AnUnreadableLayoutIsANote) {
-  const auto j = estimate_json("qwen3-0.6b --from " + data("ds_bad_offload.json"));
+  const auto j = estimate_json("qwen3-0.6b --from " + import_data("ds_bad_offload.json"));
   const std::string notes = j["notes"].dump();
   EXPECT_NE(notes.find("its layout was not read (zero_optimization.offload_optimizer.device"),
             std::string::npos)
@@ -330,7 +327,7 @@ TEST(CliImport, AnUnreadableLayoutIsANote) {
 }
 
 TEST(CliImport, AccelerateYaml) {
-  const auto j = estimate_json("qwen3-0.6b --from " + data("accelerate_config.yaml"));
+  const auto j = estimate_json("qwen3-0.6b --from " + import_data("accelerate_config.yaml"));
   EXPECT_EQ(j["plan"]["precision"], "bf16-mixed");
   EXPECT_NE(j["notes"].dump().find("accelerate YAML"), std::string::npos);
 }
@@ -340,10 +337,10 @@ TEST(CliImport, UnknownFilesAndBadValuesAreErrors) {
   EXPECT_EQ(missing.code, 1);
   EXPECT_TRUE(contains(missing, "/nonexistent/sft.yaml")) << missing.out;
   const CliRun unknown =
-      run_cli("estimate qwen3-0.6b --from " + data("../../../CMakePresets.json"));
+      run_cli("estimate qwen3-0.6b --from " + import_data("../../../CMakePresets.json"));
   EXPECT_EQ(unknown.code, 1);
   EXPECT_TRUE(contains(unknown, "not a config trainmem can read")) << unknown.out;
-  const CliRun no_model = run_cli("estimate --from " + data("ds_zero2.json"));
+  const CliRun no_model = run_cli("estimate --from " + import_data("ds_zero2.json"));
   EXPECT_EQ(no_model.code, 2);
   EXPECT_TRUE(contains(no_model, "name a model")) << no_model.out;
 }
@@ -355,13 +352,13 @@ namespace {
 // ScriptArguments' dataset_name is TRL's alone: the file runs under SFTTrainer, with its defaults
 // (gradient checkpointing on).
 TEST(CliImport, TrlDatasetNameMakesTheFileTrls) {
-  const auto p = estimate_json("--from " + data("trl_sft_dataset_only.yaml"))["plan"];
+  const auto p = estimate_json("--from " + import_data("trl_sft_dataset_only.yaml"))["plan"];
   EXPECT_EQ(p["framework"], "trl");
   EXPECT_EQ(p["checkpointing"], "full");
 }
 
 TEST(CliImport, TrlLoadIn8BitIsLoraOnAn8BitBase) {
-  const auto p = estimate_json("--from " + data("trl_sft_lora_8bit.yaml"))["plan"];
+  const auto p = estimate_json("--from " + import_data("trl_sft_lora_8bit.yaml"))["plan"];
   EXPECT_EQ(p["method"], "qlora");
   EXPECT_EQ(p["quant"]["kind"], "int8") << p.dump();
 }
@@ -369,7 +366,7 @@ TEST(CliImport, TrlLoadIn8BitIsLoraOnAn8BitBase) {
 // optimizer_in_bwd switches both ways: False turns off the full recipe's default (the plan then
 // lists the override), and the step holds every gradient, so the peak grows.
 TEST(CliImport, TorchtuneOptimizerInBackwardFalseTurnsTheDefaultOff) {
-  const std::string file = data("torchtune_full_no_optimizer_in_bwd.yaml");
+  const std::string file = import_data("torchtune_full_no_optimizer_in_bwd.yaml");
   // A short step, so that the gradients, not the logits, set the peak.
   const std::string step = " --batch 1 --seq 128";
   const auto off = estimate_json("llama-3.2-1b --from " + file + step);
@@ -388,7 +385,7 @@ namespace {
 // axolotl loads the model in bf16 when bf16 is true or auto: a full fine-tune keeps bf16
 // weights, gradients and AdamW states, priced as --precision bf16 (not bf16-mixed's fp32).
 TEST(CliImport, AxolotlBf16LoadsTheModelInBf16) {
-  const auto j = estimate_json("llama-3.2-1b --from " + data("axolotl_full_bf16.yaml"));
+  const auto j = estimate_json("llama-3.2-1b --from " + import_data("axolotl_full_bf16.yaml"));
   EXPECT_EQ(j["plan"]["precision"], "bf16");
   const auto same = estimate_json(
       "llama-3.2-1b --precision bf16 --seq 1024 --batch 1 --grad-accum 8 --checkpointing full "

@@ -14,17 +14,9 @@ namespace {
 
 using trainmem::testing_support::CliRun;
 using trainmem::testing_support::contains;
+using trainmem::testing_support::estimate_json;
+using trainmem::testing_support::import_data;
 using trainmem::testing_support::run_cli;
-
-std::string data(const std::string& name) {
-  return std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/import/" + name;
-}
-
-nlohmann::json estimate_json(const std::string& args) {
-  const CliRun r = run_cli("estimate " + args + " --json");
-  EXPECT_EQ(r.code, 0) << r.out;
-  return nlohmann::json::parse(r.out, nullptr, false);
-}
 
 TEST(CliPlanChecks, FlagsThatDisagreeAreAUsageError) {
   const CliRun r = run_cli("estimate qwen3-0.6b --method full --load-in-4bit");
@@ -42,7 +34,7 @@ TEST(CliPlanChecks, FlagsThatDisagreeAreAUsageError) {
 }
 
 TEST(CliPlanChecks, FromTakesOneFileAndLeavesTheModel) {
-  const auto j = estimate_json("--from " + data("trl_sft_config.yaml") + " qwen3-0.6b");
+  const auto j = estimate_json("--from " + import_data("trl_sft_config.yaml") + " qwen3-0.6b");
   EXPECT_EQ(j["model"]["source_detail"], "qwen3-0.6b");
   EXPECT_EQ(j["plan"]["batch"], 2);
 }
@@ -87,20 +79,20 @@ TEST(CliPlanChecks, AParameterCountIsJudgedOnItsOwnPeak) {
 }
 
 TEST(CliPlanChecks, TrlWithoutTargetModulesAdaptsPeftsDefault) {
-  const auto j = estimate_json("--from " + data("trl_sft_peft_default_targets.yaml"));
+  const auto j = estimate_json("--from " + import_data("trl_sft_peft_default_targets.yaml"));
   EXPECT_EQ(j["plan"]["method"], "lora");
   EXPECT_EQ(j["plan"]["lora"]["targets"], nlohmann::json::array({"q", "v"}));
 }
 
 TEST(CliPlanChecks, AxolotlLinearAndListedTargetsAreTheirUnion) {
-  const auto j = estimate_json("--from " + data("axolotl_lora_linear_and_modules.yaml"));
+  const auto j = estimate_json("--from " + import_data("axolotl_lora_linear_and_modules.yaml"));
   EXPECT_EQ(j["plan"]["lora"]["targets"], nlohmann::json::array({"all-linear", "lm_head"}))
       << j["plan"].dump();
 }
 
 // lora_modules_to_save (axolotl), modules_to_save (PEFT): a trained copy of each module, priced.
 TEST(CliPlanChecks, ModulesToSaveArePricedFromFilesAndFlags) {
-  const auto j = estimate_json("--from " + data("axolotl_lora_modules_to_save.yaml"));
+  const auto j = estimate_json("--from " + import_data("axolotl_lora_modules_to_save.yaml"));
   EXPECT_EQ(j["plan"]["lora"]["modules_to_save"], nlohmann::json::array({"embed", "lm_head"}))
       << j["plan"].dump();
   // Llama-3.1-8B: all-linear r16 adapters 41,943,040 + two 128,256 x 4,096 copies.
@@ -118,7 +110,7 @@ TEST(CliPlanChecks, ModulesToSaveArePricedFromFilesAndFlags) {
 }
 
 TEST(CliPlanChecks, AxolotlQloraWithout4BitIsRefusedAsAxolotlRefusesIt) {
-  const CliRun r = run_cli("estimate --from " + data("axolotl_qlora_without_4bit.yaml"));
+  const CliRun r = run_cli("estimate --from " + import_data("axolotl_qlora_without_4bit.yaml"));
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_TRUE(contains(r, "axolotl_qlora_without_4bit.yaml: adapter: qlora needs load_in_4bit"))
       << r.out;

@@ -13,18 +13,15 @@ namespace {
 
 using trainmem::testing_support::CliRun;
 using trainmem::testing_support::contains;
+using trainmem::testing_support::estimate_json;
 using trainmem::testing_support::run_cli;
 
 nlohmann::json plan_of(const std::string& args) {
-  const CliRun r = run_cli("estimate " + args + " --json");
-  EXPECT_EQ(r.code, 0) << r.out;
-  return nlohmann::json::parse(r.out, nullptr, false)["plan"];
+  return estimate_json(args)["plan"];
 }
 
 std::int64_t peak_of(const std::string& args) {
-  const CliRun r = run_cli("estimate " + args + " --json");
-  EXPECT_EQ(r.code, 0) << r.out;
-  return nlohmann::json::parse(r.out, nullptr, false)["totals"]["peak_bytes"].get<std::int64_t>();
+  return estimate_json(args)["totals"]["peak_bytes"].get<std::int64_t>();
 }
 
 TEST(CliNeverSilent, BareMemoryNeedsAUnitAndShowsBothSpellings) {

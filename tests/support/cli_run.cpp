@@ -1,5 +1,6 @@
 #include "support/cli_run.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -21,6 +22,18 @@ CliRun run_cli(const std::string& args) {
 
 bool contains(const CliRun& r, const std::string& text) {
   return r.out.find(text) != std::string::npos;
+}
+
+nlohmann::json estimate_json(const std::string& args) {
+  const CliRun r = run_cli("estimate " + args + " --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  EXPECT_FALSE(j.is_discarded()) << r.out;
+  return j;
+}
+
+std::string import_data(const std::string& name) {
+  return std::string(TRAINMEM_SOURCE_DIR) + "/tests/data/import/" + name;
 }
 
 }  // namespace trainmem::testing_support

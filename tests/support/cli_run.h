@@ -1,6 +1,7 @@
 // Runs the built command line (TRAINMEM_CLI) with arguments, capturing stdout and stderr together.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace trainmem::testing_support {
@@ -14,5 +15,11 @@ CliRun run_cli(const std::string& args);
 
 // Whether the captured output contains `text`.
 bool contains(const CliRun& r, const std::string& text);
+
+// `trainmem estimate ARGS --json`, parsed; a failing run or bad JSON fails the calling test.
+nlohmann::json estimate_json(const std::string& args);
+
+// A config file of tests/data/import/, the importers' fixtures.
+std::string import_data(const std::string& name);
 
 }  // namespace trainmem::testing_support
