@@ -218,7 +218,39 @@ TEST(CliImport, LlamaFactoryYamlCheckpointsByDefault) {
   EXPECT_EQ(p["seq"], 2048);
   EXPECT_EQ(p["grad_accum"], 8);
   EXPECT_EQ(p["checkpointing"], "full");
-  EXPECT_EQ(p["precision"], "bf16-mixed");
+  // LLaMA-Factory loads the checkpoint's bf16 and casts only the adapters to fp32.
+  EXPECT_EQ(p["precision"], "bf16");
+}
+
+// What a LLaMA-Factory file leaves out is its FinetuningArguments default (LoRA, every linear
+// layer, rank 8), and a 4-bit base skips prepare_model_for_kbit_training, which LLaMA-Factory
+// never calls: the embedding and head stay bf16.
+TEST(CliImport, LlamaFactoryDefaultsAreLoraOnAllLinearAtRank8) {
+  const auto j = estimate_json("--from " + import_data("llama_factory_defaults.yaml"));
+  const auto& p = j["plan"];
+  EXPECT_EQ(p["method"], "qlora");
+  EXPECT_EQ(p["lora"]["rank"], 8);
+  EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"all-linear"}));
+  EXPECT_EQ(p["precision"], "bf16");
+  EXPECT_EQ(p["quant"]["prepare_kbit"], false);
+}
+
+// TRL's ModelConfig.torch_dtype (dtype since transformers 5) loads the model in bf16, and
+// bf16: true autocasts over it: bf16 weights, gradients and AdamW states, no fp32 copy.
+TEST(CliImport, TrlTorchDtypeBfloat16LoadsBf16Parameters) {
+  const auto j = estimate_json("--from " + import_data("trl_sft_bf16_dtype.yaml"));
+  EXPECT_EQ(j["plan"]["precision"], "bf16");
+  const auto mixed =
+      estimate_json("--from " + import_data("trl_sft_bf16_dtype.yaml") + " --precision bf16-mixed");
+  EXPECT_EQ(mixed["plan"]["precision"], "bf16-mixed");
+  // 596,049,920 parameters at 2 B instead of 4 B in the weights.
+  const auto weights = [](const nlohmann::json& e) {
+    std::int64_t n = 0;
+    for (const auto& i : e["items"])
+      if (i["tenant"] == "weights") n += i["bytes"].get<std::int64_t>();
+    return n;
+  };
+  EXPECT_EQ(weights(mixed) - weights(j), std::int64_t{596'049'920} * 2);
 }
 
 TEST(CliImport, TorchtuneYamlIsPureBf16WithMlpAdapters) {

@@ -4,6 +4,63 @@
 #include "io/import/rules.h"
 
 namespace trainmem::io {
+namespace {
+
+std::string last_setting(const ImportedConfig& out, const std::string& key) {
+  std::string value;
+  for (const PlanSetting& s : out.patch)
+    if (s.key == key) value = s.value;
+  return value;
+}
+
+// FinetuningArguments' defaults (hparams/finetuning_args.py): finetuning_type "lora", lora_target
+// "all", lora_rank 8. A file that leaves them out trains LoRA on every linear layer at rank 8.
+void finetuning_defaults(const FlatConfig& c, ImportedConfig& out) {
+  using rules::has;
+  if (!has(c, "finetuning_type")) {
+    out.patch.insert(out.patch.begin(),
+                     {"method", "lora", out.file + ": (finetuning_type absent)", true});
+    out.used.push_back("finetuning_type absent -> method lora (LLaMA-Factory's default)");
+  }
+  const std::string method = last_setting(out, "method");
+  if (method != "lora" && method != "qlora") return;
+  if (!has(c, "lora_target")) {
+    out.patch.push_back({"lora_targets", "all-linear", out.file + ": (lora_target absent)", true});
+    out.used.push_back("lora_target absent -> lora_targets all-linear (LLaMA-Factory's default)");
+  }
+  if (!has(c, "lora_rank")) {
+    out.patch.push_back({"lora_rank", "8", out.file + ": (lora_rank absent)", true});
+    out.used.push_back("lora_rank absent -> lora_rank 8 (LLaMA-Factory's default)");
+  }
+}
+
+// How LLaMA-Factory loads and casts (model/loader.py: from_pretrained(torch_dtype="auto"), the
+// checkpoint's own bf16; model/adapter.py init_adapter: the trainable parameters are cast to fp32
+// unless pure_bf16). LoRA and QLoRA therefore train fp32 adapters over a bf16 base under the
+// Trainer's bf16 autocast, --precision bf16, not bf16-mixed's fp32 base; a full fine-tune trains
+// every parameter, all cast to fp32, which bf16-mixed prices. It never calls PEFT's
+// prepare_model_for_kbit_training (model/model_utils/checkpointing.py prepare_model_for_training
+// upcasts layer norms only when upcast_layernorm is set), so a quantised base keeps its 16-bit
+// embedding, norms and head.
+void load_dtype(const FlatConfig& c, ImportedConfig& out) {
+  const std::string method = last_setting(out, "method");
+  const bool adapters = method == "lora" || method == "qlora";
+  if (adapters && rules::has(c, "bf16") && is_true(c.at("bf16")) &&
+      last_setting(out, "precision") == "bf16-mixed") {
+    out.patch.push_back({"precision", "bf16", out.file + ": bf16 (with adapters)", true});
+    out.used.push_back(
+        "bf16 with LoRA -> precision bf16 (LLaMA-Factory loads the checkpoint's bf16 and casts "
+        "only the adapters to fp32)");
+  }
+  if (method == "qlora") {
+    out.patch.push_back(
+        {"prepare_kbit", "false", out.file + ": (LLaMA-Factory loads 4-bit models)", true});
+    out.used.push_back(
+        "quantization_bit -> no prepare_model_for_kbit_training (LLaMA-Factory does not call it)");
+  }
+}
+
+}  // namespace
 
 const ImportFormat& llama_factory_format() {
   using namespace rules;
@@ -73,6 +130,8 @@ const ImportFormat& llama_factory_format() {
        not_priced("deepspeed", kNamesADeepSpeedConfig)},
       [](const FlatConfig& c, ImportedConfig& out) {
         training_arguments_batch_default(c, out);
+        finetuning_defaults(c, out);
+        load_dtype(c, out);
         // LLaMA-Factory checkpoints by default (model_args.disable_gradient_checkpointing =
         // False).
         if (has(c, "disable_gradient_checkpointing")) return;

@@ -12,6 +12,23 @@ constexpr const char* kEveryNLayers =
     "checkpointing every n-th layer is priced as every layer: the other layers' activations are "
     "not counted, a lower bound";
 
+// TRL's ModelConfig.dtype (torch_dtype before transformers 5) and SFTConfig.model_init_kwargs
+// load the model in that dtype (trl/scripts/sft.py passes dtype=model_args.dtype to
+// from_pretrained; model_config.py defaults it to float32). bfloat16 gives bf16 parameters that
+// bf16=True autocasts over, --precision bf16 (PEFT still keeps LoRA adapters in fp32); float32 is
+// what bf16=True / fp16=True already price. float16 and "auto" (the checkpoint's dtype) change
+// nothing here: an fp16 base has no recipe of its own (fp16-mixed prices more), and "auto" on a
+// bf16 checkpoint is the note bf16-mixed prints. The flattened file is sorted by key, so these keys
+// come after "bf16", and a bf16 load wins over bf16=True's bf16-mixed.
+ImportRule load_dtype(std::string key) {
+  return {std::move(key), "precision",
+          [](const std::string& v) -> std::optional<std::string> {
+            if (v == "bfloat16" || v == "torch.bfloat16" || v == "bf16") return "bf16";
+            return std::nullopt;
+          },
+          ""};
+}
+
 }  // namespace
 
 const ImportFormat& trl_format() {
@@ -96,8 +113,10 @@ const ImportFormat& trl_format() {
        not_priced("padding_free", "affects padding, not the longest sequence priced"),
        not_priced("deepspeed", kNamesADeepSpeedConfig),
        not_priced("fsdp", kFsdpByFlags),
-       not_priced("torch_dtype", "the precision comes from bf16/fp16"),
-       not_priced("model_init_kwargs.torch_dtype", "the precision comes from bf16/fp16")},
+       load_dtype("dtype"),
+       load_dtype("torch_dtype"),
+       load_dtype("model_init_kwargs.dtype"),
+       load_dtype("model_init_kwargs.torch_dtype")},
       [](const FlatConfig& c, ImportedConfig& out) {
         // Keys only TRL's dataclasses have (SFTConfig, ModelConfig, ScriptArguments) make the
         // file TRL's: its SFTTrainer runs it, with SFTConfig's defaults (the trl profile:
