@@ -201,6 +201,18 @@ TEST(CliImport, AxolotlTorchCompile) {
   expect_compiled_loss(j);
 }
 
+// axolotl's attn_implementation sets the attention priced: eager holds the score matrices, which
+// the sdpa a file without the key gets does not.
+TEST(CliImport, AxolotlAttnImplementationIsTheAttentionPriced) {
+  const std::string file = import_data("axolotl_attn_implementation.yaml");
+  const auto eager = estimate_json("--from " + file);
+  EXPECT_EQ(eager["plan"]["attention"], "eager");
+  const auto sdpa = estimate_json("--from " + file + " --attention sdpa");
+  // Qwen3-0.6B: 16 heads x 2,048^2 scores x 2 sequences in bf16 is 256 MiB a layer alone.
+  EXPECT_GT(eager["totals"]["peak_bytes"].get<std::int64_t>(),
+            sdpa["totals"]["peak_bytes"].get<std::int64_t>() + (std::int64_t{256} << 20));
+}
+
 TEST(CliImport, LlamaFactoryTorchCompile) {
   const auto j =
       estimate_json("llama-3.1-8b --from " + import_data("llama_factory_lora_compile.yaml"));

@@ -68,6 +68,19 @@ void finish_targets(const FlatConfig& c, ImportedConfig& out) {
   rules::peft_default_targets(out);
 }
 
+// axolotl's attention backends as trainmem prices them: eager materialises the score matrix,
+// sdpa is torch's kernel, and every other one (FlashAttention, flex_attention, xformers'
+// memory-efficient kernel, SageAttention, a hub flash kernel) is a fused kernel that saves the
+// output and the row log-sum-exp, not the scores: what --attention flash prices. A value none of
+// them is passed on, and the vocabulary refuses it naming the file and key.
+std::optional<std::string> axolotl_attention(const std::string& v) {
+  if (v == "eager" || v == "sdpa") return v;
+  for (const char* fused : {"flash", "flex_attention", "xformers", "sage", "fp8"}) {
+    if (v.find(fused) != std::string::npos) return std::string("flash");
+  }
+  return v;
+}
+
 // bf16: auto is bf16 on every card that has it (utils/config/__init__.py: auto becomes
 // is_torch_bf16_gpu_available()), which the rule above cannot say: "auto" reads as unset.
 void finish_precision(const FlatConfig& c, ImportedConfig& out) {
@@ -141,8 +154,16 @@ const ImportFormat& axolotl_format() {
        when_true("bfloat16", "precision", "bf16"),
        when_true("fp16", "precision", "fp16-mixed"),
        same("optimizer", "optimizer"),
+       // attn_implementation is axolotl's canonical key (schemas/config.py: eager, sdpa,
+       // flash_attention_2/3, flex_attention, xformers, sage, fp8, or a hub kernel path); the
+       // booleans below are its deprecated spellings.
+       {"attn_implementation", "attention", axolotl_attention, ""},
        when_true("flash_attention", "attention", "flash"),
        when_true("sdp_attention", "attention", "sdpa"),
+       when_true("eager_attention", "attention", "eager"),
+       when_true("flex_attention", "attention", "flash"),
+       when_true("xformers_attention", "attention", "flash"),
+       when_true("sage_attention", "attention", "flash"),
        when_true("liger_fused_linear_cross_entropy", "loss", "fused"),
        when_true("cut_cross_entropy", "loss", "chunked"),
        // axolotl passes torch_compile to the HF TrainingArguments (core/builders: torch_compile).
