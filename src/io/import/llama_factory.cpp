@@ -125,7 +125,8 @@ const ImportFormat& llama_factory_format() {
        not_priced("val_size", "a validation split; evaluation runs when eval_strategy is set"),
        same("learning_rate", "learning_rate"),
        same("num_train_epochs", "epochs"),
-       not_priced("stage", "sft, pt and dpo stages are priced as one model's training step"),
+       // Read by the refusal below: sft and pt are one model's step, what trainmem prices.
+       {"stage", "", [](const std::string&) { return std::optional<std::string>(); }, ""},
        not_priced("packing", "packing changes sequence lengths, not the longest one"),
        not_priced("deepspeed", kNamesADeepSpeedConfig)},
       [](const FlatConfig& c, ImportedConfig& out) {
@@ -139,6 +140,23 @@ const ImportFormat& llama_factory_format() {
                              out.file + ": (disable_gradient_checkpointing absent)", true});
         out.used.push_back(
             "disable_gradient_checkpointing absent -> checkpointing full (LLaMA-Factory default)");
+      },
+      // stage (hparams/finetuning_args.py: pt, sft, rm, ppo, dpo, kto). A preference or RL stage
+      // is not one model's step: DPO and KTO concatenate chosen and rejected into one forward
+      // (train/dpo/trainer.py concatenated_forward) and run a reference forward beside the
+      // policy's graph; reward modelling doubles the batch, PPO generates and runs a value head.
+      // Priced as SFT it would be low, so it is refused rather than answered.
+      [](const FlatConfig& c, const std::string& file) -> std::optional<Error> {
+        if (!rules::has(c, "stage")) return std::nullopt;
+        const std::string& stage = c.at("stage");
+        if (stage == "sft" || stage == "pt") return std::nullopt;
+        return bad_input(
+            file, "stage",
+            fmt::format("'{}': trainmem prices one model's sft or pt step; a {} step runs more "
+                        "than that (chosen and rejected together, a reference or value model), "
+                        "which it does not price. The policy's forward and backward alone are "
+                        "the sft step at twice the batch, a lower bound.",
+                        stage, stage));
       }};
   return f;
 }
