@@ -261,6 +261,17 @@ struct FrameworkBehaviour {
   // Lightning's BitsandbytesPrecision replaces every nn.Linear unless ignore_modules names it, and
   // litgpt passes none.
   bool quantises_lm_head = false;
+  // The routed experts of an MoE layer are nn.Linear modules in an nn.ModuleList (transformers
+  // < 5, e.g. v4.57 Qwen3MoeSparseMoeBlock): bitsandbytes replaces them with Linear4bit like any
+  // other linear, and PEFT target_modules names (gate_proj, all-linear) reach them. transformers 5
+  // fuses them into 3-D nn.Parameters (Qwen3MoeExperts.gate_up_proj): bitsandbytes' conversion
+  // replaces nn.Linear only and skips them (bitsandbytes issue #1849), so under QLoRA they stay in
+  // the loaded dtype, and prepare_model_for_kbit_training then casts them to fp32 like every
+  // other non-Params4bit parameter; names no longer reach them (PEFT target_parameters does).
+  bool experts_as_linears = false;
+  // A framework's own patch quantises the fused 3-D experts to 4-bit (unsloth-zoo PR #527,
+  // temporary_patches/moe_utils.py: expert nn.Parameters become Params4bit).
+  bool quantises_fused_experts = false;
   // torch.compile wraps the loss (torchtune `compile: True` compiles the loss with the layers;
   // HF TrainingArguments torch_compile compiles the model's forward, loss included): inductor
   // fuses `cross_entropy(logits.float(), labels)` into one kernel that saves the logits in their

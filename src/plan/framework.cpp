@@ -30,7 +30,7 @@ constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     
                                                      "unsloth",      "axolotl", "mlx-lm"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 39> kDifferences{{
+constexpr std::array<Difference, 41> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -44,6 +44,12 @@ constexpr std::array<Difference, 39> kDifferences{{
      "turns it off; always in evaluation)",
      "transformers v4.57 trainer.py (no use_cache override); v5 sets model.config.use_cache from "
      "TrainingArguments.use_cache, default False (PR #41585)"},
+    {"hf", "", "transformers", "", "5.0", Knob::experts_as_linears, 1,
+     "MoE routed experts are nn.Linear modules: QLoRA quantises them and LoRA target_modules "
+     "names (gate_proj, up_proj, down_proj, all-linear) adapt them",
+     "transformers v4.57 models/qwen3_moe/modeling_qwen3_moe.py Qwen3MoeSparseMoeBlock "
+     "(nn.ModuleList of Qwen3MoeMLP); v5 fuses them into Qwen3MoeExperts 3-D parameters, which "
+     "bitsandbytes' Linear4bit conversion skips (bitsandbytes issue #1849)"},
     {"hf", "", "transformers", "", "5.0", Knob::cache_copies_states, 0,
      "the KV cache stores the first key/value states as they are (a view keeps its base)",
      "transformers v4.46.3 cache_utils.py DynamicCache.update (key_cache.append(key_states))"},
@@ -173,6 +179,11 @@ constexpr std::array<Difference, 39> kDifferences{{
     {"unsloth", "", "", "", "", Knob::offload_checkpoints, 1,
      "use_gradient_checkpointing=\"unsloth\" copies each layer's input to host memory",
      "unsloth models/_utils.py Unsloth_Offloaded_Gradient_Checkpointer"},
+    {"unsloth", "qlora", "", "", "", Knob::quantises_fused_experts, 1,
+     "its MoE patch quantises the fused 3-D expert parameters to 4-bit, which bitsandbytes' own "
+     "conversion skips on transformers 5",
+     "unsloth-zoo PR #527 (merged 2026-03) temporary_patches/moe_utils.py: expert nn.Parameters "
+     "become Params4bit"},
     {"unsloth", "", "", "", "", Knob::kv_cache_in_output, 0,
      "its patched model forward builds no KV cache in training (use_cache = False when training "
      "without a cache passed in)",

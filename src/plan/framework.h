@@ -43,6 +43,8 @@ enum class Knob {
   generates_sample,
   load_quantiser,  // the LoadQuantiser's value (plan.h)
   quantises_lm_head,
+  experts_as_linears,
+  quantises_fused_experts,
   compiled_loss,
   compiled_layers,
   kv_cache_in_output,

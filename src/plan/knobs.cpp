@@ -66,6 +66,8 @@ constexpr std::array kKnobs{
     KnobInfo{Knob::load_quantiser, "load_quantiser", KnobKind::load_quantiser, &get_load_quantiser,
              &set_load_quantiser},
     flag<&B::quantises_lm_head>(Knob::quantises_lm_head, "quantises_lm_head"),
+    flag<&B::experts_as_linears>(Knob::experts_as_linears, "experts_as_linears"),
+    flag<&B::quantises_fused_experts>(Knob::quantises_fused_experts, "quantises_fused_experts"),
     flag<&B::compiled_loss>(Knob::compiled_loss, "compiled_loss"),
     flag<&B::compiled_layers>(Knob::compiled_layers, "compiled_layers"),
     flag<&B::kv_cache_in_output>(Knob::kv_cache_in_output, "kv_cache_in_output"),

@@ -34,10 +34,14 @@ std::string stem(const std::string& name) {
   return ends_with(name, ".weight") ? name.substr(0, name.size() - 7) : name;
 }
 
-bool mlp_target(const std::vector<std::string>& t, const TensorGroup& g, std::string_view name) {
+bool mlp_target(const std::vector<std::string>& t, const TensorGroup& g, std::string_view name,
+                bool experts_by_name) {
   switch (g.expert) {
     case ExpertKind::routed:
-      return has(t, "experts");
+      // transformers < 5 (experts_as_linears): each expert's gate_proj is an nn.Linear that
+      // target_modules names reach; v5's fused 3-D experts only the 'experts' target reaches.
+      return has(t, "experts") ||
+             (experts_by_name && (has(t, "mlp") || has(t, "all-linear") || has(t, name)));
     case ExpertKind::shared:
       return has(t, "shared_experts") || has(t, "mlp") || has(t, "all-linear") || has(t, name);
     case ExpertKind::none:
@@ -51,6 +55,11 @@ bool mlp_target(const std::vector<std::string>& t, const TensorGroup& g, std::st
 // that converts every nn.Linear (FrameworkBehaviour::quantises_lm_head) quantises lm_head too.
 bool quantisable(const TensorGroup& g, const FrameworkBehaviour& b) {
   if (g.role == Role::lm_head) return b.quantises_lm_head && is_linear_weight(g);
+  // Fused 3-D experts (transformers 5) are no nn.Linear: bitsandbytes leaves them in the loaded
+  // dtype unless a framework patch quantises them (FrameworkBehaviour::experts_as_linears).
+  if (g.expert == ExpertKind::routed && !b.experts_as_linears && !b.quantises_fused_experts) {
+    return false;
+  }
   return is_linear_weight(g) && g.role != Role::router && g.role != Role::shared_expert_gate;
 }
 
@@ -138,7 +147,7 @@ void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterI
     const TensorGroup g = inv.groups[i];
     if (g.mtp || g.is_bias || g.shape.size() != 2) continue;
     if (g.role == Role::lm_head) lm_head_seen = true;
-    if (!targets_group(t, g)) continue;
+    if (!targets_group(t, g, plan.behaviour.experts_as_linears)) continue;
     // Seed 001 prices a MoE model's MLP adapter as a dense MLP; the routed experts themselves are
     // adapted only when named, in either convention.
     const bool embedding = g.role == Role::embedding;
@@ -238,7 +247,8 @@ void apply_freeze(const TrainingPlan& plan, ParameterInventory& inv) {
   const FreezePlan& f = plan.freeze;
   ParameterInventory out;
   for (TensorGroup g : inv.groups) {
-    const bool module_ok = f.train_modules.empty() || targets_group(f.train_modules, g);
+    const bool module_ok = f.train_modules.empty() ||
+                           targets_group(f.train_modules, g, plan.behaviour.experts_as_linears);
     if (g.mtp) {
       g.trainable = false;
       out.groups.push_back(std::move(g));
@@ -304,7 +314,7 @@ bool trains_embedding_tensor(const TensorGroup& g) {
   return g.role == Role::embedding && g.trainable && !is_adapter(g) && !g.module_copy;
 }
 
-bool targets_group(const std::vector<std::string>& t, const TensorGroup& g) {
+bool targets_group(const std::vector<std::string>& t, const TensorGroup& g, bool experts_by_name) {
   const bool all = has(t, "all-linear");
   const bool attn = all || has(t, "attention");
   switch (g.role) {
@@ -325,13 +335,14 @@ bool targets_group(const std::vector<std::string>& t, const TensorGroup& g) {
     case Role::kv_b:
       return attn || has(t, "k") || has(t, "v") || has(t, role_name(g.role));
     case Role::gate:
-      return mlp_target(t, g, "gate");
+      return mlp_target(t, g, "gate", experts_by_name);
     case Role::up:
-      return mlp_target(t, g, "up");
+      return mlp_target(t, g, "up", experts_by_name);
     case Role::gate_up:  // Phi-3's fused gate_up_proj
-      return mlp_target(t, g, "gate_up") || mlp_target(t, g, "gate") || mlp_target(t, g, "up");
+      return mlp_target(t, g, "gate_up", experts_by_name) ||
+             mlp_target(t, g, "gate", experts_by_name) || mlp_target(t, g, "up", experts_by_name);
     case Role::down:
-      return mlp_target(t, g, "down");
+      return mlp_target(t, g, "down", experts_by_name);
     case Role::router:
     case Role::router_bias:
       return all || has(t, "router");

@@ -39,8 +39,11 @@ bool is_adapter(const TensorGroup& group);
 bool trains_embedding_tensor(const TensorGroup& group);
 
 // True when a base group is reached by `targets` (LoRA) or `train_modules` (freeze). Biases and
-// vectors are reached only by "norm" (freeze) and never by LoRA.
-bool targets_group(const std::vector<std::string>& targets, const TensorGroup& group);
+// vectors are reached only by "norm" (freeze) and never by LoRA. Routed experts are reached by
+// "experts", and by the MLP's names too when `experts_by_name` (transformers < 5's nn.Linear
+// experts: FrameworkBehaviour::experts_as_linears).
+bool targets_group(const std::vector<std::string>& targets, const TensorGroup& group,
+                   bool experts_by_name = false);
 
 // PEFT's LoRA parameters for one linear [out, in] at rank r: r x (in + out). DoRA adds out.
 std::int64_t lora_params(std::int64_t out, std::int64_t in, std::int64_t rank, bool dora);

@@ -78,19 +78,22 @@ void lora_notes(const LoadedModel& model, const TrainingPlan& plan, const Parame
   }
   const MoeSpec& moe = model.spec.moe;
   if (moe.experts == 0) return;
+  const bool by_name = plan.behaviour.experts_as_linears;
   if (experts_adapter > 0) {
     out.push_back(fmt::format(
-        "MoE: the routed experts are adapted ({} experts x {} MoE layers, {} adapter params): "
-        "what PEFT target_modules name matching does on transformers v4, where each expert is an "
-        "nn.Linear. On transformers v5 the experts are fused 3-D parameters and need PEFT "
-        "target_parameters instead.",
-        moe.experts, moe_layer_count(model.spec), with_commas(experts_adapter)));
+        "MoE: the routed experts are adapted ({} experts x {} MoE layers, {} adapter params): {}",
+        moe.experts, moe_layer_count(model.spec), with_commas(experts_adapter),
+        by_name ? "on transformers < 5 each expert is an nn.Linear, which target_modules names "
+                  "reach."
+                : "transformers 5's fused 3-D experts, which PEFT target_parameters adapts "
+                  "('experts'; target_modules names do not reach them)."));
   } else {
     out.push_back(fmt::format(
         "MoE: the {} routed experts per layer are not adapted. gate/up/down reach dense MLPs and "
-        "shared experts only: transformers v5 fuses routed experts into 3-D parameters that "
-        "PEFT target_modules does not match. Add 'experts' to adapt every expert (transformers "
-        "v4 name matching).{}",
+        "shared experts only: transformers 5 fuses routed experts into 3-D parameters that "
+        "PEFT target_modules does not match. Add 'experts' to adapt every expert (PEFT "
+        "target_parameters), or give --versions transformers=4.57 for transformers 4's "
+        "nn.Linear experts, which the names reach.{}",
         moe.experts,
         plan.convention == Convention::textbook
             ? fmt::format(" Textbook, as seed 001 does: each MoE layer's MLP adapter is priced as "
@@ -124,6 +127,21 @@ void qlora_notes(const TrainingPlan& plan, const ParameterInventory& inv,
           ? ", and prepare_model_for_kbit_training upcasts them to fp32 (its own line in the "
             "exact convention; --no-prepare-kbit to skip it)"
           : ""));
+  std::int64_t experts_kept = 0;
+  for (const TensorGroup& g : inv.groups) {
+    if (g.expert == ExpertKind::routed && !g.quantised && !is_adapter(g)) {
+      experts_kept += group_params(g);
+    }
+  }
+  if (experts_kept > 0) {
+    out.push_back(fmt::format(
+        "QLoRA on an MoE: the {} params of routed experts are among those kept {}: "
+        "transformers 5 stores them as fused 3-D parameters, which bitsandbytes' 4-bit "
+        "conversion skips (it replaces nn.Linear only; bitsandbytes issue #1849). On transformers "
+        "4 (--versions transformers=4.57) each expert is an nn.Linear and is quantised; unsloth's "
+        "MoE patch quantises the fused ones (--framework unsloth).",
+        with_commas(experts_kept), plan.quant.prepare_kbit ? "and upcast to fp32" : "16-bit"));
+  }
   if (plan.convention == Convention::textbook || plan.params_override > 0) {
     out.push_back(
         "Textbook: the 4-bit base is priced at a flat 0.55 B/param on the priced count (seed "

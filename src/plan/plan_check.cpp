@@ -108,7 +108,8 @@ std::vector<std::string> unmatched_targets(const LoadedModel& model, const Train
     const std::vector<std::string> one{name};
     const bool reached = std::any_of(
         model.inventory.groups.begin(), model.inventory.groups.end(), [&](const TensorGroup& g) {
-          return (freeze || candidate(g)) && !g.mtp && targets_group(one, g);
+          return (freeze || candidate(g)) && !g.mtp &&
+                 targets_group(one, g, plan.behaviour.experts_as_linears);
         });
     if (!reached) out.push_back(name);
   }

@@ -125,7 +125,10 @@ std::string render_table_text(const std::vector<TableRow>& primary,
       "Exact: architecture counts; fp32 adapters (PEFT); NF4 with double quantisation and the\n"
       "16-bit embeddings, head and norms upcast to fp32 by prepare_model_for_kbit_training; the\n"
       "routed experts are not adapted by gate/up/down (name them with 'experts'); fp32 loss\n"
-      "buffers and the optimizer step's scratch at the peak.\n");
+      "buffers and the optimizer step's scratch at the peak. On transformers 5 an MoE's routed\n"
+      "experts are fused 3-D parameters that bitsandbytes does not quantise, and\n"
+      "prepare_model_for_kbit_training upcasts them to fp32: 30B-A3B's QLoRA holds more than its\n"
+      "LoRA (on transformers 4, --versions transformers=4.57, they are NF4).\n");
   return out;
 }
 

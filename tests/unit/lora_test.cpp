@@ -121,15 +121,65 @@ TEST(Lora, MoeNoteSaysWhatWasAdapted) {
   EXPECT_TRUE(said);
 }
 
-TEST(Qlora, QuantisesLinearsButNotEmbeddingsHeadNormsOrRouter) {
+// transformers 5 (the default): the routed experts are fused 3-D parameters, which bitsandbytes'
+// Linear4bit conversion skips; prepare_model_for_kbit_training then upcasts them to fp32 with the
+// rest of the 16-bit parameters.
+TEST(Qlora, QuantisesLinearsButNotEmbeddingsHeadNormsRouterOrFusedExperts) {
   const ParameterInventory inv = apply_method(preset("qwen3-30b-a3b"), lora(kSeven, Method::qlora));
   for (const TensorGroup& g : inv.groups) {
     if (is_adapter(g)) continue;
-    const bool linear = is_linear_weight(g) && g.role != Role::lm_head && g.role != Role::router;
+    const bool linear = is_linear_weight(g) && g.role != Role::lm_head && g.role != Role::router &&
+                        g.expert != ExpertKind::routed;
     EXPECT_EQ(g.quantised, linear) << g.name;
-    // prepare_model_for_kbit_training: the rest is upcast to fp32.
     EXPECT_EQ(g.dtype, linear ? Dtype::nf4 : Dtype::f32) << g.name;
   }
+}
+
+// Qwen3-30B-A3B's routed experts: 48 layers x 128 experts x 3 projections x 768 x 2,048 =
+// 28,991,029,248 params. transformers 4 builds each as an nn.Linear (experts_as_linears):
+// bitsandbytes quantises them and gate/up/down reach them, r16 adding 128 x 48 x 3 x 16 x
+// (768 + 2,048) = 830,472,192 adapter params. unsloth's patch quantises the fused ones, which
+// the names still do not reach.
+TEST(Qlora, RoutedExpertsByTransformersVersionAndFramework) {
+  const LoadedModel m = preset("qwen3-30b-a3b");
+  const auto experts = [](const ParameterInventory& inv, bool quantised) {
+    std::int64_t n = 0;
+    for (const TensorGroup& g : inv.groups) {
+      if (g.expert == ExpertKind::routed && !is_adapter(g) && g.quantised == quantised) {
+        n += group_params(g);
+      }
+    }
+    return n;
+  };
+  const TrainingPlan v5 = lora(kSeven, Method::qlora);
+  TrainingPlan v4 = v5;
+  v4.behaviour.experts_as_linears = true;
+  TrainingPlan unsloth = v5;
+  unsloth.behaviour.quantises_fused_experts = true;
+  const ParameterInventory i5 = apply_method(m, v5);
+  const ParameterInventory i4 = apply_method(m, v4);
+  const ParameterInventory iu = apply_method(m, unsloth);
+  EXPECT_EQ(experts(i5, false), 28'991'029'248);
+  EXPECT_EQ(experts(i5, true), 0);
+  EXPECT_EQ(experts(i4, true), 28'991'029'248);
+  EXPECT_EQ(experts(iu, true), 28'991'029'248);
+  EXPECT_EQ(params_trainable(i4) - params_trainable(i5), 830'472'192);
+  EXPECT_EQ(params_trainable(iu), params_trainable(i5));
+}
+
+// The profile table sets the knob from the transformers version: below 5.0, nn.Linear experts.
+TEST(Qlora, TransformersFourBuildsExpertsAsLinears) {
+  auto r4 =
+      plan_from({{"method", "qlora", "--method"}, {"versions", "transformers=4.57", "--versions"}});
+  auto r5 = plan_from({{"method", "qlora", "--method"}});
+  ASSERT_TRUE(r4.ok()) << r4.error().message();
+  ASSERT_TRUE(r5.ok());
+  EXPECT_TRUE(r4->plan.behaviour.experts_as_linears);
+  EXPECT_FALSE(r5->plan.behaviour.experts_as_linears);
+  auto unsloth =
+      plan_from({{"method", "qlora", "--method"}, {"framework", "unsloth", "--framework"}});
+  ASSERT_TRUE(unsloth.ok());
+  EXPECT_TRUE(unsloth->plan.behaviour.quantises_fused_experts);
 }
 
 TEST(Qlora, QuantisedCountForQwen3_8B) {

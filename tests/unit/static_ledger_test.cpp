@@ -107,7 +107,11 @@ TEST_P(Properties, CheaperMethodsAndOptimizersCostLess) {
   const auto adam8 = run(id, Method::full, OptimizerKind::adamw_8bit, convention).static_bytes;
   const auto paged = run(id, Method::full, OptimizerKind::paged_adamw, convention).static_bytes;
   EXPECT_LT(lora, full);
-  EXPECT_LT(qlora, lora);
+  // Except the fused experts of an MoE on transformers 5, which stay unquantised and are upcast
+  // to fp32 (Qlora.RoutedExpertsByTransformersVersionAndFramework).
+  if (preset(id).spec.moe.experts == 0 || convention == Convention::textbook) {
+    EXPECT_LT(qlora, lora);
+  }
   EXPECT_LT(adam8, full);
   // Paging moves a spike; it does not shrink the steady state.
   EXPECT_EQ(paged, full);

@@ -64,7 +64,13 @@ TEST(Table, ExactRowsKeepTheOrderOfMethods) {
     ASSERT_TRUE(m.ok());
     const TableRow r = table_row(m.value(), Convention::exact, tiers);
     EXPECT_LT(r.lora_bytes, r.full_bytes) << id;
-    EXPECT_LT(r.qlora_bytes, r.lora_bytes) << id;
+    // On transformers 5 an MoE's fused experts escape the 4-bit conversion and are upcast to
+    // fp32 (Qlora.RoutedExpertsByTransformersVersionAndFramework): QLoRA then holds more.
+    if (m->spec.moe.experts == 0) {
+      EXPECT_LT(r.qlora_bytes, r.lora_bytes) << id;
+    } else {
+      EXPECT_GT(r.qlora_bytes, r.lora_bytes) << id;
+    }
   }
 }
 
