@@ -80,7 +80,8 @@ void add_textbook(const Context& ctx, Items& items) {
                             dtype_name(dtype)),
        .bytes = dense_bytes(dtype, trainable),
        .formula = per_param(trainable, dtype),
-       .source = adapters ? "seed 001: r x (in + out) per adapted projection, 16 B/param in all"
+       .source = adapters ? "seed 001: r x (in + out) per adapted projection, priced as any "
+                            "trainable parameter (16 B/param in all under bf16-mixed)"
                           : "seed 001: bytes per parameter by role",
        .live = kAllPhases,
        .estimated = false});

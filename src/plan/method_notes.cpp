@@ -66,7 +66,13 @@ void lora_notes(const LoadedModel& model, const TrainingPlan& plan, const Parame
         "optimizer states.",
         join(plan.lora.modules_to_save), with_commas(copies)));
   }
-  if (plan.convention == Convention::exact && !plan.behaviour.adapters_fp32) {
+  // --params prices the seeds' per-parameter arithmetic, adapters at the recipe's bytes like any
+  // trainable parameter (ledger/weights.cpp add_textbook): no fp32 adapter note applies there.
+  if (plan.params_override > 0) {
+    out.push_back(
+        "--params: adapters are priced like any trainable parameter at the precision's bytes "
+        "(seed 001's arithmetic), not in PEFT's fp32.");
+  } else if (plan.convention == Convention::exact && !plan.behaviour.adapters_fp32) {
     out.push_back(fmt::format(
         "Adapters are built in the model dtype ({} framework profile), like the base weights.",
         plan.framework));
