@@ -100,7 +100,14 @@ TEST(Devices, LookupIsCaseInsensitiveAndTakesAliases) {
   EXPECT_EQ(find_device("rtx 4090")->id, "rtx-4090");
   EXPECT_EQ(find_device("rtx_4090")->id, "rtx-4090");
   EXPECT_EQ(find_device("4090")->id, "rtx-4090");
-  EXPECT_EQ(find_device("a100")->id, "a100-80gb");
+  // nvidia-smi's PCIe names are aliases of the SXM cards of the same memory.
+  EXPECT_EQ(find_device("NVIDIA A100-PCIE-40GB")->id, "a100-40gb");
+  EXPECT_EQ(find_device("NVIDIA A100 80GB PCIe")->id, "a100-80gb");
+  // A bare "a100" is sold in 40 and 80 GB: refused with both, never priced as one of them.
+  const auto a100 = find_device("a100");
+  ASSERT_FALSE(a100);
+  EXPECT_NE(a100.error().reason.find("a100-40gb"), std::string::npos) << a100.error().reason;
+  EXPECT_NE(a100.error().reason.find("a100-80gb"), std::string::npos) << a100.error().reason;
 }
 
 TEST(Devices, UnknownNamesSuggestTheNearest) {
