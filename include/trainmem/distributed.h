@@ -139,6 +139,22 @@ SearchResult search_layouts(const LoadedModel& model, const TrainingPlan& plan,
                             const LayoutPricer& pricer, const Device& device,
                             const SearchSpace& space);
 
+// The search ranks on live bytes (microseconds a layout); a card runs out on its device total.
+// judge_candidates walks `ranked` in order and keeps the first `count` whose most-loaded rank
+// also fits on the device total (judge_distributed: the caching allocator replayed, the CUDA
+// context added), with that verdict; the layouts it passes over are counted.
+struct JudgedCandidate {
+  LayoutCandidate candidate;
+  Fit fit;  // judge_distributed's verdict: the device total on a CUDA card
+};
+struct JudgedCandidates {
+  std::vector<JudgedCandidate> fitting;
+  std::int64_t over_on_device_total = 0;  // fit on live bytes, over on the device total
+};
+JudgedCandidates judge_candidates(const LoadedModel& model, const TrainingPlan& plan,
+                                  const Device& device, const std::vector<LayoutCandidate>& ranked,
+                                  std::size_t count);
+
 // The fewest GPUs (1, 2, 4, ... up to max_gpus; gpus_per_node per node) on which `shape` fits:
 // its engine, sharding, offload and tp/pp/cp/ep kept, only the GPU count grown. nullopt when even
 // max_gpus is not enough or no count is valid for the model.

@@ -283,15 +283,17 @@ struct LayoutPricer::Impl {
   layout::Basis engine_basis;
   TrainingPlan plan;
   TrainingPlan engine_plan;
-  std::int64_t weight_bytes = 0;
+  std::int64_t weight_bytes = 0;         // the model as loaded under `plan`
+  std::int64_t engine_weight_bytes = 0;  // under `engine_plan`, as estimate_distributed loads it
 };
 
 LayoutPricer::LayoutPricer(const LoadedModel& model, const TrainingPlan& plan) {
   TrainingPlan master = plan;
   master.precision = with_master_copy(plan.precision);
   impl_ =
-      new Impl{layout::make_basis(model, plan), layout::make_basis(model, master), plan, master, 0};
+      new Impl{layout::make_basis(model, plan), layout::make_basis(model, master), plan, master};
   impl_->weight_bytes = layout::weights_bytes(impl_->basis);
+  impl_->engine_weight_bytes = layout::weights_bytes(impl_->engine_basis);
 }
 
 LayoutPricer::~LayoutPricer() {
@@ -319,9 +321,11 @@ LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
     if (l.pp == 1) break;
   }
   const layout::LoadShare load = layout::load_share(l);
+  // The loaded model in the basis this layout is priced in, as estimate_distributed counts it.
+  const std::int64_t loaded = engine ? impl_->engine_weight_bytes : impl_->weight_bytes;
   out.host_bytes = std::max(host * l.gpus_per_node,
                             static_cast<std::int64_t>(std::llround(
-                                static_cast<double>(impl_->weight_bytes) * load.processes)));
+                                static_cast<double>(loaded) * load.processes)));
   return out;
 }
 

@@ -64,6 +64,26 @@ Result<DistributedVerdict> judge_distributed(const LoadedModel& model, const Tra
   return v;
 }
 
+JudgedCandidates judge_candidates(const LoadedModel& model, const TrainingPlan& plan,
+                                  const Device& device, const std::vector<LayoutCandidate>& ranked,
+                                  std::size_t count) {
+  JudgedCandidates out;
+  const GpuOptions options = gpu_options_for(device, plan);
+  for (const LayoutCandidate& c : ranked) {
+    if (out.fitting.size() >= count) break;
+    TrainingPlan p = plan;
+    p.layout = c.layout;
+    auto v = judge_distributed(model, p, device, options);
+    if (!v || !v->fit) continue;  // the plan's alloc_conf was checked when it was made
+    if (!v->fit->fits) {
+      ++out.over_on_device_total;
+      continue;
+    }
+    out.fitting.push_back({c, *v->fit});
+  }
+  return out;
+}
+
 std::optional<JudgedLayout> min_gpus_judged(const LoadedModel& model, const TrainingPlan& plan,
                                             const LayoutPricer& pricer, const Device& device,
                                             const Layout& shape, std::int64_t max_gpus,

@@ -107,6 +107,24 @@ TEST(CliDistributed, PlanRanksFittingLayouts) {
   EXPECT_EQ(again["most_loaded"]["peak_bytes"], first["peak_bytes"]);
 }
 
+// plan ranks on live bytes but shows only layouts that `estimate` with the same flags says fit
+// on the device total, with that figure and the same host RAM per node. Llama-3.1-70B on H100s
+// has layouts whose live peak fits and whose device total does not (FSDP2 SHARD_GRAD_OP, TP 4,
+// PP 4 is 1.41 GiB under on live bytes and 0.91 GiB over on the device total).
+TEST(CliDistributed, PlanShowsWhatEstimateSaysFits) {
+  const std::string model = "llama-3.1-70b --gpu h100-sxm";
+  const auto j = run_json("plan " + model + " --host-memory 512GiB --top 6");
+  EXPECT_GE(j["over_on_device_total"].get<std::int64_t>(), 1);
+  ASSERT_EQ(j["layouts"].size(), 6u);
+  for (const auto& row : j["layouts"]) {
+    const auto e = run_json("estimate " + model + " " + row["flags"].get<std::string>());
+    EXPECT_TRUE(e["fit"]["fits"].get<bool>()) << row["flags"];
+    EXPECT_EQ(e["fit"]["peak_bytes"], row["judged_bytes"]) << row["flags"];
+    EXPECT_EQ(e["fit"]["margin_bytes"], row["headroom_bytes"]) << row["flags"];
+    EXPECT_EQ(e["host_per_node"]["peak_bytes"], row["host_bytes_per_node"]) << row["flags"];
+  }
+}
+
 TEST(CliDistributed, MinGpusAndAdvise) {
   const auto j = run_json(
       "solve llama-3.1-70b --gpu h100 --seq 4096 --checkpointing full "

@@ -79,49 +79,65 @@ int run_plan(const PlanArgs& a) {
   const LayoutPricer pricer(in->model, in->plan);
   const SearchResult r = search_layouts(in->model, in->plan, pricer, *in->device, space);
   const Unit u = in->options.unit;
-  const auto shown = std::min<std::size_t>(
-      r.fitting.size(), static_cast<std::size_t>(std::max<std::int64_t>(a.top, 0)));
+  // The search ranks on live bytes; what is shown is checked as `estimate` judges it.
+  const JudgedCandidates judged =
+      judge_candidates(in->model, in->plan, *in->device, r.fitting,
+                       static_cast<std::size_t>(std::max<std::int64_t>(a.top, 0)));
+  const std::size_t shown = judged.fitting.size();
   if (a.output.json) {
     nlohmann::json rows = nlohmann::json::array();
-    for (std::size_t i = 0; i < shown; ++i) {
-      const LayoutCandidate& c = r.fitting[i];
+    for (const JudgedCandidate& jc : judged.fitting) {
+      const LayoutCandidate& c = jc.candidate;
       rows.push_back({{"layout", describe(c.layout)},
                       {"flags", layout_flags(c.layout)},
                       {"gpus", world_size(c.layout)},
                       {"peak_bytes", c.price.peak_bytes},
                       {"most_loaded_stage", c.price.most_loaded_stage},
-                      {"headroom_bytes", c.headroom_bytes},
+                      {"judged_bytes", jc.fit.peak_bytes},
+                      {"judged_figure", jc.fit.figure},
+                      {"headroom_bytes", jc.fit.margin_bytes},
                       {"host_bytes_per_node", c.price.host_bytes},
                       {"comm_bytes_per_step", c.cost.comm_bytes},
                       {"comm_seconds_per_step", c.cost.comm_seconds},
                       {"bubble", c.cost.bubble},
                       {"proxy_seconds", c.cost.proxy_seconds}});
     }
-    const nlohmann::json j = {{"schema", "trainmem.plan/1"}, {"model", a.model},
-                              {"device", in->device->id},    {"searched", r.searched},
-                              {"fitting", r.fitting.size()}, {"layouts", rows}};
+    const nlohmann::json j = {{"schema", "trainmem.plan/1"},
+                              {"model", a.model},
+                              {"device", in->device->id},
+                              {"searched", r.searched},
+                              {"fitting", r.fitting.size()},
+                              {"over_on_device_total", judged.over_on_device_total},
+                              {"layouts", rows}};
     std::cout << j.dump(2) << "\n";
-    return r.fitting.empty() ? 3 : 0;
+    return judged.fitting.empty() ? 3 : 0;
   }
   std::cout << fmt::format(
-      "{} on {} ({} usable per GPU): {} layouts searched on {}-{} GPUs, {} fit\n", a.model,
-      in->device->name, format_bytes(in->device->usable_bytes(), u), r.searched, a.min_gpus,
-      a.max_gpus, r.fitting.size());
-  if (r.fitting.empty()) {
+      "{} on {} ({} usable per GPU): {} layouts searched on {}-{} GPUs, {} fit on live bytes\n",
+      a.model, in->device->name, format_bytes(in->device->usable_bytes(), u), r.searched,
+      a.min_gpus, a.max_gpus, r.fitting.size());
+  if (judged.over_on_device_total > 0) {
+    std::cout << fmt::format(
+        "{} of them, ranked above the last shown, are over on the device total (the caching "
+        "allocator replayed, the CUDA context added: what `estimate` judges) and are left out.\n",
+        judged.over_on_device_total);
+  }
+  if (judged.fitting.empty()) {
     std::cout << "No layout fits: raise --max-gpus, or see `trainmem advise`.\n";
     return 3;
   }
   std::cout << "Ranked by GPUs, then the throughput proxy (communication time per step / (1 - "
                "pipeline bubble); docs/distributed.md), then headroom.\n\n";
   for (std::size_t i = 0; i < shown; ++i) {
-    const LayoutCandidate& c = r.fitting[i];
+    const LayoutCandidate& c = judged.fitting[i].candidate;
+    const Fit& f = judged.fitting[i].fit;
     std::cout << fmt::format(
-        "{:>3}. {}\n     {}\n     peak {} per GPU (stage {}), headroom {}, host {} per node; comm "
-        "{:.3g} GB/step, bubble {:.0f}%, proxy {:.3g} s\n",
+        "{:>3}. {}\n     {}\n     peak {} per GPU (stage {}), {} {}, headroom {}, host {} per "
+        "node; comm {:.3g} GB/step, bubble {:.0f}%, proxy {:.3g} s\n",
         i + 1, describe(c.layout), layout_flags(c.layout), format_bytes(c.price.peak_bytes, u),
-        c.price.most_loaded_stage, format_bytes(c.headroom_bytes, u),
-        format_bytes(c.price.host_bytes, u), c.cost.comm_bytes / 1e9, c.cost.bubble * 100,
-        c.cost.proxy_seconds);
+        c.price.most_loaded_stage, f.figure, format_bytes(f.peak_bytes, u),
+        format_bytes(f.margin_bytes, u), format_bytes(c.price.host_bytes, u),
+        c.cost.comm_bytes / 1e9, c.cost.bubble * 100, c.cost.proxy_seconds);
   }
   return 0;
 }
