@@ -30,7 +30,8 @@ struct SolveArgs {
 
 // solve --for min-gpus: the fewest GPUs on which the plan fits. The layout given (--zero,
 // --fsdp, --tp ...) keeps its shape and only grows; with none, ZeRO-3 and FSDP2 FULL_SHARD are
-// both tried and the smaller count wins.
+// tried, each with and without CPU offload of parameters and optimizer states, and the smaller
+// count wins; at equal counts a layout without offload (no host RAM, no PCIe traffic) wins.
 int run_min_gpus(const SolveArgs& a) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
@@ -48,32 +49,46 @@ int run_min_gpus(const SolveArgs& a) {
     Layout fsdp;
     fsdp.engine = Engine::fsdp;
     shapes = {z3, fsdp};
+    for (Layout offloaded : {z3, fsdp}) {
+      offloaded.offload_optimizer = offloaded.offload_params = true;
+      shapes.push_back(offloaded);
+    }
   } else {
     shapes = {in->plan.layout};
   }
+  const auto offloads = [](const Layout& l) { return l.offload_optimizer || l.offload_params; };
+  // Fewer GPUs first; then no offload; then more room.
+  const auto better = [&](const JudgedLayout& c, const JudgedLayout& b) {
+    if (world_size(c.layout) != world_size(b.layout))
+      return world_size(c.layout) < world_size(b.layout);
+    if (offloads(c.layout) != offloads(b.layout)) return !offloads(c.layout);
+    return c.fit.margin_bytes > b.fit.margin_bytes;
+  };
   const LayoutPricer pricer(in->model, in->plan);
-  std::optional<JudgedLayout> best;
+  std::optional<JudgedLayout> best, best_on_gpus;
   for (const Layout& shape : shapes) {
     auto c = min_gpus_judged(in->model, in->plan, pricer, *in->device, shape, a.max_gpus,
                              a.gpus_per_node);
-    if (c && (!best || world_size(c->layout) < world_size(best->layout) ||
-              (world_size(c->layout) == world_size(best->layout) &&
-               c->fit.margin_bytes > best->fit.margin_bytes))) {
-      best = c;
-    }
+    if (!c) continue;
+    if (!best || better(*c, *best)) best = c;
+    if (!offloads(c->layout) && (!best_on_gpus || better(*c, *best_on_gpus))) best_on_gpus = c;
   }
   const Unit u = in->options.unit;
   if (a.output.json) {
-    nlohmann::json j = {{"schema", "trainmem.solve/1"},
-                        {"model", a.model},
-                        {"for", "min-gpus"},
-                        {"fits", best.has_value()},
-                        {"answer", best ? world_size(best->layout) : 0},
-                        {"layout", best ? describe(best->layout) : std::string()},
-                        {"peak_bytes", best ? best->fit.peak_bytes : 0},
-                        {"figure", best ? best->fit.figure : std::string()},
-                        {"host_bytes_per_node", best ? best->host_bytes : 0},
-                        {"usable_bytes", in->device->usable_bytes()}};
+    nlohmann::json j = {
+        {"schema", "trainmem.solve/1"},
+        {"model", a.model},
+        {"for", "min-gpus"},
+        {"fits", best.has_value()},
+        {"answer", best ? world_size(best->layout) : 0},
+        {"layout", best ? describe(best->layout) : std::string()},
+        {"peak_bytes", best ? best->fit.peak_bytes : 0},
+        {"figure", best ? best->fit.figure : std::string()},
+        {"host_bytes_per_node", best ? best->host_bytes : 0},
+        {"usable_bytes", in->device->usable_bytes()},
+        {"offload", best && offloads(best->layout)},
+        {"answer_without_offload", best_on_gpus ? world_size(best_on_gpus->layout) : 0},
+        {"layout_without_offload", best_on_gpus ? describe(best_on_gpus->layout) : std::string()}};
     std::cout << j.dump(2) << "\n";
     return best ? 0 : 3;
   }
@@ -88,6 +103,15 @@ int run_min_gpus(const SolveArgs& a) {
       world_size(best->layout), in->device->id, describe(best->layout), best->fit.figure,
       format_bytes(best->fit.peak_bytes, u), format_bytes(in->device->usable_bytes(), u),
       format_bytes(best->fit.margin_bytes, u), format_bytes(best->host_bytes, u));
+  if (offloads(best->layout)) {
+    std::cout << "  Offload keeps parameters and optimizer states in host RAM and moves them over "
+                 "PCIe every step: slower than a layout that holds them on the GPUs.\n";
+    if (best_on_gpus) {
+      std::cout << fmt::format("  Without offload: {} x {} — {}\n",
+                               world_size(best_on_gpus->layout), in->device->id,
+                               describe(best_on_gpus->layout));
+    }
+  }
   return 0;
 }
 
