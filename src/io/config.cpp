@@ -150,6 +150,7 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
     adapters::read_generic(reader, spec);
     if (reader.error()) {
       const Error& e = *reader.error();
+      if (e.field == "model_type") return e;  // refused for what the family is (generic.cpp)
       return Error{e.code, e.file, e.field,
                    fmt::format("{} ('{}' has no adapter, so its standard keys are read; "
                                "families with adapters: {})",
@@ -161,10 +162,9 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
   spec.defaulted_keys = reader.defaulted();
   // A multimodal wrapper (Gemma 3, LLaVA-style) also holds encoders for other inputs; only its
   // language model is priced, and the report says so.
-  if (config != &root) {
-    for (const char* key : {"vision_config", "audio_config", "vision_tower"}) {
-      if (root.contains(key) && !root[key].is_null()) spec.unpriced_parts.emplace_back(key);
-    }
+  // (Qwen2-VL and Qwen2.5-VL keep the language model's keys at the top, beside vision_config.)
+  for (const char* key : {"vision_config", "audio_config", "vision_tower"}) {
+    if (root.contains(key) && !root[key].is_null()) spec.unpriced_parts.emplace_back(key);
   }
   return spec;
 }

@@ -32,10 +32,17 @@ LoadedModel model_from_spec(ModelSpec spec, SourceKind source, std::string detai
   if (source != SourceKind::preset && !model.spec.defaulted_keys.empty()) {
     std::string keys;
     for (const std::string& k : model.spec.defaulted_keys) keys += (keys.empty() ? "" : ", ") + k;
-    model.notes.push_back(fmt::format(
-        "The config omits keys that transformers' {} config class fills with its defaults; "
-        "trainmem uses the same defaults: {}.",
-        model.spec.model_type, keys));
+    // A family without an adapter has no known class defaults: say what was assumed instead.
+    model.notes.push_back(
+        model.spec.estimated_from.empty()
+            ? fmt::format("The config omits keys that transformers' {} config class fills with "
+                          "its defaults; trainmem uses the same defaults: {}.",
+                          model.spec.model_type, keys)
+            : fmt::format("The config omits keys, and trainmem has no adapter for {} to know its "
+                          "config class's defaults; it assumed: {}. A different default (a tied "
+                          "embedding, biases) changes the count: a folder with the safetensors "
+                          "gives the exact tensors.",
+                          model.spec.model_type, keys));
   }
   if (!model.spec.unpriced_parts.empty()) {
     std::string parts;

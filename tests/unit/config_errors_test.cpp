@@ -46,10 +46,53 @@ TEST(ConfigErrors, MissingModelType) {
 // A model_type without an adapter is read through the standard keys (issue 15); a config that
 // lacks them still fails, naming the key and listing the families with adapters.
 TEST(ConfigErrors, UnknownModelTypeWithoutStandardKeysNamesTheKey) {
-  const Error e = config_error(R"({"model_type": "mamba"})");
+  const Error e = config_error(R"({"model_type": "nanogpt_custom"})");
   EXPECT_EQ(e.field, "vocab_size");
   EXPECT_NE(e.reason.find("no adapter"), std::string::npos);
   EXPECT_NE(e.reason.find("qwen3"), std::string::npos);
+}
+
+// Families the generic Llama layer would misprice are refused for what they are: an encoder
+// (BERT: 110M params, priced as a Llama decoder 160M), a Mamba hybrid (Jamba: 52B, priced 92B),
+// a state-space model, or a config whose layer_types name non-attention layers.
+TEST(ConfigErrors, EncodersAndNonAttentionLayersAreRefusedNotEstimated) {
+  const std::string shape =
+      R"("vocab_size": 30522, "hidden_size": 768, "num_hidden_layers": 12,
+         "num_attention_heads": 12, "intermediate_size": 3072)";
+  const Error bert = config_error(R"({"model_type": "bert", )" + shape + "}");
+  EXPECT_EQ(bert.field, "model_type");
+  EXPECT_NE(bert.reason.find("encoder"), std::string::npos) << bert.reason;
+  const Error masked = config_error(
+      R"({"model_type": "my_encoder", "architectures": ["MyEncoderForMaskedLM"], )" + shape + "}");
+  EXPECT_NE(masked.reason.find("encoder"), std::string::npos) << masked.reason;
+  const Error jamba =
+      config_error(R"({"model_type": "jamba", "attn_layer_period": 8, )" + shape + "}");
+  EXPECT_EQ(jamba.field, "model_type");
+  EXPECT_NE(jamba.reason.find("not attention"), std::string::npos) << jamba.reason;
+  EXPECT_EQ(config_error(R"({"model_type": "mamba"})").field, "model_type");
+  const Error hybrid = config_error(
+      R"({"model_type": "new_hybrid", "layer_types": ["full_attention", "mamba"], )" + shape + "}");
+  EXPECT_NE(hybrid.reason.find("layer_types: mamba"), std::string::npos) << hybrid.reason;
+  // layer_types of attention kinds alone are a decoder's (Gemma 3, Qwen3's sliding layers).
+  EXPECT_TRUE(spec_from_config_text(
+                  R"({"model_type": "new_decoder", "layer_types": ["sliding_attention",
+                      "full_attention"], )" +
+                      shape + "}",
+                  "config.json")
+                  .ok());
+}
+
+// Qwen2.5-VL keeps the language model's keys at the top level beside vision_config: the vision
+// tower (676,550,144 parameters for the 7B) is not priced, and the report must say so.
+TEST(ConfigErrors, TopLevelVisionConfigIsNamedAsNotPriced) {
+  auto spec = spec_from_config_text(
+      R"({"model_type": "qwen2_5_vl", "vocab_size": 152064, "hidden_size": 3584,
+          "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+          "intermediate_size": 18944, "vision_config": {"depth": 32}})",
+      "config.json");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  ASSERT_EQ(spec->unpriced_parts.size(), 1u);
+  EXPECT_EQ(spec->unpriced_parts[0], "vision_config");
 }
 
 TEST(ConfigErrors, EncoderDecoderIsRefused) {

@@ -8,13 +8,81 @@
 // safetensors headers); activations are an estimate, said so in a note (src/io/config.cpp).
 #include <fmt/format.h>
 
+#include <string_view>
+
 #include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
 
+namespace {
+
+bool contains(std::string_view text, std::string_view part) {
+  return text.find(part) != std::string_view::npos;
+}
+
+// An encoder (bidirectional attention, a masked-LM or classification head): transformers'
+// encoder families, or an architecture name only encoders have.
+bool is_encoder(ConfigReader& r, std::string_view model_type) {
+  for (std::string_view t :
+       {"bert",          "roberta", "xlm-roberta",   "deberta",    "deberta-v2",  "electra",
+        "distilbert",    "albert",  "mpnet",         "modernbert", "camembert",   "ernie",
+        "nomic_bert",    "xlm",     "flaubert",      "funnel",     "longformer",  "big_bird",
+        "convbert",      "rembert", "megatron-bert", "mobilebert", "squeezebert", "roformer",
+        "data2vec-text", "esm",     "nezha",         "xmod",       "luke",        "canine"}) {
+    if (model_type == t) return true;
+  }
+  for (const std::string& a : r.strings("architectures")) {
+    if (contains(a, "ForMaskedLM") || contains(a, "ForTokenClassification") ||
+        contains(a, "ForMultipleChoice")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Layers that are not attention (Mamba/state-space, recurrent, linear attention, convolution),
+// alone or interleaved with attention: their families, their configs' own keys, or a layer_types
+// entry other than an attention kind.
+std::string non_attention_layers(ConfigReader& r, std::string_view model_type) {
+  for (std::string_view t :
+       {"mamba", "mamba2", "falcon_mamba", "jamba", "zamba", "zamba2", "falcon_h1", "bamba",
+        "nemotron_h", "granitemoehybrid", "rwkv", "rwkv5", "rwkv6", "rwkv7", "recurrent_gemma",
+        "xlstm", "lfm2", "qwen3_next", "minimax"}) {
+    if (model_type == t) return std::string(t);
+  }
+  for (const char* key :
+       {"ssm_cfg", "mamba_d_state", "mamba_expand", "attn_layer_period", "layers_block_type",
+        "hybrid_override_pattern", "ssm_state_size", "time_step_rank", "linear_num_value_heads"}) {
+    if (r.has(key)) return key;
+  }
+  for (const std::string& kind : r.strings("layer_types")) {
+    if (!contains(kind, "attention") && kind != "global" && kind != "local") {
+      return "layer_types: " + kind;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 void read_generic(ConfigReader& r, ModelSpec& s) {
   if (r.flag("is_encoder_decoder", false)) {
     r.fail("is_encoder_decoder", "encoder-decoder models are not modelled (decoder-only only)");
+    return;
+  }
+  // The Llama layer below would price another model: refused, not estimated.
+  if (is_encoder(r, s.model_type)) {
+    r.fail("model_type", fmt::format("'{}' is an encoder (bidirectional, masked-LM head); "
+                                     "trainmem prices decoder-only language models",
+                                     s.model_type));
+    return;
+  }
+  if (const std::string why = non_attention_layers(r, s.model_type); !why.empty()) {
+    r.fail("model_type",
+           fmt::format("'{}' has layers that are not attention ({}: state-space, recurrent, "
+                       "linear-attention or convolution layers); trainmem prices transformer "
+                       "decoders, and a Llama layer in their place would be another model",
+                       s.model_type, why));
     return;
   }
   read_common(r,
