@@ -95,6 +95,30 @@ TEST(ConfigErrors, TopLevelVisionConfigIsNamedAsNotPriced) {
   EXPECT_EQ(spec->unpriced_parts[0], "vision_config");
 }
 
+// MoE layouts the generic (Mixtral) layer cannot describe are refused naming the key: Llama 4's
+// shared expert (intermediate_size_mlp), shared experts, leading dense layers; the values that
+// keep Mixtral's layout are accepted. Qwen3-MoE's dense layers by index are refused as
+// Qwen2-MoE's are (Qwen3-30B-A3B with layers 0-3 dense would be priced 2.3B too high).
+TEST(ConfigErrors, MoeLayoutsTheGenericLayerCannotPriceAreRefused) {
+  const std::string moe =
+      R"("vocab_size": 32000, "hidden_size": 1024, "num_hidden_layers": 4,
+         "num_attention_heads": 8, "intermediate_size": 2048, "num_local_experts": 8,
+         "num_experts_per_tok": 2)";
+  EXPECT_EQ(config_error(R"({"model_type": "new_moe", "n_shared_experts": 2, )" + moe + "}").field,
+            "n_shared_experts");
+  EXPECT_EQ(
+      config_error(R"({"model_type": "new_moe", "first_k_dense_replace": 1, )" + moe + "}").field,
+      "first_k_dense_replace");
+  EXPECT_TRUE(spec_from_config_text(
+                  R"({"model_type": "new_moe", "decoder_sparse_step": 1, "n_shared_experts": 0, )" +
+                      moe + "}",
+                  "cfg.json")
+                  .ok());
+  const Error qwen3 = config_error(
+      R"({"model_type": "qwen3_moe", "num_hidden_layers": 48, "mlp_only_layers": [0, 1, 2, 3]})");
+  EXPECT_EQ(qwen3.field, "mlp_only_layers");
+}
+
 TEST(ConfigErrors, EncoderDecoderIsRefused) {
   const Error e = config_error(R"({"model_type": "t5", "is_encoder_decoder": true})");
   EXPECT_EQ(e.field, "is_encoder_decoder");

@@ -22,6 +22,11 @@ void read_qwen3_moe(ConfigReader& r, ModelSpec& s) {
   s.moe.top_k = r.count("num_experts_per_tok", 8);
   s.moe.expert_intermediate = r.count("moe_intermediate_size", 768);
   s.moe.layer_step = r.count("decoder_sparse_step", 1);
+  // As qwen2_moe: a dense layer named by index would be priced as an MoE layer (Qwen3-30B-A3B
+  // with layers 0-3 dense: 28.27B parameters, priced 30.53B), so it is refused.
+  if (r.has("mlp_only_layers") && !r.is_empty_list("mlp_only_layers")) {
+    r.fail("mlp_only_layers", "dense layers listed by index are not modelled (use an empty list)");
+  }
 }
 
 }  // namespace trainmem::adapters
