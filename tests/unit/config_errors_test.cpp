@@ -119,6 +119,19 @@ TEST(ConfigErrors, MoeLayoutsTheGenericLayerCannotPriceAreRefused) {
   EXPECT_EQ(qwen3.field, "mlp_only_layers");
 }
 
+// A Gemma 3 config written before layer_types: sliding_window_pattern 6 makes every sixth layer
+// full attention (configuration_gemma3.py), not every layer sliding.
+TEST(ConfigReading, SlidingWindowPatternMakesEveryNthLayerFull) {
+  auto spec = spec_from_config_text(
+      R"({"model_type": "gemma3_text", "num_hidden_layers": 12, "sliding_window": 512,
+          "sliding_window_pattern": 6})",
+      "config.json");
+  ASSERT_TRUE(spec.ok()) << spec.error().message();
+  const std::vector<bool> expected{true, true, true, true, true, false,
+                                   true, true, true, true, true, false};
+  EXPECT_EQ(spec->sliding_layers, expected);
+}
+
 TEST(ConfigErrors, EncoderDecoderIsRefused) {
   const Error e = config_error(R"({"model_type": "t5", "is_encoder_decoder": true})");
   EXPECT_EQ(e.field, "is_encoder_decoder");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "trainmem/plan.h"
@@ -159,6 +160,15 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
   if (r.has("layer_types")) {
     for (const std::string& t : r.strings("layer_types")) {
       spec.sliding_layers.push_back(t == "sliding_attention");
+    }
+  } else if (spec.sliding_window > 0 && r.has("sliding_window_pattern")) {
+    // Configs written before layer_types (Gemma 3, Cohere2): every pattern-th layer is full
+    // attention (configuration_gemma3.py / configuration_cohere2.py: "sliding_attention" if
+    // bool((i + 1) % sliding_window_pattern) else "full_attention").
+    const std::int64_t pattern = r.count("sliding_window_pattern");
+    // Bounded by the layer limit check_common enforces later (a hostile count is refused there).
+    for (std::int64_t i = 0; pattern > 0 && i < std::min(spec.layers, kMaxLayers); ++i) {
+      spec.sliding_layers.push_back((i + 1) % pattern != 0);
     }
   }
 }
