@@ -19,7 +19,21 @@ namespace {
 struct Figure {
   std::string what;
   std::optional<std::int64_t> elements;  // nullopt: overflowed 64 bits
+  std::string field = "";                // the config key behind it, when one is
 };
+
+// The config key whose value makes the parameter count what it is: the largest of the
+// dimensions a weight is built from.
+std::string largest_dimension(const ModelSpec& s) {
+  std::pair<std::int64_t, std::string> best{s.vocab, "vocab_size"};
+  for (const auto& d : {std::pair{s.hidden, std::string("hidden_size")},
+                        std::pair{s.intermediate, std::string("intermediate_size")},
+                        std::pair{s.moe.expert_intermediate, std::string("moe_intermediate_size")},
+                        std::pair{s.moe.experts, std::string("num_experts")}}) {
+    if (d.first > best.first) best = d;
+  }
+  return fmt::format("{} ({})", best.second, best.first);
+}
 
 // The widest per-token tensor a layer can save: the MLP, attention projections, the hidden state
 // and the experts' widths routed per token, MLA's latent ranks, the router's logits.
@@ -57,7 +71,7 @@ std::vector<Figure> figures(const LoadedModel& model, const TrainingPlan& plan) 
   const auto tokens = checked_mul(plan.batch, plan.seq);
   const auto width = widest(s);
   std::vector<Figure> out;
-  out.push_back({"the parameter count", parameters(model.inventory)});
+  out.push_back({"the parameter count", parameters(model.inventory), largest_dimension(s)});
   if (plan.params_override > 0) out.push_back({"--params", plan.params_override});
   // LoRA adds r x (in + out) per adapted linear: at most 2 r per weight element row and column.
   out.push_back({"rank x 2 x width x layers x 16 linears (LoRA adapters)",
@@ -104,11 +118,14 @@ std::optional<Error> check_plan_size(const LoadedModel& model, const TrainingPla
       const std::string size =
           f.elements ? fmt::format("{:.3g} elements", static_cast<double>(*f.elements))
                      : std::string("more than 2^63 elements");
-      return bad_input("", "",
-                       fmt::format("this plan is too large to price: {} is {}, past the 2^52 "
-                                   "(4.5e15) limit that keeps every byte count exact in 64 bits "
-                                   "(8 EiB)",
-                                   f.what, size));
+      // The parameter count comes from the model's file: name it and its largest dimension.
+      const bool from_file = !f.field.empty() && model.source != SourceKind::preset;
+      return bad_input(
+          from_file ? model.source_detail : "", "",
+          fmt::format("this plan is too large to price: {} is {}{}, past the 2^52 (4.5e15) "
+                      "limit that keeps every byte count exact in 64 bits (8 EiB)",
+                      f.what, size,
+                      f.field.empty() ? "" : fmt::format(" (largest dimension: {})", f.field)));
     }
   }
   return std::nullopt;
