@@ -93,6 +93,38 @@ def test_errors_are_exceptions_with_the_library_message():
         trainmem.estimate("qwen3-0.6b", gpu="rtx-9999")
 
 
+def test_the_ecosystems_keyword_names_price_as_the_command_lines_flags():
+    # The README's SFTConfig example, in its own keywords, against the same flags.
+    kwargs = dict(load_in_4bit=True, lora_r=16, target_modules="all-linear",
+                  per_device_train_batch_size=2, gradient_accumulation_steps=8, max_length="4k",
+                  gradient_checkpointing=True, optim="paged_adamw_8bit", bf16=True)
+    r = trainmem.estimate("Qwen/Qwen3-8B", gpu="rtx-4090", **kwargs)
+    doc = cli_json("estimate", "Qwen/Qwen3-8B", "--load-in-4bit", "--lora-r", "16",
+                   "--target-modules", "all-linear", "--per-device-train-batch-size", "2",
+                   "--gradient-accumulation-steps", "8", "--max-length", "4k",
+                   "--gradient-checkpointing", "--optim", "paged_adamw_8bit", "--bf16",
+                   "--gpu", "rtx-4090")
+    assert r.peak_bytes == doc["totals"]["peak_bytes"]
+    assert r.plan["method"] == "qlora" and r.plan["batch"] == 2 and r.plan["seq"] == 4096
+    assert trainmem.plan(gradient_checkpointing=False)["checkpointing"] == "none"
+    with pytest.raises(trainmem.TrainmemError, match="'maybe' is not true or false"):
+        trainmem.plan(bf16="maybe")
+
+
+def test_wrong_argument_types_are_trainmem_errors():
+    # A number where a name or size goes is its text: gpu=4090 is the RTX 4090.
+    assert trainmem.estimate("qwen3-0.6b", gpu=4090).fit.device == "rtx-4090"
+    with pytest.raises(trainmem.TrainmemError, match="24GB"):
+        trainmem.estimate("qwen3-0.6b", memory=24)
+    with pytest.raises(trainmem.TrainmemError, match="gpu: expected text"):
+        trainmem.estimate("qwen3-0.6b", gpu=["rtx-4090"])
+    assert trainmem.solve("qwen3-0.6b", "max-batch", memory="24GB", step="4").answer % 4 == 0
+    with pytest.raises(trainmem.TrainmemError, match="step: expected a positive whole number"):
+        trainmem.solve("qwen3-0.6b", "max-batch", memory="24GB", step=0)
+    with pytest.raises(trainmem.TrainmemError, match="no_such_file.yaml: cannot read the file"):
+        trainmem.estimate("qwen3-0.6b", args="no_such_file.yaml")
+
+
 def test_plan_round_trips_with_defaults_filled():
     p = trainmem.plan(method="lora", lora_rank=8, lora_targets="q, v")
     assert p["lora"]["rank"] == 8 and p["lora"]["targets"] == ["q", "v"]

@@ -59,8 +59,11 @@ def _config_text(value: Any) -> Tuple[str, str]:
     object's to_dict() holds every field, defaults included, as the trainer will see it; a field
     that is None or empty is unset."""
     if isinstance(value, (str, os.PathLike)):
-        with open(value, encoding="utf-8") as f:
-            return f.read(), str(value)
+        try:
+            with open(value, encoding="utf-8") as f:
+                return f.read(), str(value)
+        except OSError as e:
+            raise TrainmemError(f"{value}: cannot read the file ({e.strerror})") from None
     name = type(value).__name__
     if hasattr(value, "to_dict"):
         value = value.to_dict()
@@ -76,6 +79,28 @@ def _json_value(value: Any) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted(value, key=str)
     return str(value)
+
+
+def _text(name: str, value: Any) -> Optional[str]:
+    """A device name or a size as the native call takes it: gpu=4090 is the name "4090", memory=24
+    is "24" (which the library refuses for want of a unit, naming both spellings)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise TrainmemError(f"{name}: expected text such as \"rtx-4090\" or \"24GB\", "
+                        f"got {type(value).__name__}")
+
+
+def _whole(name: str, value: Any) -> Optional[int]:
+    """A positive whole number given as an int or its text ("4")."""
+    if value is None:
+        return None
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise TrainmemError(f"{name}: expected a positive whole number, got {value!r}")
 
 
 def _imported(configs: Mapping[str, Any]) -> Tuple[List[Tuple[str, str, str]], List[str]]:
@@ -232,6 +257,7 @@ def estimate(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str
     length, truncated at ``seq`` when given: ``Estimate.dataset`` holds that report. Tokens are
     counted exactly by a tokenizer.json beside the model's config, else estimated."""
     m = load(model)
+    gpu, memory, reserve = _text("gpu", gpu), _text("memory", memory), _text("reserve", reserve)
     plan_json, notes, seq_given = _plan_and_reports(plan_fields)
     doc = json.loads(_native.estimate(m, plan_json, gpu, memory, reserve,
                                       None if dataset is None else str(dataset), seq_given, notes))
@@ -250,7 +276,8 @@ def solve(model: ModelRef, target: str, *, gpu: Optional[str] = None,
     "smallest-tier". ``step``: the answer is a multiple of it; by default 64 for max-seq and 1
     otherwise, as ``trainmem solve``."""
     m = load(model)
-    doc = json.loads(_native.solve(m, _plan_json(plan_fields), target, gpu, memory, step))
+    doc = json.loads(_native.solve(m, _plan_json(plan_fields), target, _text("gpu", gpu),
+                                   _text("memory", memory), _whole("step", step)))
     return Solution(doc)
 
 
@@ -262,7 +289,8 @@ def advise(model: ModelRef, *, gpu: Optional[str] = None, memory: Optional[str] 
     and ``Advice.dataset`` holds the dataset report."""
     m = load(model)
     plan_json, _reports, seq_given = _plan_and_reports(plan_fields)
-    return Advice(json.loads(_native.advise(m, plan_json, gpu, memory,
+    return Advice(json.loads(_native.advise(m, plan_json, _text("gpu", gpu),
+                                            _text("memory", memory),
                                             None if dataset is None else str(dataset), seq_given)))
 
 

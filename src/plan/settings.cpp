@@ -10,6 +10,7 @@
 #include "gpu/caching_allocator.h"
 #include "plan/framework.h"
 #include "plan/plan.h"
+#include "plan/setting_aliases.h"
 #include "trainmem/plan.h"
 #include "trainmem/render.h"
 #include "util/edit_distance.h"
@@ -281,6 +282,11 @@ std::optional<Error> apply(TrainingPlan& p, const PlanSetting& s, std::vector<st
   for (const std::string& key : plan_setting_keys()) {
     if (edit_distance(k, key) <= 2) near += (near.empty() ? "" : ", ") + key;
   }
+  for (const SettingAlias& a : setting_aliases()) {
+    if (edit_distance(k, a.name) <= 2 && near.find(a.name) == std::string::npos) {
+      near += (near.empty() ? "" : ", ") + std::string(a.name);
+    }
+  }
   return setting_error(s, fmt::format("'{}' is not a plan setting{}", k,
                                       near.empty() ? "" : " (did you mean " + near + "?)"));
 }
@@ -404,7 +410,14 @@ Error named_by_its_setting(Error e, const PlanPatch& patch) {
 
 }  // namespace
 
-Result<PlanResult> plan_from(const PlanPatch& patch) {
+Result<PlanResult> plan_from(const PlanPatch& given_patch) {
+  // The ecosystem's names (per_device_train_batch_size, bf16=True) become plan settings first.
+  PlanPatch patch;
+  for (const PlanSetting& s : given_patch) {
+    auto canonical = canonical_settings(s);
+    if (!canonical) return canonical.error();
+    patch.insert(patch.end(), canonical->begin(), canonical->end());
+  }
   PlanResult r{hf_trainer_defaults(), {}};
   const auto given = [&patch](std::string_view key) {
     return std::any_of(patch.begin(), patch.end(),

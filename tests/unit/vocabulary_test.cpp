@@ -91,6 +91,45 @@ TEST(PlanSettings, WholeNumbersMayBeSpelledInScientificOrDecimalNotation) {
   }
 }
 
+// The ecosystem's names, as a Python call gives them, are the plan settings they name; a switch
+// reads its value as a boolean (load_in_8bit sets two settings, bf16=false sets nothing).
+TEST(PlanSettings, EcosystemNamesAreThePlanSettingsTheyName) {
+  const auto plan = [](const PlanPatch& patch) {
+    auto r = plan_from(patch);
+    EXPECT_TRUE(r.ok()) << r.error().message();
+    return r ? render_plan_json(r->plan) : std::string();
+  };
+  EXPECT_EQ(plan({{"per_device_train_batch_size", "2", "per_device_train_batch_size"},
+                  {"max_length", "4k", "max_length"},
+                  {"gradient_accumulation_steps", "8", "gradient_accumulation_steps"},
+                  {"optim", "paged_adamw_8bit", "optim"},
+                  {"gradient_checkpointing", "true", "gradient_checkpointing"},
+                  {"bf16", "True", "bf16"}}),
+            plan({{"batch", "2", "--batch"},
+                  {"seq", "4096", "--seq"},
+                  {"grad_accum", "8", "--grad-accum"},
+                  {"optimizer", "paged_adamw_8bit", "--optim"},
+                  {"checkpointing", "full", "--checkpointing"},
+                  {"precision", "bf16-mixed", "--precision"}}));
+  auto eight = plan_from({{"load_in_8bit", "true", "load_in_8bit"},
+                          {"lora_r", "8", "lora_r"},
+                          {"target_modules", "q_proj,v_proj", "target_modules"}});
+  ASSERT_TRUE(eight.ok()) << eight.error().message();
+  EXPECT_EQ(eight->plan.method, Method::qlora);
+  EXPECT_EQ(eight->plan.quant.kind, QuantKind::int8);
+  EXPECT_EQ(eight->plan.lora.rank, 8);
+  EXPECT_EQ(plan({{"bf16", "false", "bf16"}}), plan({}));
+  EXPECT_EQ(plan({{"gradient_checkpointing", "false", "gradient_checkpointing"}}),
+            plan({{"checkpointing", "none", "--checkpointing"}}));
+  auto bad = plan_from({{"bf16", "maybe", "bf16"}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("'maybe' is not true or false"), std::string::npos);
+  // A near miss of an ecosystem name is suggested too.
+  auto near = plan_from({{"per_device_train_batch_sizes", "2", "per_device_train_batch_sizes"}});
+  ASSERT_FALSE(near.ok());
+  EXPECT_NE(near.error().message().find("per_device_train_batch_size"), std::string::npos);
+}
+
 // The web form starts from default_settings(): applied as settings, they must give the plan the
 // command line prices with no flags, and each enumerated value must be a canonical name.
 TEST(PlanSettings, DefaultSettingsDescribeTheCommandLinesDefaults) {
