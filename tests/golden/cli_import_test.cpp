@@ -179,6 +179,10 @@ TEST(CliImport, PeftAdapterConfigAloneAndWithBitsAndBytesIsQlora) {
   EXPECT_EQ(qlora["plan"]["method"], "qlora");
   EXPECT_EQ(qlora["plan"]["quant"]["kind"], "nf4");
   EXPECT_EQ(qlora["plan"]["lora"]["rank"], 8);
+  // bias "none" and a null modules_to_save ask for nothing: not listed as ignored keys.
+  const CliRun text = run_cli("estimate --from " + import_data("adapter_config.json"));
+  EXPECT_TRUE(contains(text, "bias = none (no change)")) << text.out;
+  EXPECT_FALSE(contains(text, "bias (bias training is not priced)")) << text.out;
 }
 
 TEST(CliImport, AxolotlQloraYaml) {

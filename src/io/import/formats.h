@@ -28,6 +28,9 @@ struct ImportRule {
   // Non-empty: what the tool does when the file sets the key to null, said in the used list
   // instead of "(no change)" (torchtune's max_seq_len: null truncates nothing).
   std::string when_unset = "";
+  // A not-priced key's value that asks for nothing (PEFT's bias "none"): read as "(no change)",
+  // as null is, rather than listed as ignored.
+  std::string inert = "";
 };
 
 struct ImportFormat {

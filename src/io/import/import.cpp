@@ -178,6 +178,10 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
         continue;
       }
       if (!rule.why_ignored.empty()) {
+        if (io::is_unset(value) || (!rule.inert.empty() && value == rule.inert)) {
+          unchanged = true;
+          continue;
+        }
         out.ignored.push_back(fmt::format("{} ({})", key, rule.why_ignored));
         continue;
       }

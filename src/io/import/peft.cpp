@@ -26,7 +26,7 @@ const ImportFormat& peft_format() {
        when_true("use_dora", "dora", "true"),
        same("layers_to_transform", "train_layers"),
        not_priced("task_type", "no memory effect"),
-       not_priced("bias", "bias training is not priced"),
+       not_priced("bias", "bias training is not priced", "none"),
        same("modules_to_save", "modules_to_save"),
        not_priced("fan_in_fan_out", "no memory effect"),
        not_priced("init_lora_weights", "no memory effect"),

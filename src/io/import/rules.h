@@ -43,8 +43,9 @@ inline ImportRule on_off(std::string key, std::string setting, std::string on, s
           ""};
 }
 // A key trainmem knows but does not price; `why` is printed in the ignored list.
-inline ImportRule not_priced(std::string key, std::string why) {
-  return {std::move(key), "", nullptr, std::move(why)};
+// A null value, or `inert`, asks for nothing and reads as "(no change)".
+inline ImportRule not_priced(std::string key, std::string why, std::string inert = "") {
+  return {std::move(key), "", nullptr, std::move(why), "", std::move(inert)};
 }
 // Why a settings file's distributed keys are not settings (docs/distributed.md): the layout reader
 // reads DeepSpeed and accelerate files; a training config only names the DeepSpeed file, and its
