@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "layout/layout.h"
 #include "plan/framework.h"
 #include "plan/method.h"
 #include "trainmem/device.h"
@@ -41,6 +42,10 @@ std::string joined(const std::vector<std::string>& names) {
 std::optional<std::string> bf16_mixed_loading_note(const LoadedModel& model,
                                                    const TrainingPlan& plan) {
   if (plan.precision != Precision::autocast_bf16) return std::nullopt;
+  // DeepSpeed and FSDP run bf16-mixed as 16-bit weights with an fp32 master copy in the
+  // optimizer (with_engine_precision), and the layout's own note says so: how from_pretrained
+  // loads the model does not set what they hold.
+  if (engine_keeps_master(plan.layout)) return std::nullopt;
   const bool hf_loader = plan.framework == "hf" || plan.framework == "trl" ||
                          plan.framework == "axolotl" || plan.framework == "unsloth";
   if (!hf_loader) return std::nullopt;

@@ -125,6 +125,17 @@ TEST(CliDistributed, PlanShowsWhatEstimateSaysFits) {
   }
 }
 
+// Under FSDP or DeepSpeed, bf16-mixed runs as the engine's bf16 with an fp32 master copy: the
+// single-GPU note on how from_pretrained loads fp32 weights would contradict the engine's note.
+TEST(CliDistributed, OnePrecisionNoteUnderAnEngineWithAMasterCopy) {
+  const auto fsdp = run_json("estimate llama-3.1-8b --gpus 8 --fsdp full");
+  const std::string notes = fsdp["notes"].dump();
+  EXPECT_EQ(notes.find("bf16-mixed prices"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("bf16-fp32-master"), std::string::npos) << notes;
+  const auto one = run_json("estimate llama-3.1-8b");
+  EXPECT_NE(one["notes"].dump().find("bf16-mixed prices"), std::string::npos);
+}
+
 TEST(CliDistributed, MinGpusAndAdvise) {
   const auto j = run_json(
       "solve llama-3.1-70b --gpu h100 --seq 4096 --checkpointing full "
