@@ -144,8 +144,8 @@ Result<LoadedModel> load_preset(std::string_view name) {
       model->spec.name = std::string(name);
       model->notes.push_back(
           fmt::format("{} is priced with the preset {} ({}): the same "
-                      "repository name under another owner, a re-upload with "
-                      "the same config.json.",
+                      "repository name under another owner, a re-upload of "
+                      "that model.",
                       name, p.info.id, p.info.hf_id));
       return model;
     }
@@ -153,15 +153,23 @@ Result<LoadedModel> load_preset(std::string_view name) {
   // "-Instruct", "-Chat", "-Base", "-it": a tuned checkpoint of a preset's architecture has the
   // same config.json shapes (instruction tuning changes values, not tensors), so it is priced
   // with that preset and the report says so.
-  for (std::string_view suffix : {"-instruct", "-chat", "-base", "-it"}) {
-    if (key.size() <= suffix.size() || !key.ends_with(suffix)) continue;
-    auto base = load_preset(std::string_view(name).substr(0, name.size() - suffix.size()));
+  // A dated release of one (Qwen3-4B-Instruct-2507, -Thinking-2507) keeps the shapes too.
+  const bool dated =
+      key.size() > 5 && key[key.size() - 5] == '-' &&
+      std::all_of(key.end() - 4, key.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::string_view undated = std::string_view(name).substr(0, name.size() - (dated ? 5 : 0));
+  const std::string undated_key = key.substr(0, undated.size());
+  for (std::string_view suffix : {"-instruct", "-chat", "-base", "-it", "-thinking"}) {
+    if (undated_key.size() <= suffix.size() || !undated_key.ends_with(suffix)) continue;
+    auto base = load_preset(undated.substr(0, undated.size() - suffix.size()));
     if (!base) continue;
     const std::string preset_model = base->spec.name;
     base->spec.name = std::string(name);
     base->notes.push_back(fmt::format(
-        "{} is priced with the preset {} ({}): a {} checkpoint has its base model's tensor shapes.",
-        name, base->source_detail, preset_model, name.substr(name.size() - suffix.size() + 1)));
+        "{} is priced with the preset {} ({}): a tuned checkpoint ({}) has its base model's "
+        "tensor shapes.",
+        name, base->source_detail, preset_model,
+        undated.substr(undated.size() - suffix.size() + 1)));
     return base;
   }
   std::string hint;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "support/cli_run.h"
 
@@ -120,6 +121,16 @@ TEST(CliModels, InstructIdsResolveToTheirArchitecturesPreset) {
   EXPECT_EQ(j["model"]["source_detail"], "qwen2.5-7b");
   EXPECT_NE(j["notes"].dump().find("priced with the preset qwen2.5-7b"), std::string::npos);
   EXPECT_EQ(trainmem::testing_support::run_cli("estimate Qwen/Qwen2.5-7B-Turbo").code, 1);
+  // Dated releases (Qwen's -Instruct-2507, -Thinking-2507), which every current LLaMA-Factory
+  // example names, and Llama 3's ids (the 3.1 tensor shapes) resolve too.
+  for (const auto& [id, preset] : {std::pair{"Qwen/Qwen3-4B-Instruct-2507", "qwen3-4b"},
+                                   std::pair{"Qwen/Qwen3-30B-A3B-Thinking-2507", "qwen3-30b-a3b"},
+                                   std::pair{"meta-llama/Meta-Llama-3-8B-Instruct", "llama-3.1-8b"},
+                                   std::pair{"NousResearch/Meta-Llama-3-8B", "llama-3.1-8b"}}) {
+    const auto run = trainmem::testing_support::run_cli(std::string("estimate ") + id + " --json");
+    ASSERT_EQ(run.code, 0) << id << run.out;
+    EXPECT_EQ(nlohmann::json::parse(run.out)["model"]["source_detail"], preset) << id;
+  }
 }
 
 }  // namespace
