@@ -69,6 +69,8 @@ TEST(Cli, SweepTableJudgesTheFigureItsJsonJudges) {
 TEST(Cli, FailIfOverExitsThree) {
   EXPECT_EQ(run("estimate qwen3-8b --memory 24GB --fail-if-over").code, 3);
   EXPECT_EQ(run("estimate gpt2 --memory 80GB --fail-if-over").code, 0);
+  // Without a device the gate could never fail: a usage error, not a silent pass.
+  EXPECT_EQ(run("estimate gpt2 --fail-if-over").code, 2);
 }
 
 TEST(Cli, UsageErrorsExitTwo) {

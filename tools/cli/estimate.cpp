@@ -101,6 +101,11 @@ Result<LengthPrice> price_as_estimate(const PricingInputs& in, const GpuOptions&
 int run_estimate(const EstimateArgs& a, bool explain) {
   auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
   if (!in) return report(in.error());
+  // A gate with nothing to judge against would always pass: a script would never learn.
+  if (a.fail_if_over && !in->device) {
+    return report(Error{ErrorCode::usage, "", "--fail-if-over",
+                        "needs a device to judge against: --gpu or --memory"});
+  }
 
   if (!a.timeline.empty() && a.timeline != "phases" && a.timeline != "events") {
     return report(Error{ErrorCode::usage, "", "--timeline",
