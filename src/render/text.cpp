@@ -31,6 +31,8 @@ std::string peak_phase_words(const Ledger& ledger, int slot) {
 
 std::string plan_line(const TrainingPlan& p) {
   std::string method = std::string(name_of(p.method));
+  // The base's storage: "qlora nf4", "qlora int8" (bitsandbytes 8-bit LoRA is priced as qlora).
+  if (p.method == Method::qlora) method += fmt::format(" {}", name_of(p.quant.kind));
   if (p.method == Method::lora || p.method == Method::qlora) {
     method += fmt::format(" r={}", p.lora.rank);
   }

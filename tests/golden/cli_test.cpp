@@ -73,6 +73,15 @@ TEST(Cli, FailIfOverExitsThree) {
   EXPECT_EQ(run("estimate gpt2 --fail-if-over").code, 2);
 }
 
+// The plan line names a QLoRA base's storage: 8-bit LoRA (load_in_8bit) is priced as qlora int8,
+// and the header said only "qlora".
+TEST(Cli, PlanLineNamesTheQuantisedBasesStorage) {
+  EXPECT_NE(run("estimate qwen3-0.6b --method qlora --quant int8").out.find("qlora int8 r=16 ·"),
+            std::string::npos);
+  EXPECT_NE(run("estimate qwen3-0.6b --method qlora").out.find("qlora nf4 r=16 ·"),
+            std::string::npos);
+}
+
 TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run("").code, 2);
   EXPECT_EQ(run("estimate").code, 2);  // MODEL missing
