@@ -303,6 +303,19 @@ TEST(CliImport, NullSequenceLimitSaysNothingIsTruncated) {
   EXPECT_EQ(given["plan"]["seq"], 4096);
 }
 
+// A torchtune recipe names its model by the builder (model._component_): the file alone prices it,
+// as the same file with the model given does.
+TEST(CliImport, TorchtuneBuilderNamesTheModel) {
+  const auto alone = estimate_json("--from " + import_data("torchtune_full_compile.yaml"));
+  const auto named =
+      estimate_json("llama-3.2-1b --from " + import_data("torchtune_full_compile.yaml"));
+  EXPECT_EQ(alone["model"]["source_detail"], "llama-3.2-1b");
+  EXPECT_EQ(alone["totals"]["peak_bytes"], named["totals"]["peak_bytes"]);
+  const auto lora = estimate_json("--from " + import_data("torchtune_lora.yaml"));
+  EXPECT_EQ(lora["model"]["source_detail"], "llama-3.2-1b");  // lora_llama3_2_1b
+  EXPECT_EQ(lora["plan"]["method"], "lora");
+}
+
 // compile, enable_activation_offloading and optimizer_in_bwd of a torchtune recipe config.
 TEST(CliImport, TorchtuneCompileOffloadingAndOptimizerInBackward) {
   const auto j = estimate_json("llama-3.2-1b --from " + import_data("torchtune_full_compile.yaml"));

@@ -6,6 +6,58 @@
 
 namespace trainmem::io {
 
+namespace {
+
+// The model a torchtune builder builds (torchtune/models/<family>/_model_builders.py: llama3_1_8b,
+// lora_llama3_1_8b, qlora_qwen2_5_1_5b_instruct, ...), as the preset of the same tensor shapes.
+// Llama 3.3 70B has Llama 3.1 70B's shapes. A builder not listed names no model: the command
+// line's model argument then does, or its absence is the usual "name a model" error.
+std::optional<std::string> builder_model(const std::string& component) {
+  std::string b = component.substr(component.rfind('.') + 1);
+  for (const char* prefix : {"qlora_", "lora_", "dora_"}) {
+    if (b.rfind(prefix, 0) == 0) b = b.substr(std::string(prefix).size());
+  }
+  for (const char* suffix : {"_base", "_instruct"}) {
+    const std::string s(suffix);
+    if (b.size() > s.size() && b.compare(b.size() - s.size(), s.size(), s) == 0) {
+      b.resize(b.size() - s.size());
+    }
+  }
+  static constexpr std::pair<std::string_view, std::string_view> kBuilders[] = {
+      {"llama3_8b", "meta-llama/Meta-Llama-3-8B"},
+      {"llama3_70b", "meta-llama/Meta-Llama-3-70B"},
+      {"llama3_1_8b", "llama-3.1-8b"},
+      {"llama3_1_70b", "llama-3.1-70b"},
+      {"llama3_3_70b", "llama-3.1-70b"},
+      {"llama3_2_1b", "llama-3.2-1b"},
+      {"llama3_2_3b", "llama-3.2-3b"},
+      {"qwen2_5_0_5b", "qwen2.5-0.5b"},
+      {"qwen2_5_1_5b", "qwen2.5-1.5b"},
+      {"qwen2_5_3b", "qwen2.5-3b"},
+      {"qwen2_5_7b", "qwen2.5-7b"},
+      {"qwen2_5_14b", "qwen2.5-14b"},
+      {"qwen2_5_32b", "qwen2.5-32b"},
+      {"qwen2_5_72b", "qwen2.5-72b"},
+      {"qwen3_0_6b", "qwen3-0.6b"},
+      {"qwen3_1_7b", "qwen3-1.7b"},
+      {"qwen3_4b", "qwen3-4b"},
+      {"qwen3_8b", "qwen3-8b"},
+      {"qwen3_14b", "qwen3-14b"},
+      {"qwen3_32b", "qwen3-32b"},
+      {"gemma_2b", "gemma-2b"},
+      {"gemma2_9b", "gemma-2-9b"},
+      {"mistral_7b", "mistral-7b-v0.1"},
+      {"phi3_mini", "phi-3-mini-4k-instruct"},
+      {"phi4_14b", "phi-4"},
+  };
+  for (const auto& [builder, model] : kBuilders) {
+    if (b == builder) return std::string(model);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 const ImportFormat& torchtune_format() {
   using namespace rules;
   static const ImportFormat f{
@@ -20,6 +72,7 @@ const ImportFormat& torchtune_format() {
           return "full";
         },
         ""},
+       {"model._component_", "model", builder_model, ""},
        same("model.lora_rank", "lora_rank"),
        same("model.lora_alpha", "lora_alpha"),
        same("model.lora_dropout", "lora_dropout"),
@@ -80,6 +133,7 @@ const ImportFormat& torchtune_format() {
               {"model.apply_lora_to_output", "lm_head"}}) {
           const auto it = c.find(key);
           if (it == c.end()) continue;
+          std::erase(out.ignored, key);  // read here, whatever its value
           if (!is_true(it->second)) {
             out.used.push_back(key + " = " + it->second + " (no change)");
             continue;
@@ -92,7 +146,6 @@ const ImportFormat& torchtune_format() {
           }
           if (!extended) out.patch.push_back({"lora_targets", extra, out.file + ": " + key, true});
           out.used.push_back(key + " = true -> lora_targets +" + extra);
-          std::erase(out.ignored, key);
         }
         // The distributed recipes' FSDP2 settings (torchtune@30b8519e
         // recipes/full_finetune_distributed.py: cfg.custom_sharded_layers, cfg.fsdp_cpu_offload
