@@ -316,6 +316,20 @@ TEST(CliImport, TorchtuneBuilderNamesTheModel) {
   EXPECT_EQ(lora["plan"]["method"], "lora");
 }
 
+// A model named only by the --from file is the one every command reports (advise printed a
+// blank name, plan refused to start).
+TEST(CliImport, EveryCommandTakesTheModelFromTheFile) {
+  const std::string file = import_data("axolotl_qlora.yaml");
+  const CliRun advise = run_cli("advise --from " + file + " --gpu rtx-4090");
+  EXPECT_EQ(advise.out.rfind("NousResearch/Meta-Llama-3.1-8B on ", 0), 0u) << advise.out;
+  const CliRun plan = run_cli("plan --from " + file + " --gpu h100-sxm --top 1 --json");
+  ASSERT_EQ(plan.code, 0) << plan.out;
+  EXPECT_EQ(nlohmann::json::parse(plan.out)["model"], "NousResearch/Meta-Llama-3.1-8B");
+  const CliRun solve = run_cli("solve --from " + file + " --gpu rtx-4090 --for max-seq --json");
+  EXPECT_EQ(nlohmann::json::parse(solve.out)["model"], "NousResearch/Meta-Llama-3.1-8B")
+      << solve.out;
+}
+
 // compile, enable_activation_offloading and optimizer_in_bwd of a torchtune recipe config.
 TEST(CliImport, TorchtuneCompileOffloadingAndOptimizerInBackward) {
   const auto j = estimate_json("llama-3.2-1b --from " + import_data("torchtune_full_compile.yaml"));

@@ -116,7 +116,7 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
   if (a.output.json) {
     // The library's document, with the complete command for each option (the user's own
     // arguments with the option's flags appended) and why the list is empty when it is.
-    nlohmann::json j = nlohmann::json::parse(render_advice_json(adv, a.model));
+    nlohmann::json j = nlohmann::json::parse(render_advice_json(adv, model_label(a.model, *in)));
     for (std::size_t i = 0; i < adv.options.size(); ++i) {
       j["options"][i]["command"] = command_for(typed, adv.options[i].flags);
     }
@@ -128,8 +128,8 @@ int run_advise(const AdviseArgs& a, const std::vector<std::string>& typed) {
   }
   const Fit& n = adv.now;
   std::cout << fmt::format(
-      "{} on {}: {} {} against {} usable — {}\n\n", a.model, n.device.name, n.figure,
-      format_bytes(n.peak_bytes, u), format_bytes(n.usable_bytes, u),
+      "{} on {}: {} {} against {} usable — {}\n\n", model_label(a.model, *in), n.device.name,
+      n.figure, format_bytes(n.peak_bytes, u), format_bytes(n.usable_bytes, u),
       n.fits ? fmt::format("fits, {} free", format_bytes(n.margin_bytes, u))
              : fmt::format("does not fit, over by {}", format_bytes(-n.margin_bytes, u)));
   if (*data) {

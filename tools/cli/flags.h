@@ -104,6 +104,11 @@ struct PricingInputs {
 Result<PricingInputs> read_pricing_inputs(const std::string& model, const PlanFlags& plan,
                                           const DeviceFlags& device, const OutputFlags& output);
 
+// The model as a report names it: as typed, or the name the --from file gave when none was.
+inline std::string model_label(const std::string& typed, const PricingInputs& in) {
+  return typed.empty() ? in.model.spec.name : typed;
+}
+
 // The flag that sets a plan field the library names ("lora.rank" -> "--lora-rank"); fields in a
 // file, and names that are already flags, are left as they are. report() and the web page use it.
 std::string flag_for_field(const std::string& field);

@@ -103,7 +103,7 @@ int run_plan(const PlanArgs& a) {
                       {"proxy_seconds", c.cost.proxy_seconds}});
     }
     const nlohmann::json j = {{"schema", "trainmem.plan/1"},
-                              {"model", a.model},
+                              {"model", model_label(a.model, *in)},
                               {"device", in->device->id},
                               {"searched", r.searched},
                               {"fitting", r.fitting.size()},
@@ -114,8 +114,8 @@ int run_plan(const PlanArgs& a) {
   }
   std::cout << fmt::format(
       "{} on {} ({} usable per GPU): {} layouts searched on {}-{} GPUs, {} fit on live bytes\n",
-      a.model, in->device->name, format_bytes(in->device->usable_bytes(), u), r.searched,
-      a.min_gpus, a.max_gpus, r.fitting.size());
+      model_label(a.model, *in), in->device->name, format_bytes(in->device->usable_bytes(), u),
+      r.searched, a.min_gpus, a.max_gpus, r.fitting.size());
   if (judged.over_on_device_total > 0) {
     std::cout << fmt::format(
         "{} of them, ranked above the last shown, are over on the device total (the caching "
@@ -148,7 +148,9 @@ void register_plan(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<PlanArgs>();
   CLI::App* cmd = app.add_subcommand(
       "plan", "Search layouts (DDP, ZeRO, FSDP, TP/PP/CP/EP, offload) on a cluster and rank them");
-  cmd->add_option("model", args->model, "preset, HF id, config.json, or a folder")->required();
+  cmd->add_option("model", args->model,
+                  "preset, HF id, config.json, a folder, or none when a --from file names the "
+                  "model");
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);

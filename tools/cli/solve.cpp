@@ -77,7 +77,7 @@ int run_min_gpus(const SolveArgs& a) {
   if (a.output.json) {
     nlohmann::json j = {
         {"schema", "trainmem.solve/1"},
-        {"model", a.model},
+        {"model", model_label(a.model, *in)},
         {"for", "min-gpus"},
         {"fits", best.has_value()},
         {"answer", best ? world_size(best->layout) : 0},
@@ -154,7 +154,7 @@ int run_solve(const SolveArgs& a) {
   const Unit u = in->options.unit;
 
   if (a.output.json) {
-    std::cout << render_solve_json(s, a.model, so.step);
+    std::cout << render_solve_json(s, model_label(a.model, *in), so.step);
     return s.found ? 0 : 3;
   }
 

@@ -107,7 +107,7 @@ int run_sweep(const SweepArgs& a) {
     if (!out) return report(bad_input(a.svg, "--svg", "cannot write the file"));
   }
   if (a.output.json) {
-    std::cout << render_sweep_json(sweeps, a.model, a.over);
+    std::cout << render_sweep_json(sweeps, model_label(a.model, *in), a.over);
     return 0;
   }
   for (std::size_t i = 0; i < sweeps.size(); ++i) {
