@@ -274,7 +274,9 @@ TEST(CliImport, TorchtuneYamlIsPureBf16WithMlpAdapters) {
   EXPECT_EQ(p["method"], "lora");
   EXPECT_EQ(p["precision"], "bf16");
   EXPECT_EQ(p["optimizer_impl"], "fused");
-  EXPECT_EQ(p["loss"], "chunked");
+  // LinearCrossEntropyLoss keeps every chunk's fp32 log_softmax, as the profile's 8-chunk loss
+  // does: the full-loss path in 8 chunks, not TRL's recomputed chunks with an fp32 weight copy.
+  EXPECT_EQ(p["loss"], "full");
   EXPECT_EQ(p["batch"], 4);
   EXPECT_EQ(p["lora"]["rank"], 64);
   EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"q", "v", "o", "gate", "up", "down"}));

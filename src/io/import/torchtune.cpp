@@ -101,12 +101,15 @@ const ImportFormat& torchtune_format() {
        // (models/llama3/_tokenizer.py Llama3Tokenizer.tokenize_messages).
        sequence_limit("tokenizer.max_seq_len"),
        {"loss._component_", "loss",
-        [](const std::string& v) -> std::optional<std::string> {
+        [](const std::string&) -> std::optional<std::string> {
           // CEWithChunkedOutputLoss is the torchtune profile's own loss (8 chunks from torchtune
-          // 0.3: the loss_chunks knob, src/plan/framework.cpp), priced on the full-loss path;
-          // LinearCrossEntropyLoss never materialises the whole logits either, like TRL's
-          // chunked loss (an approximation: its chunks are not TRL's).
-          if (v.find("LinearCrossEntropy") != std::string::npos) return "chunked";
+          // 0.3: the loss_chunks knob, src/plan/framework.cpp), priced on the full-loss path.
+          // LinearCrossEntropyLoss is the same memory: it runs the output projection per chunk
+          // (num_output_chunks 8) and `cross_entropy(logits.float())` on each with no
+          // checkpoint, so every chunk's fp32 log_softmax stays saved for backward
+          // (torchtune@bd2a0fc modules/loss/cross_entropy_loss.py compute_cross_entropy, forward).
+          // It is not TRL's chunked loss, which recomputes each chunk and makes an fp32 weight
+          // copy. It drops ignored tokens first, so the full count is an upper bound.
           return "full";
         },
         ""},
