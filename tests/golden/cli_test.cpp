@@ -82,6 +82,15 @@ TEST(Cli, PlanLineNamesTheQuantisedBasesStorage) {
             std::string::npos);
 }
 
+// A step above 1 can skip every size that fits: the answer stays "nothing" (exit 3), and the
+// report names the size below the step that does fit.
+TEST(Cli, SolveNamesWhatFitsBelowTheStep) {
+  const auto r = run(
+      "solve qwen3-8b --method lora --for max-batch --step 4 --memory 24GB --checkpointing full");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.out.find("Below the step: 2 fits"), std::string::npos) << r.out;
+}
+
 TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run("").code, 2);
   EXPECT_EQ(run("estimate").code, 2);  // MODEL missing

@@ -192,6 +192,17 @@ int run_solve(const SolveArgs& a) {
           "`trainmem advise`.\n",
           s.device->id, *target == SolveFor::max_batch ? "batch" : "seq", so.step, s.figure,
           format_bytes(s.peak_bytes, u), format_bytes(s.usable_bytes, u));
+      // A step above 1 may skip what fits below it: say so rather than leave "nothing".
+      if (so.step > 1) {
+        SolveOptions fine = so;
+        fine.step = 1;
+        auto below = solve(in->model, in->plan, in->device, *target, fine);
+        if (below && below->found) {
+          std::cout << fmt::format("  Below the step: {} fits ({} {}); --step 1 finds it.\n",
+                                   below->answer, below->figure,
+                                   format_bytes(below->peak_bytes, u));
+        }
+      }
     }
   }
   for (const std::string& n : s.notes) {
