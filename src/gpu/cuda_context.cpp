@@ -73,8 +73,10 @@ ContextFigure cuda_context(std::string_view cc, const CudaRuntime& rt) {
   if (cc.empty() || !known_family(cc)) {
     out.note = fmt::format(
         "CUDA context: no figure for {}; assumed {} MiB (CUDA {}.{}, {} module loading).",
-        cc.empty() ? std::string("a device without a known compute capability (no --gpu)")
-                   : fmt::format("compute capability {}", cc),
+        cc.empty()
+            ? std::string(
+                  "a device without a known compute capability (no --gpu, a tier or --memory)")
+            : fmt::format("compute capability {}", cc),
         out.bytes / kMiB, rt.cuda_major, rt.cuda_minor, lazy ? "lazy" : "eager");
   }
   return out;

@@ -186,7 +186,10 @@ GpuOptions gpu_options_for(const Device& device, std::string alloc_conf) {
   GpuOptions o;
   o.alloc_conf = std::move(alloc_conf);
   o.compute_capability = device.compute_capability;
-  o.usable_bytes = device.usable_bytes() > 0 ? device.usable_bytes() : 0;
+  // A seed tier is no card: it is judged on the peak (judged_on_device_total), so the replay
+  // runs without its limit, which would report an allocator running out beside a "fits".
+  o.usable_bytes =
+      device.kind != DeviceKind::tier && device.usable_bytes() > 0 ? device.usable_bytes() : 0;
   return o;
 }
 

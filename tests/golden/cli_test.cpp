@@ -91,6 +91,15 @@ TEST(Cli, SolveNamesWhatFitsBelowTheStep) {
   EXPECT_NE(r.out.find("Below the step: 2 fits"), std::string::npos) << r.out;
 }
 
+// A seed tier is judged on the peak: its report says so, and the replay runs with no card's
+// limit (it reported the allocator running out beside "Fits").
+TEST(Cli, ATierIsJudgedAsTheSeedsJudgeIt) {
+  const auto r = run("estimate qwen3-8b --method lora --gpu tier-32gb");
+  EXPECT_NE(r.out.find("Fits:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("runs out"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("The tier's verdict is the seeds'"), std::string::npos) << r.out;
+}
+
 TEST(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run("").code, 2);
   EXPECT_EQ(run("estimate").code, 2);  // MODEL missing

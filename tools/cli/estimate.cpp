@@ -146,6 +146,12 @@ int run_estimate(const EstimateArgs& a, bool explain) {
   } else {
     std::cout << render_text(ledger, f, in->options);
     if (cuda && gpu->available) std::cout << "\n" << render_gpu_text(*gpu, in->options);
+    // A seed tier is judged as the seeds judge it, on the peak against its capacity less 2 GB;
+    // the figures above are what a CUDA card of that size would show.
+    if (in->device && in->device->kind == DeviceKind::tier && cuda && gpu->available) {
+      std::cout << "  The tier's verdict is the seeds': the peak against its capacity less its "
+                   "reserve, which stands in for the context and the allocator's cache above.\n";
+    }
     if (a.timeline == "phases") std::cout << "\n" << render_timeline(ledger, in->options);
     if (a.timeline == "events") {
       std::cout << "\n" << render_alloc_timeline(in->model, in->plan, ledger, gopt, in->options);
