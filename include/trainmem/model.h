@@ -161,6 +161,10 @@ struct ModelSpec {
   // Non-empty for a model_type trainmem has no adapter for: weights are exact (config keys or
   // safetensors headers); activations follow this known layer shape, an estimate.
   std::string estimated_from;
+  // A family without an adapter whose config.json names its attention class (InternLM2's remote
+  // code reads `attn_implementation` from its config, "eager" in its published configs): the
+  // value, for a note when the plan prices another kernel. Empty: not given.
+  std::string config_attention;
 
   Dtype storage_dtype = Dtype::bf16;  // torch_dtype of the checkpoint
   // The checkpoint's own quantisation (config.json quantization_config), which from_pretrained

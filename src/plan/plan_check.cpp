@@ -197,6 +197,16 @@ std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan
         plan.seq, context, context));
   }
   if (auto n = bf16_mixed_loading_note(model, plan)) out.push_back(std::move(*n));
+  // Remote code that picks its attention class from config.json (InternLM2) runs what it says:
+  // eager attention materialises every score matrix, which the sdpa default does not price.
+  if (model.spec.config_attention == "eager" && plan.attention != Attention::eager &&
+      plan.convention == Convention::exact) {
+    out.push_back(fmt::format(
+        "config.json sets attn_implementation \"eager\", and {}'s own modeling code picks its "
+        "attention class from it: priced here as {}; --attention eager prices the score matrices "
+        "that run holds.",
+        model.spec.model_type, name_of(plan.attention)));
+  }
   if (device == nullptr) return out;
   const bool apple = device->kind == DeviceKind::unified;
   if (plan.attention == Attention::flash) {

@@ -1,10 +1,12 @@
 // Bad config input: one test per case. Each error names the file, the field and the reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "trainmem/model.h"
+#include "trainmem/plan.h"
 
 namespace trainmem {
 namespace {
@@ -130,6 +132,29 @@ TEST(ConfigReading, SlidingWindowPatternMakesEveryNthLayerFull) {
   const std::vector<bool> expected{true, true, true, true, true, false,
                                    true, true, true, true, true, false};
   EXPECT_EQ(spec->sliding_layers, expected);
+}
+
+// InternLM2's remote code picks its attention class from config.json's attn_implementation
+// ("eager" in its published configs): a plan pricing sdpa gets a note naming the difference
+// (eager holds every score matrix: Llama-shaped 7B LoRA at 4,096 tokens, 55 vs 152 GiB).
+TEST(ConfigReading, ConfigNamedEagerAttentionIsANote) {
+  auto m = model_from_config_text(
+      R"({"model_type": "internlm2", "vocab_size": 92544, "hidden_size": 4096,
+          "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+          "intermediate_size": 14336, "attn_implementation": "eager"})",
+      "internlm2");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  EXPECT_EQ(m->spec.config_attention, "eager");
+  TrainingPlan sdpa;
+  const auto notes = plan_notes(*m, sdpa, nullptr);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("attn_implementation \"eager\"") != std::string::npos;
+  }));
+  TrainingPlan eager;
+  eager.attention = Attention::eager;
+  for (const std::string& n : plan_notes(*m, eager, nullptr)) {
+    EXPECT_EQ(n.find("attn_implementation"), std::string::npos) << n;
+  }
 }
 
 TEST(ConfigErrors, EncoderDecoderIsRefused) {

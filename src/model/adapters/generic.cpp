@@ -98,6 +98,9 @@ void read_generic(ConfigReader& r, ModelSpec& s) {
               s);
   s.qkv_bias = s.o_bias = r.flag("attention_bias", false);
   s.mlp_bias = r.flag("mlp_bias", false);
+  if (r.has("attn_implementation") && !r.is_null("attn_implementation")) {
+    s.config_attention = r.text("attn_implementation");
+  }
   const bool moe = r.has("num_local_experts") || r.has("num_experts") || r.has("n_routed_experts");
   // The generic MoE layer is Mixtral's: every layer routed, no shared expert. A config that says
   // otherwise (Llama 4's shared expert and interleaved dense layers, DeepSeek-style first dense
