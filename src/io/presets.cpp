@@ -153,6 +153,23 @@ Result<LoadedModel> load_preset(std::string_view name) {
   // "-Instruct", "-Chat", "-Base", "-it": a tuned checkpoint of a preset's architecture has the
   // same config.json shapes (instruction tuning changes values, not tensors), so it is priced
   // with that preset and the report says so.
+  // unsloth's "-bnb-4bit" uploads (and "-unsloth-bnb-4bit", which keeps a few layers 16-bit)
+  // are the model saved quantised, nf4 with double quantisation (their config.json's
+  // quantization_config): the base preset's shapes, loaded 4-bit whatever the training code
+  // asks, as a config.json with that quantization_config is (check_checkpoint_quant).
+  for (std::string_view suffix : {"-unsloth-bnb-4bit", "-bnb-4bit"}) {
+    if (key.size() <= suffix.size() || !key.ends_with(suffix)) continue;
+    auto base = load_preset(std::string_view(name).substr(0, name.size() - suffix.size()));
+    if (!base) continue;
+    const std::string preset_model = base->spec.name;
+    base->spec.name = std::string(name);
+    base->spec.checkpoint_quant = CheckpointQuant{"bitsandbytes", "nf4", true};
+    base->notes.push_back(fmt::format(
+        "{} is priced with the preset {} ({}) saved quantised as unsloth's -bnb-4bit uploads "
+        "are (nf4 with double quantisation): LoRA on it is QLoRA.",
+        name, base->source_detail, preset_model));
+    return base;
+  }
   // A dated release of one (Qwen3-4B-Instruct-2507, -Thinking-2507) keeps the shapes too.
   const bool dated =
       key.size() > 5 && key[key.size() - 5] == '-' &&

@@ -131,6 +131,16 @@ TEST(CliModels, InstructIdsResolveToTheirArchitecturesPreset) {
     ASSERT_EQ(run.code, 0) << id << run.out;
     EXPECT_EQ(nlohmann::json::parse(run.out)["model"]["source_detail"], preset) << id;
   }
+  // unsloth's -bnb-4bit uploads are the preset saved 4-bit: QLoRA on it is priced, and LoRA is
+  // refused naming the flags, as a config.json with that quantization_config is.
+  const auto bnb = trainmem::testing_support::run_cli(
+      "estimate unsloth/Llama-3.2-3B-Instruct-bnb-4bit --method qlora --json");
+  ASSERT_EQ(bnb.code, 0) << bnb.out;
+  EXPECT_EQ(nlohmann::json::parse(bnb.out)["model"]["source_detail"], "llama-3.2-3b");
+  const auto lora = trainmem::testing_support::run_cli(
+      "estimate unsloth/Llama-3.2-3B-Instruct-bnb-4bit --method lora");
+  EXPECT_EQ(lora.code, 1);
+  EXPECT_NE(lora.out.find("--method qlora --quant nf4"), std::string::npos) << lora.out;
 }
 
 }  // namespace
