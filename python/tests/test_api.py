@@ -125,6 +125,16 @@ def test_wrong_argument_types_are_trainmem_errors():
         trainmem.estimate("qwen3-0.6b", args="no_such_file.yaml")
 
 
+def test_advice_and_solution_say_what_they_hold():
+    adv = trainmem.advise("qwen3-8b", gpu="rtx-4090")
+    assert repr(adv).startswith("<Advice: does not fit rtx-4090;")
+    first = adv.options[0]
+    # Each option says how many settings it changes and how it ranks on cost, as the JSON does.
+    assert first.changes >= 1 and first.cost_rank >= 0 and first.flags
+    sol = trainmem.solve("qwen3-0.6b", "max-batch", memory="24GB")
+    assert repr(sol) == f"<Solution max-batch: {sol.answer} ({sol.peak_bytes / 2**30:.2f} GiB)>"
+
+
 def test_plan_round_trips_with_defaults_filled():
     p = trainmem.plan(method="lora", lora_rank=8, lora_targets="q, v")
     assert p["lora"]["rank"] == 8 and p["lora"]["targets"] == ["q", "v"]

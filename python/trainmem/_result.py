@@ -210,6 +210,8 @@ class AdviceOption:
     fits: bool
     margin_bytes: int
     cost: str
+    cost_rank: int = 0  # what it costs in training speed or quality, lower first
+    changes: int = 0  # how many settings it changes
 
 
 class Advice(_Document):
@@ -223,6 +225,12 @@ class Advice(_Document):
         # advise(..., dataset=PATH): the "dataset" object of docs/formats.md; None without one.
         self.dataset: Optional[Dict[str, Any]] = doc.get("dataset")
 
+    def __repr__(self) -> str:
+        first = next((o for o in self.options if o.fits), None)
+        return (f"<Advice: {'fits now' if self.fits_now else 'does not fit'} "
+                f"{self.now.device}; {len(self.options)} options"
+                + (f", cheapest: {first.change}>" if first else ">"))
+
 
 class Solution(_Document):
     """A solver's answer (trainmem.solve/1): ``answer`` is a count or a device id."""
@@ -233,3 +241,8 @@ class Solution(_Document):
         self.found: bool = doc["fits"]
         self.answer = doc["answer"]
         self.peak_bytes: int = doc["peak_bytes"]
+
+    def __repr__(self) -> str:
+        if not self.found:
+            return f"<Solution {self.target}: nothing fits>"
+        return f"<Solution {self.target}: {self.answer} ({self.peak_bytes / 2**30:.2f} GiB)>"
