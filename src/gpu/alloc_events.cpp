@@ -207,7 +207,6 @@ std::int64_t claim_one(const Ledger& l, std::vector<bool>& claimed, Tenant tenan
   return 0;
 }
 
-// Per-tensor pieces of the parameter tenants, from the inventory as the plan leaves it.
 // A rank of a sharded layout (ZeRO-2/3's partition, FSDP's sharded gradients; the layout's
 // "gradients on this rank" and "Sharded gradients" lines) holds its share of each parameter's
 // gradient, which appears when that unit's reduce-scatter ends, in backward's layer order, as a
@@ -245,6 +244,7 @@ void shard_gradient_split(const Ledger& l, std::vector<bool>& claimed,
   }
 }
 
+// Per-tensor pieces of the parameter tenants, from the inventory as the plan leaves it.
 void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<bool>& claimed,
                       Plan& p, Builder& b) {
   const PrecisionRecipe& r = recipe(ctx.plan.precision);

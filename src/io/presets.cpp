@@ -150,9 +150,6 @@ Result<LoadedModel> load_preset(std::string_view name) {
       return model;
     }
   }
-  // "-Instruct", "-Chat", "-Base", "-it": a tuned checkpoint of a preset's architecture has the
-  // same config.json shapes (instruction tuning changes values, not tensors), so it is priced
-  // with that preset and the report says so.
   // unsloth's "-bnb-4bit" uploads (and "-unsloth-bnb-4bit", which keeps a few layers 16-bit)
   // are the model saved quantised, nf4 with double quantisation (their config.json's
   // quantization_config): the base preset's shapes, loaded 4-bit whatever the training code
@@ -170,7 +167,10 @@ Result<LoadedModel> load_preset(std::string_view name) {
         name, base->source_detail, preset_model));
     return base;
   }
-  // A dated release of one (Qwen3-4B-Instruct-2507, -Thinking-2507) keeps the shapes too.
+  // "-Instruct", "-Chat", "-Base", "-it", "-Thinking": a tuned checkpoint of a preset's
+  // architecture has the same config.json shapes (instruction tuning changes values, not tensors),
+  // so it is priced with that preset and the report says so. A dated release of one
+  // (Qwen3-4B-Instruct-2507, -Thinking-2507) keeps the shapes too.
   const bool dated =
       key.size() > 5 && key[key.size() - 5] == '-' &&
       std::all_of(key.end() - 4, key.end(), [](char c) { return c >= '0' && c <= '9'; });
