@@ -216,13 +216,16 @@ std::int64_t claim_one(const Ledger& l, std::vector<bool>& claimed, Tenant tenan
 // scaled by the rank's share (floored; the remainder goes with the head's pieces, first).
 void shard_gradient_split(const Ledger& l, std::vector<bool>& claimed,
                           const std::vector<Piece>& full, Split& split, Builder& b) {
+  // A rank's share is at most the whole, in fp32 where the full gradients are 16-bit (FSDP's
+  // sharded fp32 gradients on one rank): twice their bytes. A larger line is not this share.
+  constexpr std::int64_t kFp32Over16Bit = 2;
   const std::int64_t whole = total(full);
   if (whole <= 0) return;
   for (std::size_t k = 0; k < l.items.size(); ++k) {
     const LedgerItem& i = l.items[k];
     if (claimed[k] || i.tenant != Tenant::gradients ||
         (i.id != "gradients.all" && i.id != "gradients.sharded_gradients_f32") || i.bytes <= 0 ||
-        i.bytes > whole * 2) {
+        i.bytes > whole * kFp32Over16Bit) {
       continue;
     }
     std::vector<Piece> pieces = full;

@@ -171,10 +171,12 @@ Result<LoadedModel> load_preset(std::string_view name) {
   // architecture has the same config.json shapes (instruction tuning changes values, not tensors),
   // so it is priced with that preset and the report says so. A dated release of one
   // (Qwen3-4B-Instruct-2507, -Thinking-2507) keeps the shapes too.
+  constexpr std::size_t kDate = 5;  // "-2507": a dash and YYMM
   const bool dated =
-      key.size() > 5 && key[key.size() - 5] == '-' &&
-      std::all_of(key.end() - 4, key.end(), [](char c) { return c >= '0' && c <= '9'; });
-  const std::string_view undated = std::string_view(name).substr(0, name.size() - (dated ? 5 : 0));
+      key.size() > kDate && key[key.size() - kDate] == '-' &&
+      std::all_of(key.end() - (kDate - 1), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+  const std::string_view undated =
+      std::string_view(name).substr(0, name.size() - (dated ? kDate : 0));
   const std::string undated_key = key.substr(0, undated.size());
   for (std::string_view suffix : {"-instruct", "-chat", "-base", "-it", "-thinking"}) {
     if (undated_key.size() <= suffix.size() || !undated_key.ends_with(suffix)) continue;

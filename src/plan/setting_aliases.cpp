@@ -9,9 +9,10 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 #include <optional>
 #include <string>
+
+#include "util/boolean.h"
 
 namespace trainmem {
 namespace {
@@ -51,14 +52,6 @@ constexpr std::array<SettingAlias, 29> kAliases{{
     {"use_liger_kernel", "loss", "fused", "", "HF TrainingArguments"},
 }};
 
-std::optional<bool> as_boolean(std::string v) {
-  std::transform(v.begin(), v.end(), v.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
-  return std::nullopt;
-}
-
 }  // namespace
 
 std::span<const SettingAlias> setting_aliases() {
@@ -74,7 +67,7 @@ Result<PlanPatch> canonical_settings(const PlanSetting& s) {
       out.push_back({std::string(a.key), s.value, origin, s.from_file});
       continue;
     }
-    const std::optional<bool> on = as_boolean(s.value);
+    const std::optional<bool> on = parse_boolean(s.value);
     if (!on) {
       return Error{s.from_file ? ErrorCode::bad_input : ErrorCode::usage, "", origin,
                    fmt::format("'{}' is not true or false", s.value)};

@@ -13,6 +13,7 @@
 #include "plan/setting_aliases.h"
 #include "trainmem/plan.h"
 #include "trainmem/render.h"
+#include "util/boolean.h"
 #include "util/edit_distance.h"
 #include "util/text_list.h"
 
@@ -90,10 +91,7 @@ Result<double> real(const PlanSetting& s) {
 }
 
 Result<bool> boolean(const PlanSetting& s) {
-  std::string v = s.value;
-  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (v == "true" || v == "1" || v == "yes" || v == "on") return true;
-  if (v == "false" || v == "0" || v == "no" || v == "off") return false;
+  if (const std::optional<bool> b = parse_boolean(s.value)) return *b;
   return setting_error(s, fmt::format("'{}' is not true or false", s.value));
 }
 

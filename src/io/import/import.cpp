@@ -12,6 +12,7 @@
 #include "io/import/rules.h"
 #include "io/json_parse.h"
 #include "io/read_file.h"
+#include "util/boolean.h"
 
 namespace trainmem::io {
 namespace {
@@ -112,21 +113,12 @@ Result<FlatConfig> flatten_config(const std::string& text, const std::string& fi
 #endif
 }
 
-namespace {
-std::string lower(std::string v) {
-  for (char& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return v;
-}
-}  // namespace
-
 bool is_true(const std::string& value) {
-  const std::string v = lower(value);
-  return v == "true" || v == "1" || v == "yes" || v == "on";
+  return parse_boolean(value) == std::optional<bool>(true);
 }
 
 bool is_false(const std::string& value) {
-  const std::string v = lower(value);
-  return v == "false" || v == "0" || v == "no" || v == "off";
+  return parse_boolean(value) == std::optional<bool>(false);
 }
 
 bool is_unset(const std::string& value) {

@@ -106,23 +106,23 @@ void read_generic(ConfigReader& r, ModelSpec& s) {
   // otherwise (Llama 4's shared expert and interleaved dense layers, DeepSeek-style first dense
   // layers, Qwen-MoE's dense layers) would be priced as another model.
   if (moe) {
-    // Each key with the value that keeps Mixtral's layout: no shared expert, every layer MoE.
+    // Each key with the value that keeps Mixtral's layout: no shared expert, every layer MoE;
+    // kNone: no value keeps it (present at all, the layout is another).
+    constexpr double kNone = -1.0;
     for (const auto& [key, plain] :
          {std::pair{"n_shared_experts", 0.0}, std::pair{"num_shared_experts", 0.0},
           std::pair{"shared_expert_intermediate_size", 0.0},
-          std::pair{"intermediate_size_mlp", -1.0}, std::pair{"interleave_moe_layer_step", 1.0},
+          std::pair{"intermediate_size_mlp", kNone}, std::pair{"interleave_moe_layer_step", 1.0},
           std::pair{"first_k_dense_replace", 0.0}, std::pair{"moe_layer_freq", 1.0},
-          std::pair{"decoder_sparse_step", 1.0}, std::pair{"mlp_only_layers", -1.0}}) {
+          std::pair{"decoder_sparse_step", 1.0}, std::pair{"mlp_only_layers", kNone}}) {
       if (!r.has(key) || r.is_null(key) || r.is_empty_list(key)) continue;
-      if (plain >= 0 && r.number(key, plain) == plain) continue;
+      if (plain != kNone && r.number(key, plain) == plain) continue;
       r.fail(key, fmt::format("an MoE layout with shared experts or dense layers; without an "
                               "adapter for '{}' every layer would be priced as Mixtral's "
                               "(all routed, no shared expert)",
                               s.model_type));
       return;
     }
-  }
-  if (moe) {
     s.moe.experts = r.count_any({"num_local_experts", "num_experts", "n_routed_experts"});
     s.moe.top_k = r.count("num_experts_per_tok");
     s.moe.expert_intermediate =
