@@ -46,9 +46,7 @@ std::optional<std::string> bf16_mixed_loading_note(const LoadedModel& model,
   // optimizer (with_engine_precision), and the layout's own note says so: how from_pretrained
   // loads the model does not set what they hold.
   if (engine_keeps_master(plan.layout)) return std::nullopt;
-  const bool hf_loader = plan.framework == "hf" || plan.framework == "trl" ||
-                         plan.framework == "axolotl" || plan.framework == "unsloth";
-  if (!hf_loader) return std::nullopt;
+  if (!runs_transformers_models(plan.framework)) return std::nullopt;  // hf, trl, axolotl, unsloth
   std::string transformers;
   for (const auto& [library, version] : plan.library_versions) {
     if (library == "transformers") transformers = version;
