@@ -195,6 +195,7 @@ NEW_FAMILIES = [
     ("starcoder2-tiny", False, ("sdpa",)),
     ("falcon-tiny", False, ("sdpa",)),
     ("cohere-tiny", False, ("sdpa",)),
+    ("cohere2-tiny", False, ("sdpa",)),
     ("qwen2_moe-tiny", True, ("sdpa",)),
     ("deepseek_v2-tiny", True, ("sdpa",)),
 ]

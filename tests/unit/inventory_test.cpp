@@ -2,6 +2,7 @@
 // and each preset's count against its published figure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "trainmem/model.h"
@@ -152,6 +153,35 @@ INSTANTIATE_TEST_SUITE_P(AllPresets, PresetCount, ::testing::ValuesIn(kExpected)
 
 TEST(Presets, EveryPresetHasAnExpectedCount) {
   EXPECT_EQ(list_presets().size(), std::size(kExpected));
+}
+
+// cohere2 (Command-R7B's config.json shape, which writes neither tie_word_embeddings nor
+// layer_types): Cohere2Config ties the embeddings and makes every fourth layer global
+// (sliding_window_pattern 4). Per layer q,o 2h^2 + k,v 2h*1024 + 3hI + one LayerNorm weight h =
+// 218,107,904; x 32 + 256,000 x 4,096 (tied) + h = 8,028,033,024, the published 8.03B.
+TEST(ConfigCount, Cohere2TiesEmbeddingsAndSlidesThreeLayersInFour) {
+  auto model = model_from_config_text(
+      R"({"model_type": "cohere2", "vocab_size": 256000, "hidden_size": 4096,
+          "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+          "num_key_value_heads": 8, "head_dim": 128, "sliding_window": 4096,
+          "sliding_window_pattern": 4, "use_embedding_sharing": true})",
+      "command-r7b");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  EXPECT_EQ(params_total(model->inventory), 8'028'033'024);
+  ASSERT_EQ(model->spec.sliding_layers.size(), 32u);
+  for (std::size_t i = 0; i < 32; ++i) {
+    EXPECT_EQ(model->spec.sliding_layers[i], (i + 1) % 4 != 0) << "layer " << i;
+  }
+  EXPECT_EQ(model->spec.sliding_window, 4096);
+  // Without the window keys the class defaults apply: 4,096 tokens, pattern 4.
+  auto bare = model_from_config_text(
+      R"({"model_type": "cohere2", "hidden_size": 256, "intermediate_size": 512,
+          "num_hidden_layers": 8, "num_attention_heads": 4, "vocab_size": 1000})",
+      "bare");
+  ASSERT_TRUE(bare.ok()) << bare.error().message();
+  EXPECT_EQ(bare->spec.sliding_window, 4096);
+  EXPECT_EQ(std::count(bare->spec.sliding_layers.begin(), bare->spec.sliding_layers.end(), false),
+            2);
 }
 
 }  // namespace

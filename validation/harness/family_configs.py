@@ -138,6 +138,11 @@ NEW = {
     # scale, tied.
     "cohere-tiny": _cfg("CohereForCausalLM", "cohere", layer_norm_eps=1e-5, logit_scale=0.0625,
                         use_qk_norm=False, tie_word_embeddings=True),
+    # Command-R7B / Command-A (cohere2): Cohere's parallel block and norm, sliding-window
+    # attention on three layers of four (sliding_window_pattern 4, as the published configs
+    # write it; window 4096, here 64), RoPE on the sliding layers only, tied.
+    "cohere2-tiny": _cfg("Cohere2ForCausalLM", "cohere2", layer_norm_eps=1e-5, logit_scale=0.25,
+                         sliding_window=64, sliding_window_pattern=4, tie_word_embeddings=True),
     # Qwen1.5-MoE-A2.7B / Qwen2-57B-A14B: qkv biases, routed experts plus one shared expert
     # behind a sigmoid gate, no top-k renormalisation.
     "qwen2_moe-tiny": _cfg("Qwen2MoeForCausalLM", "qwen2_moe", moe_intermediate_size=64,

@@ -165,12 +165,18 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
     // Configs written before layer_types (Gemma 3, Cohere2): every pattern-th layer is full
     // attention (configuration_gemma3.py / configuration_cohere2.py: "sliding_attention" if
     // bool((i + 1) % sliding_window_pattern) else "full_attention").
-    const std::int64_t pattern = r.count("sliding_window_pattern");
-    // Bounded by the layer limit check_common enforces later (a hostile count is refused there).
-    for (std::int64_t i = 0; pattern > 0 && i < std::min(spec.layers, kMaxLayers); ++i) {
-      spec.sliding_layers.push_back((i + 1) % pattern != 0);
-    }
+    spec.sliding_layers =
+        sliding_layers_from_pattern(spec.layers, r.count("sliding_window_pattern"));
   }
+}
+
+std::vector<bool> sliding_layers_from_pattern(std::int64_t layers, std::int64_t pattern) {
+  std::vector<bool> out;
+  // Bounded by the layer limit check_common enforces later (a hostile count is refused there).
+  for (std::int64_t i = 0; pattern > 0 && i < std::min(layers, kMaxLayers); ++i) {
+    out.push_back((i + 1) % pattern != 0);
+  }
+  return out;
 }
 
 Activation read_activation(ConfigReader& r, const std::string& key, Activation fallback) {

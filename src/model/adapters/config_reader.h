@@ -61,6 +61,10 @@ struct CommonDefaults {
 };
 void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec);
 
+// Which layers slide when a config gives sliding_window_pattern instead of layer_types: all but
+// every pattern-th (configuration_gemma3.py / configuration_cohere2.py). Empty for pattern <= 0.
+std::vector<bool> sliding_layers_from_pattern(std::int64_t layers, std::int64_t pattern);
+
 // The MLP activation named by `key` (hidden_act, activation_function, hidden_activation) as
 // transformers' ACT2FN spells it; absent -> fallback; a name trainmem does not model fails.
 Activation read_activation(ConfigReader& r, const std::string& key, Activation fallback);

@@ -5,7 +5,7 @@
 namespace trainmem::adapters {
 namespace {
 
-constexpr std::array<Adapter, 23> kAdapters{{
+constexpr std::array<Adapter, 24> kAdapters{{
     {"llama", read_llama},
     {"mistral", read_mistral},
     {"qwen2", read_qwen2},
@@ -27,6 +27,7 @@ constexpr std::array<Adapter, 23> kAdapters{{
     {"RefinedWebModel", read_falcon},  // early Falcon configs; transformers maps them to falcon
     {"RefinedWeb", read_falcon},
     {"cohere", read_cohere},
+    {"cohere2", read_cohere2},
     {"qwen2_moe", read_qwen2_moe},
     {"deepseek_v2", read_deepseek_v2},
 }};
