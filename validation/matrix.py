@@ -196,6 +196,7 @@ NEW_FAMILIES = [
     ("falcon-tiny", False, ("sdpa",)),
     ("cohere-tiny", False, ("sdpa",)),
     ("cohere2-tiny", False, ("sdpa",)),
+    ("gpt_oss-tiny", True, ("eager",)),  # transformers has no SDPA path for attention sinks
     ("qwen2_moe-tiny", True, ("sdpa",)),
     ("deepseek_v2-tiny", True, ("sdpa",)),
 ]

@@ -67,7 +67,18 @@ enum class MlpKind { gated, plain };
 
 // The MLP activation as transformers' ACT2FN names it (activations.py); each saves a different
 // number of intermediate tensors for backward (activation_saved_tensors in activation_model.h).
-enum class Activation { silu, gelu, gelu_tanh, gelu_new, gelu_fast, quick_gelu, relu };
+// clamped_swiglu: gpt-oss's expert gate, (clamp(up) + 1) * g * sigmoid(alpha g) with g =
+// clamp(gate) (transformers models/gpt_oss/modeling_gpt_oss.py GptOssExperts._apply_gate).
+enum class Activation {
+  silu,
+  gelu,
+  gelu_tanh,
+  gelu_new,
+  gelu_fast,
+  quick_gelu,
+  relu,
+  clamped_swiglu
+};
 
 // Mixture of experts. experts == 0 means a dense model.
 struct MoeSpec {
@@ -80,6 +91,10 @@ struct MoeSpec {
   std::int64_t layer_step = 1;           // every layer_step-th layer is MoE (decoder_sparse_step)
   bool router_score_bias = false;        // DeepSeek-V3 e_score_correction_bias, one per expert
   bool shared_expert_gate = false;       // Qwen2-MoE style sigmoid gate on the shared expert
+  bool router_bias = false;              // the router linear has a bias (gpt-oss)
+  // The router takes the top-k of its logits, then a softmax over those k in the logits' dtype
+  // (gpt-oss GptOssTopKRouter), instead of an fp32 softmax over every expert first.
+  bool softmax_after_topk = false;
 };
 
 // Multi-head latent attention (DeepSeek-V2/V3). q_lora_rank == 0 means q is projected directly.
@@ -157,6 +172,9 @@ struct ModelSpec {
   // v reaches attention as a view of the fused q/k/v projection output while q and k are new
   // tensors after rotary, so the saved v keeps the whole output (Phi-3, GPT-NeoX).
   bool fused_qkv_view = false;
+  // A learned sink logit per head is appended to every row of scores before the softmax and
+  // dropped after it (gpt-oss eager_attention_forward): one more column per row.
+  bool attention_sinks = false;
 
   // Non-empty for a model_type trainmem has no adapter for: weights are exact (config keys or
   // safetensors headers); activations follow this known layer shape, an estimate.
@@ -201,7 +219,8 @@ enum class Role {
   kv_b,  // MLA low-rank projections
   q_norm,
   k_norm,
-  latent_norm,  // per-head q/k norms; MLA's q_a/kv_a layernorms
+  latent_norm,      // per-head q/k norms; MLA's q_a/kv_a layernorms
+  attention_sinks,  // one learned logit per head joining each softmax (gpt-oss self_attn.sinks)
   gate,
   up,
   gate_up,

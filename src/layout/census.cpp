@@ -32,6 +32,7 @@ bool tp_splits(const TensorGroup& g) {
     case Role::q_norm:
     case Role::k_norm:
     case Role::latent_norm:
+    case Role::attention_sinks:
     case Role::router:
     case Role::router_bias:
     case Role::shared_expert_gate:

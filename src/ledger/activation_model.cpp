@@ -235,6 +235,15 @@ void eager_scores(Sink& s, const ModelSpec& spec, const ActivationSettings& cfg)
   s.score(spec.eager_softmax_fp32 ? "eager: softmax probabilities, fp32"
                                   : "eager: softmax probabilities in the hidden dtype",
           soft, src);
+  if (spec.attention_sinks) {
+    // gpt-oss: cat([scores, sinks]) - max(dim=-1) then softmax: the softmax output has one more
+    // column per row, and max keeps its int64 indices (modeling_gpt_oss.py
+    // eager_attention_forward).
+    constexpr const char* kSinks =
+        "transformers models/gpt_oss/modeling_gpt_oss.py eager_attention_forward (sinks)";
+    s.token("eager: the sink column of the softmax output", soft * spec.heads, kSinks);
+    s.token("eager: row max indices, int64", 8 * spec.heads, kSinks);
+  }
   if (spec.attention_dropout > 0) {
     s.score("eager: attention dropout mask", dropout_mask_bytes(cfg, e), src);
     s.score("eager: dropped probabilities (PV matmul input)", e, src);
@@ -517,8 +526,14 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
                   (t_router ? 1 : 0) + shared_t, has(l.adapted, Role::router) ? 1 : 0, input_saved,
                   cfg, in_rg);
     const bool route_rg = in_rg || t_router;
-    if (route_rg)
+    if (route_rg && m.softmax_after_topk) {
+      // gpt-oss GptOssTopKRouter: topk keeps its int64 indices, the softmax over the k values
+      // its output in the logits' dtype.
+      s.token("router: top-k indices and the softmax over the top-k logits", (8 + e) * m.top_k,
+              "transformers models/gpt_oss/modeling_gpt_oss.py");
+    } else if (route_rg) {
       s.token("router softmax, fp32, and top-k weights/indices", 4 * m.experts + 12 * m.top_k, src);
+    }
     if (spec.model_type.rfind("deepseek", 0) == 0 && t_router) {
       s.token("router: fp32 copy of the input", 4 * h, src);
     }
@@ -910,6 +925,9 @@ int activation_saved_tensors(Activation act) {
       return 4;                  // result, then 0.5*x and 1+tanh (the final mul)
     case Activation::gelu_fast:  // 0.5*x*(1+tanh(x*c*(1+0.044715*x*x))): 0.044715x and x (mul),
       return 7;                  // x*c and 1+..., tanh's result, 0.5x and 1+tanh
+    case Activation::clamped_swiglu:  // the clamps keep the gate and up halves (their saved
+      return 4;                       // inputs), g * sigmoid(alpha g) keeps g and sigmoid's result;
+                                      // the final mul's up operand is (up + 1), a new tensor
   }
   return 1;
 }

@@ -79,6 +79,7 @@ void add_attention(const ModelSpec& s, Builder& b, const Span& span) {
     b.linear("self_attn.v_proj", Role::v, kv_out, s.hidden, s.qkv_bias, n, span);
   }
   b.linear("self_attn.o_proj", Role::o, s.hidden, q_out, s.o_bias, n, span);
+  if (s.attention_sinks) b.add("self_attn.sinks", Role::attention_sinks, {s.heads}, n, &span);
   // q/k norms take the model's norm kind (LayerNorm with bias in Phi, RMSNorm in Qwen3/OLMo-2).
   switch (s.qk_norm) {
     case QkNorm::none:
@@ -140,7 +141,7 @@ void add_mlp(const ModelSpec& s, Builder& b, const Span& span, const std::string
 void add_moe(const ModelSpec& s, Builder& b, const Span& span) {
   const MoeSpec& m = s.moe;
   const std::int64_t n = span.count();
-  b.linear("mlp.gate", Role::router, m.experts, s.hidden, false, n, span);
+  b.linear("mlp.gate", Role::router, m.experts, s.hidden, m.router_bias, n, span);
   if (m.router_score_bias) {
     b.add("mlp.gate.e_score_correction_bias", Role::router_bias, {m.experts}, n, &span);
   }
@@ -272,6 +273,7 @@ bool is_linear_weight(const TensorGroup& g) {
     case Role::q_norm:
     case Role::k_norm:
     case Role::latent_norm:
+    case Role::attention_sinks:
     case Role::router_bias:
     case Role::layer_norm:
     case Role::final_norm:
@@ -310,6 +312,8 @@ std::string_view role_name(Role role) {
       return "k_norm";
     case Role::latent_norm:
       return "latent_norm";
+    case Role::attention_sinks:
+      return "sinks";
     case Role::gate:
       return "gate";
     case Role::up:

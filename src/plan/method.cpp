@@ -353,6 +353,7 @@ bool targets_group(const std::vector<std::string>& t, const TensorGroup& g, bool
     case Role::embedding:
       return has(t, "embed");
     case Role::position_embedding:
+    case Role::attention_sinks:  // a parameter, not a module: no target_modules name reaches it
       return false;
     case Role::q_norm:
     case Role::k_norm:

@@ -168,16 +168,42 @@ std::optional<Error> check_checkpoint_quant(const LoadedModel& model, const Trai
                   saved, flags));
 }
 
+namespace {
+
+// A checkpoint quantised by a method trainmem does not price (config.json quantization_config):
+// the weights are priced at torch_dtype, and the note says which side of the truth that is.
+std::string checkpoint_quant_note(const CheckpointQuant& q, Dtype storage) {
+  const std::string_view dtype = dtype_name(storage);
+  // transformers quantizers/quantizer_mxfp4.py: training needs Mxfp4Config(dequantize=True), which
+  // loads the weights at torch_dtype, as the gpt-oss fine-tuning recipes do.
+  if (q.method == "mxfp4") {
+    return fmt::format(
+        "config.json's quantization_config (mxfp4) is priced dequantised to {}: training loads "
+        "it with Mxfp4Config(dequantize=True), as the gpt-oss fine-tuning recipes do.",
+        dtype);
+  }
+  // GPTQ and AWQ checkpoints load packed (int32 words of 4-bit values plus group scales), so a
+  // LoRA on them holds far less than a dense copy (quantizers/quantizer_gptq.py, _awq.py).
+  if (q.method == "gptq" || q.method == "awq") {
+    return fmt::format(
+        "config.json's quantization_config ({}) is not priced: the weights are priced as a dense "
+        "{} copy, while from_pretrained keeps them packed (about a quarter of that at 4 bits, "
+        "plus group scales), so this over-states the weights of a LoRA on this checkpoint.",
+        q.method, dtype);
+  }
+  return fmt::format(
+      "config.json's quantization_config ({}) is not priced: the weights are priced as {} "
+      "(torch_dtype); training on the {} weights themselves differs.",
+      q.method, dtype, q.method);
+}
+
+}  // namespace
+
 std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan& plan,
                                     const Device* device) {
   std::vector<std::string> out;
   if (const auto& q = model.spec.checkpoint_quant; q && q->method != "bitsandbytes") {
-    out.push_back(fmt::format(
-        "config.json's quantization_config ({}) is not priced: the weights are priced as {} "
-        "(torch_dtype), as a {} copy of the checkpoint loads; training on the {} weights "
-        "themselves differs.",
-        q->method, dtype_name(model.spec.storage_dtype), dtype_name(model.spec.storage_dtype),
-        q->method));
+    out.push_back(checkpoint_quant_note(*q, model.spec.storage_dtype));
   }
   if (const auto unmatched = unmatched_targets(model, plan);
       !unmatched.empty() && plan.convention == Convention::exact) {
@@ -204,6 +230,17 @@ std::vector<std::string> plan_notes(const LoadedModel& model, const TrainingPlan
         "attention class from it: priced here as {}; --attention eager prices the score matrices "
         "that run holds.",
         model.spec.model_type, name_of(plan.attention)));
+  }
+  // Gemma 2 and gpt-oss declare _supports_sdpa = False (soft-capping, attention sinks): asked for
+  // sdpa, transformers runs eager attention, and that is what the activations price.
+  if (!model.spec.sdpa_supported && plan.attention == Attention::sdpa &&
+      plan.convention == Convention::exact) {
+    out.push_back(fmt::format(
+        "transformers has no SDPA attention for {} (_supports_sdpa = False): asked for sdpa it "
+        "runs eager attention, which keeps every score matrix, and that is priced; --attention "
+        "flash prices a FlashAttention kernel (attn_implementation \"flash_attention_2\" or a "
+        "kernels-hub build) instead.",
+        model.spec.model_type));
   }
   if (device == nullptr) return out;
   const bool apple = device->kind == DeviceKind::unified;

@@ -54,6 +54,7 @@ TEST(FamilyActivation, SavedTensorsPerActivation) {
   EXPECT_EQ(activation_saved_tensors(Activation::quick_gelu), 2);
   EXPECT_EQ(activation_saved_tensors(Activation::gelu_new), 4);
   EXPECT_EQ(activation_saved_tensors(Activation::gelu_fast), 7);
+  EXPECT_EQ(activation_saved_tensors(Activation::clamped_swiglu), 4);
 }
 
 TEST(FamilyActivation, DropoutMaskIsBoolOnCudaNoiseOnCpu) {
@@ -140,6 +141,44 @@ TEST(FamilyActivation, Gemma2SoftcapEagerScores) {
   p.attention = Attention::flash;
   EXPECT_EQ(attention_kernel(m.spec, activation_settings(p)), AttentionKernel::fused);
   EXPECT_EQ(terms_per_score(layers(m, p)[0]), 0);
+}
+
+// gpt-oss (a config shaped like gpt-oss-20b, shrunk: h 64, 4 heads of 16, 2 KV heads, 8 experts
+// of 32, top-2). Asked for sdpa it runs eager (_supports_sdpa = False) with the softmax in bf16:
+// 2 B/score, plus per token and head the sink column (2 B) and max's int64 index (8 B). The
+// router keeps the top-k indices (8 B) and the bf16 softmax over the k logits (2 B) per routed
+// copy. The clamped gate keeps 7 widths per routed copy where SwiGLU keeps 4.
+TEST(FamilyActivation, GptOssSinksRouterAndClampedGate) {
+  auto m = model_from_config_text(
+      R"({"model_type": "gpt_oss", "vocab_size": 1000, "hidden_size": 64,
+          "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+          "num_key_value_heads": 2, "head_dim": 16, "num_local_experts": 8,
+          "num_experts_per_tok": 2, "sliding_window": 128,
+          "layer_types": ["sliding_attention", "full_attention"]})",
+      "gpt-oss-small");
+  ASSERT_TRUE(m.ok()) << m.error().message();
+  TrainingPlan p = bf16_full();
+  EXPECT_EQ(attention_kernel(m->spec, activation_settings(p)), AttentionKernel::eager);
+  const auto terms = layers(*m, p);
+  EXPECT_EQ(terms_per_score(terms[1]), 2);
+  auto bytes_of = [&](const std::string& label) {
+    std::int64_t b = 0;
+    for (const ActivationTerm& t : terms[1]) {
+      if (t.name == label) b += t.bytes_per_token;
+    }
+    return b;
+  };
+  EXPECT_EQ(bytes_of("eager: the sink column of the softmax output"), 2 * 4);
+  EXPECT_EQ(bytes_of("eager: row max indices, int64"), 8 * 4);
+  EXPECT_EQ(bytes_of("router: top-k indices and the softmax over the top-k logits"), (8 + 2) * 2);
+  // gate and up halves, the clamped gate and its sigmoid: 4 x 2 copies x 2 B x 32.
+  EXPECT_EQ(bytes_of("experts: activation intermediates of the gate output"), 4 * 2 * 2 * 32);
+  // The same model with SwiGLU experts keeps one width there instead of four.
+  ModelSpec swiglu = m->spec;
+  swiglu.activation = Activation::silu;
+  EXPECT_LT(terms_per_token(layer_terms(swiglu, layer_plans(swiglu, apply_method(*m, p), p)[1],
+                                        activation_settings(p))),
+            terms_per_token(terms[1]));
 }
 
 // Falcon-7B's multi-query K/V reach SDPA with one head and no enable_gqa: the math kernel keeps

@@ -184,5 +184,27 @@ TEST(ConfigCount, Cohere2TiesEmbeddingsAndSlidesThreeLayersInFour) {
             2);
 }
 
+// gpt_oss (gpt-oss-20b's config.json shape). Per layer: q 2880 x 4096 + 4096, k and v 2880 x 512
+// + 512 each, o 4096 x 2880 + 2880, 64 sinks = 26,550,144; router 2880 x 32 + 32 = 92,192; 32
+// experts of gate_up 2880 x 5760 + 5760 and down 2880 x 2880 + 2880 = 796,538,880; two norms
+// 5,760: 823,186,976 x 24 + 2 x 201,088 x 2,880 (untied) + 2,880 = 20,914,757,184 (21B published).
+TEST(ConfigCount, GptOssSinksAndBiases) {
+  auto model = model_from_config_text(
+      R"({"model_type": "gpt_oss", "vocab_size": 201088, "hidden_size": 2880,
+          "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64,
+          "num_key_value_heads": 8, "head_dim": 64, "num_local_experts": 32,
+          "num_experts_per_tok": 4, "experts_per_token": 4, "sliding_window": 128,
+          "attention_bias": true, "tie_word_embeddings": false, "hidden_act": "silu"})",
+      "gpt-oss-20b");
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  EXPECT_EQ(params_total(model->inventory), 20'914'757'184);
+  EXPECT_EQ(model->spec.activation, Activation::clamped_swiglu);
+  EXPECT_FALSE(model->spec.sdpa_supported);
+  // No layer_types: GptOssConfig alternates sliding and full layers, sliding first.
+  ASSERT_EQ(model->spec.sliding_layers.size(), 24u);
+  EXPECT_TRUE(model->spec.sliding_layers[0]);
+  EXPECT_FALSE(model->spec.sliding_layers[1]);
+}
+
 }  // namespace
 }  // namespace trainmem

@@ -143,6 +143,15 @@ NEW = {
     # write it; window 4096, here 64), RoPE on the sliding layers only, tied.
     "cohere2-tiny": _cfg("Cohere2ForCausalLM", "cohere2", layer_norm_eps=1e-5, logit_scale=0.25,
                          sliding_window=64, sliding_window_pattern=4, tie_word_embeddings=True),
+    # gpt-oss-20b/120b: attention with a learned sink per head (eager only: transformers has no
+    # SDPA path for sinks), q/k/v/o biases, alternating sliding (128, here 64) and full layers,
+    # routed experts with biases and the clamped SwiGLU (swiglu_limit 7, alpha 1.702), a router
+    # with bias, softmax over the top-k; untied.
+    "gpt_oss-tiny": _cfg("GptOssForCausalLM", "gpt_oss", intermediate_size=64, head_dim=32,
+                         num_local_experts=8, num_experts_per_tok=2, sliding_window=64,
+                         attention_bias=True, swiglu_limit=7.0, swiglu_alpha=1.702,
+                         router_aux_loss_coef=0.001, output_router_logits=False,
+                         rope_theta=150000.0),
     # Qwen1.5-MoE-A2.7B / Qwen2-57B-A14B: qkv biases, routed experts plus one shared expert
     # behind a sigmoid gate, no top-k renormalisation.
     "qwen2_moe-tiny": _cfg("Qwen2MoeForCausalLM", "qwen2_moe", moe_intermediate_size=64,

@@ -11,7 +11,7 @@ from harness import build, configs, family_configs, methods, record, run
 
 ISSUE_FAMILIES = {"llama", "mistral", "qwen2", "qwen3", "qwen3_moe", "mixtral", "gemma2", "gemma3_text",
                   "phi3", "gpt2", "deepseek_v3", "phi", "gpt_neox", "olmo2", "gemma", "granite",
-                  "starcoder2", "falcon", "cohere", "cohere2", "qwen2_moe", "deepseek_v2"}
+                  "starcoder2", "falcon", "cohere", "cohere2", "gpt_oss", "qwen2_moe", "deepseek_v2"}
 
 
 def _lora_modules(model_type, targets):

@@ -40,6 +40,7 @@ void read_starcoder2(ConfigReader& r, ModelSpec& s);
 void read_falcon(ConfigReader& r, ModelSpec& s);
 void read_cohere(ConfigReader& r, ModelSpec& s);
 void read_cohere2(ConfigReader& r, ModelSpec& s);
+void read_gpt_oss(ConfigReader& r, ModelSpec& s);
 void read_qwen2_moe(ConfigReader& r, ModelSpec& s);
 void read_deepseek_v2(ConfigReader& r, ModelSpec& s);
 // A model_type with no adapter: standard Hugging Face keys read as a Llama-shaped decoder, the

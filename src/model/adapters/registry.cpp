@@ -5,7 +5,7 @@
 namespace trainmem::adapters {
 namespace {
 
-constexpr std::array<Adapter, 24> kAdapters{{
+constexpr std::array<Adapter, 25> kAdapters{{
     {"llama", read_llama},
     {"mistral", read_mistral},
     {"qwen2", read_qwen2},
@@ -28,6 +28,7 @@ constexpr std::array<Adapter, 24> kAdapters{{
     {"RefinedWeb", read_falcon},
     {"cohere", read_cohere},
     {"cohere2", read_cohere2},
+    {"gpt_oss", read_gpt_oss},
     {"qwen2_moe", read_qwen2_moe},
     {"deepseek_v2", read_deepseek_v2},
 }};
