@@ -38,6 +38,7 @@ int run_emit(const EmitArgs& a) {
   }
   std::ofstream out(a.output);
   out << text.value();
+  out.flush();  // a full disk shows on the flush, not on the buffered write
   if (!out) return report(bad_input(a.output, "-o", "cannot write the file"));
   return 0;
 }

@@ -334,7 +334,9 @@ void add_layout_flags(CLI::App& parent, LayoutFlags& f) {
     cmd.app().add_option("--engine", f.engine,
                          "ddp | deepspeed | fsdp | megatron (implied by --zero, --fsdp, "
                          "--distributed-optimizer)");
-  if (wanted("--zero")) cmd.app().add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
+  if (wanted("--zero")) {
+    cmd.app().add_option("--zero", f.zero, "DeepSpeed ZeRO stage 0..3");
+  }
   if (wanted("--fsdp"))
     cmd.app().add_option("--fsdp", f.fsdp, "PyTorch FSDP: full | grad-op | hybrid | none");
   if (wanted("--fsdp-version"))
@@ -391,9 +393,9 @@ Result<Layout> make_layout(const LayoutFlags& f) {
   l.ddp_bucket_cap_mb = f.bucket_cap_mb;
   l.gradient_as_bucket_view = f.gradient_as_bucket_view;
   int engines = 0;
-  if (f.zero >= 0) {
+  if (f.zero) {
     l.engine = Engine::deepspeed;
-    l.zero_stage = f.zero;
+    l.zero_stage = *f.zero;
     ++engines;
   }
   if (!f.fsdp.empty()) {

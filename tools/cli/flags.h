@@ -20,8 +20,8 @@ namespace trainmem::cli {
 // Distributed layout (docs/distributed.md). Empty strings / zero mean "not given".
 struct LayoutFlags {
   std::int64_t gpus = 1, nodes = 1, tp = 1, pp = 1, cp = 1, ep = 1, virtual_stages = 1;
-  int zero = -1;     // -1: not given
-  std::string fsdp;  // full | grad-op | hybrid | none
+  std::optional<int> zero;  // absent: not given
+  std::string fsdp;         // full | grad-op | hybrid | none
   int fsdp_version = 2;
   std::string engine;  // ddp | deepspeed | fsdp | megatron (implied by --zero/--fsdp)
   bool sequence_parallel = false, distributed_optimizer = false, gradient_as_bucket_view = false;

@@ -81,5 +81,12 @@ int main(int argc, char** argv) {
     const int code = app.exit(e);
     return code == 0 ? 0 : 2;
   }
-  return commands.run();
+  const int code = commands.run();
+  // A report that did not reach its reader (a full disk, a closed pipe) is a failure, not exit 0.
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "trainmem: error: cannot write to standard output\n";
+    return code == 0 ? 1 : code;
+  }
+  return code;
 }

@@ -63,6 +63,10 @@ int run_plan(const PlanArgs& a) {
     return report(
         Error{ErrorCode::usage, "", "--max-gpus", "needs 1 <= --min-gpus <= --max-gpus <= 65536"});
   }
+  if (a.top < 1) {
+    return report(Error{ErrorCode::usage, "", "--top",
+                        fmt::format("must be at least 1 (layouts to show), got {}", a.top)});
+  }
   if (a.gpus_per_node < 1 || a.gpus_per_node > 1024) {
     return report(Error{ErrorCode::usage, "", "--gpus-per-node", "must be between 1 and 1024"});
   }

@@ -67,7 +67,11 @@ Result<LayoutFlags> layout_flags_of(const std::map<std::string, std::string>& la
       auto n = whole(where, key, v);
       if (!n) return n.error();
       if (n.value() > 3) return bad(where, key, fmt::format("'{}' is out of range", v));
-      (key == "zero" ? f.zero : f.fsdp_version) = static_cast<int>(n.value());
+      if (key == "zero") {
+        f.zero = static_cast<int>(n.value());
+      } else {
+        f.fsdp_version = static_cast<int>(n.value());
+      }
     } else if (key == "bucket_cap_mb") {
       double mb = 0;
       const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), mb);

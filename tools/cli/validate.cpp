@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "commands.h"
 #include "flags.h"
@@ -219,19 +220,41 @@ int run_validate(const ValidateArgs& a) {
 
 }  // namespace
 
+namespace {
+
+// A percentage bound: finite and >= 0 (a negative value would read as "not given", NaN as no
+// bound at all).
+const CLI::Validator kPercentage(
+    [](std::string& text) -> std::string {
+      try {
+        std::size_t used = 0;
+        const double v = std::stod(text, &used);
+        if (used == text.size() && std::isfinite(v) && v >= 0) return "";
+      } catch (const std::exception&) {
+      }
+      return "must be a percentage >= 0, got '" + text + "'";
+    },
+    "PERCENT");
+
+}  // namespace
+
 void register_validate(CLI::App& app, Commands& commands) {
   auto args = std::make_shared<ValidateArgs>();
   CLI::App* cmd = app.add_subcommand("validate", "Compare the estimator with measured peaks");
   cmd->add_option("file", args->file, "measurements (validation/data/*.jsonl)")->required();
   cmd->add_flag("--json", args->json, "print JSON");
   cmd->add_option("--max-median-error", args->max_median,
-                  "exit 1 if the median absolute peak error exceeds this percentage");
+                  "exit 1 if the median absolute peak error exceeds this percentage")
+      ->check(kPercentage);
   cmd->add_option("--max-error", args->max_error,
-                  "exit 1 if the worst absolute peak error exceeds this percentage");
+                  "exit 1 if the worst absolute peak error exceeds this percentage")
+      ->check(kPercentage);
   cmd->add_option("--max-family-median-error", args->max_family_median,
-                  "exit 1 if any family's median absolute peak error exceeds this percentage");
+                  "exit 1 if any family's median absolute peak error exceeds this percentage")
+      ->check(kPercentage);
   cmd->add_option("--max-family-error", args->max_family_error,
-                  "exit 1 if any family's worst absolute peak error exceeds this percentage");
+                  "exit 1 if any family's worst absolute peak error exceeds this percentage")
+      ->check(kPercentage);
   commands.on(cmd, [args] { return run_validate(*args); });
 }
 
