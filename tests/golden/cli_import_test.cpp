@@ -185,6 +185,17 @@ TEST(CliImport, PeftAdapterConfigAloneAndWithBitsAndBytesIsQlora) {
   EXPECT_FALSE(contains(text, "bias (bias training is not priced)")) << text.out;
 }
 
+// TRL's ModelConfig carries load_in_4bit beside the training keys: the file is TRL's (its batch,
+// length and model are read), not a BitsAndBytesConfig that happens to have other keys.
+TEST(CliImport, TrlFileWithLoadIn4bitIsTrlNotBitsAndBytes) {
+  const auto j = estimate_json("--from " + import_data("trl_load_in_4bit.yaml"));
+  EXPECT_EQ(j["model"]["name"], "Qwen/Qwen3-0.6B");
+  EXPECT_EQ(j["plan"]["method"], "qlora");
+  EXPECT_EQ(j["plan"]["batch"], 16);
+  EXPECT_EQ(j["plan"]["seq"], 4096);
+  EXPECT_EQ(j["plan"]["framework"], "trl");
+}
+
 TEST(CliImport, AxolotlQloraYaml) {
   const auto p = estimate_json("llama-3.1-8b --from " + import_data("axolotl_qlora.yaml"))["plan"];
   EXPECT_EQ(p["method"], "qlora");

@@ -20,6 +20,17 @@ std::vector<ImportRule> bnb_rules(const std::string& prefix) {
           not_priced(prefix + "llm_int8_skip_modules", "lm_head and router stay 16-bit anyway")};
 }
 
+// A field BitsAndBytesConfig.to_dict() writes (transformers utils/quantization_config.py), alone
+// or under a model config's quantization_config.
+bool is_bnb_key(std::string_view key) {
+  constexpr std::string_view kNested = "quantization_config.";
+  if (key.starts_with(kNested)) key.remove_prefix(kNested.size());
+  for (std::string_view prefix : {"bnb_4bit_", "llm_int8_", "load_in_", "_load_in_"}) {
+    if (key.starts_with(prefix)) return true;
+  }
+  return key == "quant_method";
+}
+
 }  // namespace
 
 const ImportFormat& bitsandbytes_format() {
@@ -27,11 +38,17 @@ const ImportFormat& bitsandbytes_format() {
     ImportFormat out{"BitsAndBytesConfig / quantization_config",
                      [](const FlatConfig& c) {
                        using rules::has;
-                       if (has(c, "load_in_4bit") || has(c, "bnb_4bit_quant_type")) return 6;
-                       if (has(c, "quantization_config.load_in_4bit") ||
-                           has(c, "quantization_config.load_in_8bit"))
-                         return 6;
-                       return 0;
+                       const bool quantises = has(c, "load_in_4bit") ||
+                                              has(c, "bnb_4bit_quant_type") ||
+                                              has(c, "quantization_config.load_in_4bit") ||
+                                              has(c, "quantization_config.load_in_8bit");
+                       if (!quantises) return 0;
+                       // TRL's ModelConfig has load_in_4bit too: a file with keys beyond
+                       // BitsAndBytesConfig's is another tool's, whose own detector must win.
+                       for (const auto& entry : c) {
+                         if (!is_bnb_key(entry.first)) return 1;
+                       }
+                       return 6;
                      },
                      bnb_rules(""),
                      {}};
