@@ -58,6 +58,9 @@ struct TensorMapping {
   // headers and the config disagree.
   std::int64_t layer_past_config = -1;
   std::string layer_past_config_name;  // one tensor in that layer
+  // The first of config.json's layers no header holds a tensor of, -1 when every layer has one:
+  // a shard is missing, or the folder holds part of the model.
+  std::int64_t layer_missing = -1;
 };
 
 // Maps Hugging Face tensor names to inventory groups. Tensors identical in (name pattern, role,

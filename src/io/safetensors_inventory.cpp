@@ -14,6 +14,7 @@
 #include "io/safetensors.h"
 #include "model/inventory.h"
 #include "trainmem/model.h"
+#include "trainmem/plan.h"
 #include "util/json_text.h"
 
 namespace trainmem::io {
@@ -254,8 +255,14 @@ TensorMapping map_tensors(const std::vector<SafetensorsTensor>& tensors, const M
   });
   std::map<std::string, std::vector<std::string>> skipped;  // reason -> patterns
   std::vector<std::string> unknown_patterns;
+  // Which of config.json's layers some tensor belongs to (bounded by check_common's limit).
+  std::vector<bool> layer_seen(
+      static_cast<std::size_t>(std::clamp<std::int64_t>(spec.layers, 0, kMaxLayers)));
   for (const SafetensorsTensor& t : tensors) {
     Mapped m = map_one(t, spec);
+    if (m.layer >= 0 && m.layer < static_cast<std::int64_t>(layer_seen.size())) {
+      layer_seen[static_cast<std::size_t>(m.layer)] = true;
+    }
     if (m.layer >= spec.layers + spec.mtp_layers && m.layer > out.layer_past_config) {
       out.layer_past_config = m.layer;
       out.layer_past_config_name = t.name;
@@ -280,6 +287,9 @@ TensorMapping map_tensors(const std::vector<SafetensorsTensor>& tensors, const M
     }
     mapped.push_back(std::move(m));
   }
+
+  const auto missing = std::find(layer_seen.begin(), layer_seen.end(), false);
+  if (missing != layer_seen.end()) out.layer_missing = missing - layer_seen.begin();
 
   // Group by key, then split each key's layers into runs of consecutive layers.
   std::map<std::string, std::vector<const Mapped*>> by_key;
@@ -376,6 +386,18 @@ std::optional<Error> check_headers_against_config(const std::vector<SafetensorsT
         fmt::format("the safetensors headers and config.json disagree: {} is [{}, {}], "
                     "but config.json has vocab_size {} and hidden_size {}",
                     text_excerpt(t.name), t.shape[0], t.shape[1], spec.vocab, spec.hidden));
+  }
+  // transformers loads such a folder with the missing weights freshly initialised (and a warning
+  // that they are "newly initialized"), so its memory is the whole model's; pricing what the
+  // headers hold would be a smaller model (a shard missing, or a partial download).
+  if (mapping.layer_missing >= 0) {
+    return bad_input(
+        where, "num_hidden_layers",
+        fmt::format("the safetensors headers hold no tensor of layer {}, but config.json has {} "
+                    "layers: a shard is missing (model.safetensors.index.json names them all) or "
+                    "the folder holds part of the model; price the config.json alone for the whole "
+                    "model",
+                    mapping.layer_missing, spec.layers));
   }
   return std::nullopt;
 }

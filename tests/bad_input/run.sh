@@ -37,6 +37,11 @@ safetensors "$T/st_past_layers/model.safetensors" \
 safetensors "$T/st_narrow/model.safetensors" \
   '{"model.embed_tokens.weight":{"dtype":"BF16","shape":[1000,32],"data_offsets":[0,64000]}}' 64000
 cp "$F/tiny_llama.json" "$T/st_narrow/config.json"
+# Layer 0 of a 2-layer model only (a shard missing): refused, not priced as a smaller model.
+mkdir -p "$T/st_partial"
+safetensors "$T/st_partial/model-00001-of-00002.safetensors" \
+  '{"model.layers.0.input_layernorm.weight":{"dtype":"BF16","shape":[64],"data_offsets":[0,128]}}' 128
+cp "$F/tiny_llama.json" "$T/st_partial/config.json"
 cp "$F/tiny_llama.json" "$T/st_empty/config.json"
 cp "$F/tiny_llama.json" "$T/st_past_layers/config.json"
 nonutf8=$(printf "$T/nonutf8/m\xff")
