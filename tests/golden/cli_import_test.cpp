@@ -405,13 +405,13 @@ TEST(CliImport, AccelerateDeepSpeedAndMultiGpuYamlGiveTheLayout) {
   EXPECT_EQ(ddp["layout"]["world_size"], 8);
 }
 
-// A settings file whose layout cannot be read is priced on the flags' layout, and says so.
-TEST(CliImport, AnUnreadableLayoutIsANote) {
-  const auto j = estimate_json("qwen3-0.6b --from " + import_data("ds_bad_offload.json"));
-  const std::string notes = j["notes"].dump();
-  EXPECT_NE(notes.find("its layout was not read (zero_optimization.offload_optimizer.device"),
-            std::string::npos)
-      << notes;
+// A settings file whose layout names a value no engine runs is refused naming the key: pricing
+// the flags' layout instead answered for another run (DDP for a ZeRO-3 file).
+TEST(CliImport, AnUnreadableLayoutIsAnError) {
+  const CliRun r = run_cli("estimate qwen3-0.6b --from " + import_data("ds_bad_offload.json"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_TRUE(contains(r, "ds_bad_offload.json: zero_optimization.offload_optimizer.device"))
+      << r.out;
 }
 
 TEST(CliImport, AccelerateYaml) {

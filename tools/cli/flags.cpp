@@ -641,6 +641,10 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
     if (settings_file) {
       if (imported) {
         out.plan.plan.layout = imported->layout;
+      } else if (!imported.error().field.empty()) {
+        // A layout key with a value no engine runs (ZeRO stage 7, offload to "gpu"): pricing
+        // the flags' layout instead would answer for another run.
+        return imported.error();
       } else {
         // Its settings were read, so it is no error; but the layout it names is not priced.
         const Error& e = imported.error();
