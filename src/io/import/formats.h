@@ -31,6 +31,9 @@ struct ImportRule {
   // A not-priced key's value that asks for nothing (PEFT's bias "none"): read as "(no change)",
   // as null is, rather than listed as ignored.
   std::string inert = "";
+  // A boolean key: a value that is neither true nor false (nor null/"auto") is an error naming the
+  // key, as the tool's own argument parser refuses it, not a silent "no change".
+  bool boolean = false;
 };
 
 struct ImportFormat {

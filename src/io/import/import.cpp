@@ -182,6 +182,9 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
         out.used.push_back(fmt::format("{} = {} ({})", key, value, rule.when_unset));
         continue;
       }
+      if (rule.boolean && !io::is_unset(value) && !parse_boolean(value)) {
+        return bad_input(file, key, fmt::format("'{}' is not true or false", value));
+      }
       const std::optional<std::string> v = io::is_unset(value) ? std::nullopt : rule.convert(value);
       if (!v) {
         unchanged = true;

@@ -27,20 +27,29 @@ inline ImportRule sequence_limit(std::string key) {
 }
 // A boolean key: true sets `setting` to `value`, false says nothing.
 inline ImportRule when_true(std::string key, std::string setting, std::string value) {
-  return {std::move(key), std::move(setting),
-          [value](const std::string& v) { return if_true(v, value); }, ""};
+  return {std::move(key),
+          std::move(setting),
+          [value](const std::string& v) { return if_true(v, value); },
+          "",
+          "",
+          "",
+          true};
 }
 // A boolean key that switches a setting both ways: true sets `on`, false sets `off` (a file's
 // `gradient_checkpointing: false` turns off what a framework profile would otherwise default
 // on); any other value says nothing.
 inline ImportRule on_off(std::string key, std::string setting, std::string on, std::string off) {
-  return {std::move(key), std::move(setting),
+  return {std::move(key),
+          std::move(setting),
           [on, off](const std::string& v) -> std::optional<std::string> {
             if (is_true(v)) return on;
             if (is_false(v)) return off;
             return std::nullopt;
           },
-          ""};
+          "",
+          "",
+          "",
+          true};
 }
 // A key trainmem knows but does not price; `why` is printed in the ignored list.
 // A null value, or `inert`, asks for nothing and reads as "(no change)".
