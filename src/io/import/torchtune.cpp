@@ -56,6 +56,31 @@ std::optional<std::string> builder_model(const std::string& component) {
   return std::nullopt;
 }
 
+// The optimizer a recipe's optimizer._component_ builds, by its class name; a class not listed
+// passes through as written, and the plan refuses it naming the key (it was priced as AdamW).
+std::optional<std::string> optimizer_of_component(const std::string& component) {
+  static const std::pair<std::string_view, std::string_view> kClasses[] = {
+      {"AdamW", "adamw"},
+      {"Adam", "adamw"},  // the same two states per parameter
+      {"SGD", "sgd"},
+      {"AdamW8bit", "adamw-8bit"},  // bitsandbytes.optim and torchao.optim
+      {"PagedAdamW", "paged-adamw"},
+      {"PagedAdamW8bit", "paged-adamw-8bit"},
+      {"PagedAdamW32bit", "paged-adamw"},
+      {"Adafactor", "adafactor"},
+      {"Lion", "lion"},
+      {"Lion8bit", "lion-8bit"},
+  };
+  const std::size_t dot = component.rfind('.');
+  const std::string_view name = dot == std::string::npos
+                                    ? std::string_view(component)
+                                    : std::string_view(component).substr(dot + 1);
+  for (const auto& [cls, optimizer] : kClasses) {
+    if (name == cls) return std::string(optimizer);
+  }
+  return component;
+}
+
 }  // namespace
 
 const ImportFormat& torchtune_format() {
@@ -82,19 +107,10 @@ const ImportFormat& torchtune_format() {
        // recipes read cfg.get("enable_activation_checkpointing", False): false turns off the
        // profile's default of on.
        on_off("enable_activation_checkpointing", "checkpointing", "full", "none"),
-       {"dtype", "precision",
-        [](const std::string& v) -> std::optional<std::string> {
-          return v == "fp32" ? "fp32" : "bf16";
-        },
-        ""},
-       {"optimizer._component_", "optimizer",
-        [](const std::string& v) -> std::optional<std::string> {
-          if (v.find("PagedAdamW8bit") != std::string::npos) return "paged-adamw-8bit";
-          if (v.find("AdamW8bit") != std::string::npos) return "adamw-8bit";
-          if (v.find("SGD") != std::string::npos) return "sgd";
-          return "adamw";
-        },
-        ""},
+       // training/precision.py PRECISION_STR_TO_DTYPE: bf16 and fp32 train whole in that dtype
+       // (the recipes refuse fp16); any other value reaches the plan and is refused there.
+       same("dtype", "precision"),
+       {"optimizer._component_", "optimizer", optimizer_of_component, ""},
        {"optimizer.fused", "optimizer_impl",
         [](const std::string& v) { return if_true(v, "fused"); }, ""},
        // torchtune tokenizers' max_seq_len: Optional[int] = None truncates nothing
