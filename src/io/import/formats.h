@@ -65,6 +65,8 @@ Result<FlatConfig> flatten_config(const std::string& text, const std::string& fi
 
 // Shared value converters for the format files.
 std::optional<std::string> if_true(const std::string& value, const std::string& setting_value);
+// An error naming the second key when a file sets two keys no tool runs together (bf16 and fp16).
+std::optional<Error> refuse_exclusive_pair(const FlatConfig& c, const std::string& file);
 // YAML 1.1 booleans as PyYAML's safe_load reads them (HfArgumentParser, axolotl, torchtune load
 // configs with it), case-insensitively: true, yes, on (and 1) / false, no, off (and 0).
 bool is_true(const std::string& value);

@@ -125,6 +125,32 @@ bool is_unset(const std::string& value) {
   return value == "auto" || value == "null" || value == "~" || value.empty();
 }
 
+// Boolean keys no tool runs together, whichever format names them (last one no longer wins):
+// transformers training_args.py "At most one of fp16 and bf16 can be True", DeepSpeed's
+// "bf16 and fp16 modes cannot be simultaneously enabled", BitsAndBytesConfig's "load_in_4bit and
+// load_in_8bit are both True, but only one can be used at the same time".
+std::optional<Error> refuse_exclusive_pair(const FlatConfig& c, const std::string& file) {
+  static constexpr std::pair<std::string_view, std::string_view> kPairs[] = {
+      {"bf16", "fp16"},
+      {"bf16.enabled", "fp16.enabled"},
+      {"load_in_4bit", "load_in_8bit"},
+      {"quantization_config.load_in_4bit", "quantization_config.load_in_8bit"},
+  };
+  auto on = [&](std::string_view key) {
+    const auto it = c.find(std::string(key));
+    return it != c.end() && is_true(it->second);
+  };
+  for (const auto& [a, b] : kPairs) {
+    if (on(a) && on(b)) {
+      return bad_input(file, std::string(b),
+                       fmt::format("{} and {} are both true; the tools that read them refuse "
+                                   "to run both: keep one",
+                                   a, b));
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> if_true(const std::string& value, const std::string& setting_value) {
   if (is_true(value)) return setting_value;
   return std::nullopt;
@@ -202,6 +228,7 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
     if (unchanged && !used) out.used.push_back(fmt::format("{} = {} (no change)", key, value));
     if (!known) out.ignored.push_back(key);
   }
+  if (auto e = io::refuse_exclusive_pair(flat.value(), file)) return *e;
   if (best->refuse) {
     if (auto e = best->refuse(flat.value(), file)) return *e;
   }
