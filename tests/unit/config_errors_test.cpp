@@ -76,11 +76,13 @@ TEST(ConfigErrors, EncodersAndNonAttentionLayersAreRefusedNotEstimated) {
       R"({"model_type": "new_hybrid", "layer_types": ["full_attention", "mamba"], )" + shape + "}");
   EXPECT_NE(hybrid.reason.find("layer_types: mamba"), std::string::npos) << hybrid.reason;
   // layer_types of attention kinds alone are a decoder's (Gemma 3, Qwen3's sliding layers).
-  EXPECT_TRUE(spec_from_config_text(
-                  R"({"model_type": "new_decoder", "layer_types": ["sliding_attention",
-                      "full_attention"], )" +
-                      shape + "}",
-                  "config.json")
+  std::string twelve;
+  for (int i = 0; i < 12; ++i) {
+    twelve += std::string(i ? ", " : "") + (i % 2 ? "\"full_attention\"" : "\"sliding_attention\"");
+  }
+  EXPECT_TRUE(spec_from_config_text(R"({"model_type": "new_decoder", "layer_types": [)" + twelve +
+                                        "], " + shape + "}",
+                                    "config.json")
                   .ok());
 }
 
@@ -119,6 +121,23 @@ TEST(ConfigErrors, MoeLayoutsTheGenericLayerCannotPriceAreRefused) {
   const Error qwen3 = config_error(
       R"({"model_type": "qwen3_moe", "num_hidden_layers": 48, "mlp_only_layers": [0, 1, 2, 3]})");
   EXPECT_EQ(qwen3.field, "mlp_only_layers");
+}
+
+// layer_types has one known kind per layer (transformers configuration_utils.py
+// layer_type_validation); a short list priced the rest as full attention.
+TEST(ConfigErrors, LayerTypesNeedOneKnownKindPerLayer) {
+  const Error short_list = config_error(
+      R"({"model_type": "qwen3", "num_hidden_layers": 2, "layer_types": ["sliding_attention"]})");
+  EXPECT_EQ(short_list.field, "layer_types");
+  EXPECT_NE(short_list.reason.find("has 1 entries, but num_hidden_layers is 2"), std::string::npos)
+      << short_list.reason;
+  const Error unknown = config_error(
+      R"({"model_type": "qwen3", "num_hidden_layers": 2, "layer_types": ["bogus", "bogus"]})");
+  EXPECT_NE(unknown.reason.find("'bogus' is not a layer kind"), std::string::npos)
+      << unknown.reason;
+  const Error null_width = config_error(R"({"model_type": "llama", "num_hidden_layers": 2,
+      "hidden_size": null})");
+  EXPECT_EQ(null_width.field, "hidden_size");
 }
 
 // A Gemma 3 config written before layer_types: sliding_window_pattern 6 makes every sixth layer

@@ -131,6 +131,11 @@ double ConfigReader::number(const std::string& key, double fallback) {
 }
 
 void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
+  // A null width is no default: the config class keeps None and the model cannot be built.
+  for (const char* key :
+       {"vocab_size", "hidden_size", "num_attention_heads", "intermediate_size"}) {
+    if (r.is_null(key)) r.fail(key, "is null: the model's width cannot be built from None");
+  }
   // num_hidden_layers is required (see the header); the rest fall back to the class defaults.
   spec.vocab = r.count("vocab_size", d.vocab);
   spec.hidden = r.count("hidden_size", d.hidden);
@@ -158,8 +163,21 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
     spec.sliding_window = r.optional_count("sliding_window", 0);
   }
   if (r.has("layer_types")) {
-    for (const std::string& t : r.strings("layer_types")) {
+    // configuration_utils.py layer_type_validation: one entry per layer. Attention-free kinds
+    // (mamba, linear_attention) are refused by the generic reader before this.
+    const std::vector<std::string> types = r.strings("layer_types");
+    for (const std::string& t : types) {
+      if (t != "full_attention" && t != "sliding_attention" && t != "chunked_attention") {
+        r.fail("layer_types", fmt::format("'{}' is not a layer kind trainmem prices "
+                                          "(full_attention, sliding_attention, chunked_attention)",
+                                          text_excerpt(t)));
+      }
       spec.sliding_layers.push_back(t == "sliding_attention");
+    }
+    if (static_cast<std::int64_t>(types.size()) != spec.layers) {
+      r.fail("layer_types",
+             fmt::format("has {} entries, but num_hidden_layers is {}: one per layer", types.size(),
+                         spec.layers));
     }
   } else if (spec.sliding_window > 0 && r.has("sliding_window_pattern")) {
     // Configs written before layer_types (Gemma 3, Cohere2): every pattern-th layer is full
