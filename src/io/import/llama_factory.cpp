@@ -147,6 +147,17 @@ const ImportFormat& llama_factory_format() {
       // policy's graph; reward modelling doubles the batch, PPO generates and runs a value head.
       // Priced as SFT it would be low, so it is refused rather than answered.
       [](const FlatConfig& c, const std::string& file) -> std::optional<Error> {
+        // model/model_utils/quantization.py: on-the-fly bitsandbytes takes 4 or 8 bits
+        // ("Bitsandbytes only accepts 4-bit or 8-bit quantization."); other bit widths are HQQ's,
+        // not priced.
+        if (rules::has(c, "quantization_bit") && c.at("quantization_bit") != "4" &&
+            c.at("quantization_bit") != "8" && !io::is_unset(c.at("quantization_bit"))) {
+          return bad_input(file, "quantization_bit",
+                           fmt::format("'{}': bitsandbytes quantises to 4 or 8 bits, which is what "
+                                       "trainmem prices (LLaMA-Factory refuses other widths with "
+                                       "bitsandbytes)",
+                                       c.at("quantization_bit")));
+        }
         if (!rules::has(c, "stage")) return std::nullopt;
         const std::string& stage = c.at("stage");
         if (stage == "sft" || stage == "pt") return std::nullopt;
