@@ -100,7 +100,16 @@ Result<FlatConfig> flatten_config(const std::string& text, const std::string& fi
   }
 #if TRAINMEM_HAVE_YAML
   try {
-    const YAML::Node root = YAML::Load(text);
+    // PyYAML's safe_load, which the tools load their configs with, refuses a stream of several
+    // documents ("expected a single document in the stream"); reading the first would hide
+    // the rest.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      return bad_input(file, "",
+                       fmt::format("holds {} YAML documents (--- separators); a config is one",
+                                   documents.size()));
+    }
+    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
     if (!root.IsMap()) return bad_input(file, "", "is neither a JSON object nor a YAML mapping");
     flatten_yaml(root, "", flat);
   } catch (const YAML::Exception& e) {  // DeepRecursion past yaml-cpp's depth guard too
