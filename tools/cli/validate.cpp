@@ -50,8 +50,17 @@ Error row_error(Error e, const std::string& where) {
 // A record's plan, in flag vocabulary, through the same parser as the command line.
 Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
   PlanFlags f;
+  const std::vector<std::string>& keys = plan_setting_keys();
+  // A key no setting reads (a typo such as "checkpointng") would price the row without it.
+  for (const auto& [key, value] : r.plan) {
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    const std::string near = nearest_name(key, keys, 3);
+    return Error{ErrorCode::bad_input, "", "config." + key,
+                 fmt::format("not a plan setting{}",
+                             near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near))};
+  }
   // Rows use the plan setting keys (snake_case flag names), so they apply as typed settings.
-  for (const std::string& key : plan_setting_keys()) {
+  for (const std::string& key : keys) {
     if (auto it = r.plan.find(key); it != r.plan.end()) {
       f.given.push_back({key, it->second, r.id + ": " + key, true});
     }
