@@ -62,7 +62,7 @@ Result<TrainingPlan> plan_of(const MeasurementRecord& r) {
   // Rows use the plan setting keys (snake_case flag names), so they apply as typed settings.
   for (const std::string& key : keys) {
     if (auto it = r.plan.find(key); it != r.plan.end()) {
-      f.given.push_back({key, it->second, r.id + ": " + key, true});
+      f.given.push_back({key, it->second, "config." + key, true});
     }
   }
   auto layout = layout_flags_of(r.layout, r.id);
@@ -149,7 +149,10 @@ Result<AccuracyRow> price_record(const MeasurementRecord& r, const std::string& 
   auto plan = plan_of(r);
   if (!plan) return row_error(plan.error(), file + " " + r.id);
   auto model = load_model(resolve_model(r.model, file));
-  if (!model) return model.error();
+  if (!model) {
+    // The model's own error, under the row that names it.
+    return Error{ErrorCode::bad_input, file + " " + r.id, "config.model", model.error().message()};
+  }
   // CPU traces see tensors only: no CUDA context or allocator slack, so the overhead tenant is
   // left out of the prediction for them; and they ran PyTorch's CPU kernels (dropout noise
   // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
