@@ -36,6 +36,34 @@ Result<MeasurementRecord> parse_record(const json& j, const std::string& where) 
       j["schema"].get<std::string>() != "trainmem.measurement/1") {
     return bad_input(where, "schema", "expected \"trainmem.measurement/1\"");
   }
+  // Each field's presence and type, named in the error (json::at and get would say only
+  // "json error 302").
+  auto text_field = [&](const json& parent, const char* key, const std::string& path,
+                        bool required) -> std::optional<Error> {
+    if (!parent.contains(key)) {
+      if (!required) return std::nullopt;
+      return bad_input(where, path, "is missing");
+    }
+    if (!parent[key].is_string()) {
+      return bad_input(where, path,
+                       fmt::format("must be a string, got {}", json_excerpt(parent[key])));
+    }
+    return std::nullopt;
+  };
+  if (auto e = text_field(j, "id", "id", true)) return *e;
+  if (!j.contains("config") || !j["config"].is_object()) {
+    return bad_input(where, "config", "must be an object with the row's model and plan");
+  }
+  if (auto e = text_field(j["config"], "model", "config.model", true)) return *e;
+  if (!j.contains("measured") || !j["measured"].is_object()) {
+    return bad_input(where, "measured", "must be an object with peak_bytes");
+  }
+  for (const char* key : {"peak_phase", "device", "tracker", "metric", "device_id"}) {
+    if (auto e = text_field(j["measured"], key, std::string("measured.") + key, false)) return *e;
+  }
+  if (!j["measured"].contains("peak_bytes")) {
+    return bad_input(where, "measured.peak_bytes", "is missing");
+  }
   MeasurementRecord r;
   try {
     r.id = j.at("id").get<std::string>();
