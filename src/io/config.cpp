@@ -117,8 +117,13 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
   if (!parsed) return parsed.error();
   const json& root = parsed.value();
   if (!root.is_object()) return bad_input(file, "", "must be a JSON object");
-  if (!root.contains("model_type") || !root["model_type"].is_string()) {
+  if (!root.contains("model_type") || root["model_type"].is_null()) {
     return bad_input(file, "model_type", "is missing: cannot tell the architecture");
+  }
+  if (!root["model_type"].is_string() || root["model_type"].get<std::string>().empty()) {
+    return bad_input(file, "model_type",
+                     fmt::format("must name the architecture (\"llama\", \"qwen3\", ...), got {}",
+                                 json_excerpt(root["model_type"])));
   }
   const std::string outer_type = root["model_type"].get<std::string>();
   const json* config = &root;

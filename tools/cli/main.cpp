@@ -74,6 +74,23 @@ int main(int argc, char** argv) {
     for (const CLI::App* sub : app.get_subcommands({})) known = known || sub->check_name(argv[1]);
     if (!known) return unknown_subcommand(app, argv[1]);
   }
+  // An empty value ("--gpu ''", "--svg=") would read as the flag not given; only an empty
+  // allocator configuration means something (PyTorch's defaults).
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const std::string_view before = i > 1 ? std::string_view(argv[i - 1]) : std::string_view();
+    const bool empty_inline = arg.starts_with("--") && arg.ends_with("=");
+    if ((arg.empty() && before != "--alloc-conf") || (empty_inline && arg != "--alloc-conf=")) {
+      const std::string_view flag = arg.empty() ? before : arg.substr(0, arg.size() - 1);
+      if (flag.starts_with("-")) {
+        std::cerr << fmt::format(
+            "trainmem: error: {}: an empty value (give one, or leave the flag out)\n", flag);
+      } else {
+        std::cerr << fmt::format("trainmem: error: an empty argument after '{}'\n", flag);
+      }
+      return 2;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
