@@ -13,6 +13,7 @@
 #include "io/read_file.h"
 #include "io/safetensors.h"
 #include "model/inventory.h"
+#include "model/model_spec.h"
 #include "trainmem/model.h"
 #include "trainmem/plan.h"
 #include "util/json_text.h"
@@ -27,7 +28,7 @@ struct ModuleRule {
 };
 
 // First match wins, so parent-specific rules come before generic ones.
-constexpr std::array<ModuleRule, 54> kRules{{
+constexpr std::array<ModuleRule, 63> kRules{{
     {"c_proj", "attn", Role::o},  // GPT-2
     {"c_proj", "mlp", Role::down},
     {"head", "shared_head", Role::lm_head},  // DeepSeek MTP
@@ -48,6 +49,11 @@ constexpr std::array<ModuleRule, 54> kRules{{
     {"v_proj", "", Role::v},
     {"o_proj", "", Role::o},
     {"out_proj", "", Role::o},
+    {"dense", "self_attn", Role::o},       // Phi
+    {"dense", "attention", Role::o},       // GPT-NeoX
+    {"dense", "self_attention", Role::o},  // Falcon
+    {"dense_h_to_4h", "", Role::up},       // GPT-NeoX, Falcon
+    {"dense_4h_to_h", "", Role::down},
     {"qkv_proj", "", Role::qkv},  // Phi-3
     {"c_attn", "", Role::qkv},    // GPT-2
     {"query_key_value", "", Role::qkv},
@@ -82,6 +88,10 @@ constexpr std::array<ModuleRule, 54> kRules{{
     {"enorm", "", Role::layer_norm},
     {"hnorm", "", Role::layer_norm},
     {"lm_head", "", Role::lm_head},
+    {"embed_out", "", Role::lm_head},   // GPT-NeoX
+    {"ln_attn", "", Role::layer_norm},  // Falcon new_decoder_architecture
+    {"ln_mlp", "", Role::layer_norm},
+    {"router", "", Role::router},  // gpt-oss
 }};
 
 // Final norms: a layer_norm inside a layer, the final norm outside one.
@@ -182,6 +192,22 @@ Mapped map_one(const SafetensorsTensor& t, const ModelSpec& spec) {
   if (last == "e_score_correction_bias") {
     m.role = Role::router_bias;
     return m;
+  }
+  if (last == "sinks") {  // gpt-oss self_attn.sinks, a parameter of the attention module
+    m.role = Role::attention_sinks;
+    return m;
+  }
+  // Experts stored fused as parameters of the experts module, [experts, ...] (gpt-oss
+  // GptOssExperts gate_up_proj, gate_up_proj_bias, down_proj, down_proj_bias).
+  if (module == "experts") {
+    const bool bias = ends_with(last, "_bias");
+    const std::string_view base =
+        bias ? std::string_view(last).substr(0, last.size() - 5) : std::string_view(last);
+    if (auto role = rule_role(base, "", in_layer)) {
+      m.role = *role;
+      m.is_bias = bias;
+      return m;
+    }
   }
   if (last == "weight" || last == "bias") {
     m.is_bias = last == "bias";
@@ -386,6 +412,47 @@ std::optional<Error> check_headers_against_config(const std::vector<SafetensorsT
         fmt::format("the safetensors headers and config.json disagree: {} is [{}, {}], "
                     "but config.json has vocab_size {} and hidden_size {}",
                     text_excerpt(t.name), t.shape[0], t.shape[1], spec.vocab, spec.hidden));
+  }
+  // The dense MLP's and attention's widths against config.json (transformers refuses a
+  // mismatch as it does the embedding's): activations follow the config, weights the headers,
+  // so a disagreement would price two different models at once.
+  for (const TensorGroup& g : mapping.inventory.groups) {
+    if (g.is_bias || g.shape.size() != 2 || g.expert != ExpertKind::none || g.layer_first < 0 ||
+        g.mtp || spec.mla || is_moe_layer(spec, g.layer_first)) {
+      continue;
+    }
+    const std::int64_t out = g.shape[0];
+    const std::int64_t in = g.shape[1];
+    std::optional<std::pair<std::string, std::int64_t>> expected;  // (which width, its size)
+    std::int64_t got = 0;
+    switch (g.role) {
+      case Role::gate:
+      case Role::up:
+        if (out != spec.intermediate)
+          expected = {"intermediate_size", spec.intermediate}, got = out;
+        break;
+      case Role::down:
+        if (in != spec.intermediate) expected = {"intermediate_size", spec.intermediate}, got = in;
+        break;
+      case Role::q:
+      case Role::k:
+      case Role::v:
+      case Role::qkv:
+        if (in != spec.hidden) expected = {"hidden_size", spec.hidden}, got = in;
+        break;
+      case Role::o:
+        if (out != spec.hidden) expected = {"hidden_size", spec.hidden}, got = out;
+        break;
+      default:
+        break;
+    }
+    if (expected) {
+      return bad_input(
+          where, expected->first,
+          fmt::format("the safetensors headers and config.json disagree: {} is [{}, "
+                      "{}], a width of {} where config.json has {} {}",
+                      text_excerpt(g.name), out, in, got, expected->first, expected->second));
+    }
   }
   // transformers loads such a folder with the missing weights freshly initialised (and a warning
   // that they are "newly initialized"), so its memory is the whole model's; pricing what the

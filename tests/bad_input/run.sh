@@ -42,6 +42,11 @@ mkdir -p "$T/st_partial"
 safetensors "$T/st_partial/model-00001-of-00002.safetensors" \
   '{"model.layers.0.input_layernorm.weight":{"dtype":"BF16","shape":[64],"data_offsets":[0,128]}}' 128
 cp "$F/tiny_llama.json" "$T/st_partial/config.json"
+# An MLP 999 wide under a config of intermediate_size 128.
+mkdir -p "$T/st_wide_mlp"
+safetensors "$T/st_wide_mlp/model.safetensors" \
+  '{"model.layers.0.mlp.up_proj.weight":{"dtype":"BF16","shape":[999,64],"data_offsets":[0,127872]}}' 127872
+cp "$F/tiny_llama.json" "$T/st_wide_mlp/config.json"
 cp "$F/tiny_llama.json" "$T/st_empty/config.json"
 cp "$F/tiny_llama.json" "$T/st_past_layers/config.json"
 nonutf8=$(printf "$T/nonutf8/m\xff")

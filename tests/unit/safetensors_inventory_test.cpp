@@ -330,5 +330,40 @@ TEST(SafetensorsInventory, MixtralAndPhi3Names) {
   EXPECT_EQ(roles["model.layers.0.mlp.gate_up_proj.weight"], Role::gate_up);
 }
 
+// Phi's and GPT-NeoX's attention `dense` is the output projection and dense_h_to_4h /
+// dense_4h_to_h the MLP (they were filed as up by their shape, so LoRA "o" missed them);
+// GPT-NeoX's embed_out is its lm_head; gpt-oss stores its experts fused as parameters of the
+// experts module ([experts, ...], with _bias twins) and a sink per head.
+TEST(SafetensorsInventory, DenseNamesFusedExpertsAndSinks) {
+  ModelSpec spec = tiny_llama();
+  const auto inv = inventory_from_tensors(
+      as_tensors({{"model.layers.0.self_attn.dense.weight", "BF16", {16, 16}},
+                  {"gpt_neox.layers.0.attention.dense.weight", "BF16", {16, 16}},
+                  {"gpt_neox.layers.0.mlp.dense_h_to_4h.weight", "BF16", {24, 16}},
+                  {"gpt_neox.layers.0.mlp.dense_4h_to_h.weight", "BF16", {16, 24}},
+                  {"embed_out.weight", "BF16", {64, 16}},
+                  {"model.layers.0.mlp.router.weight", "BF16", {4, 16}},
+                  {"model.layers.0.mlp.experts.gate_up_proj", "BF16", {4, 16, 48}},
+                  {"model.layers.0.mlp.experts.gate_up_proj_bias", "BF16", {4, 48}},
+                  {"model.layers.0.mlp.experts.down_proj", "BF16", {4, 24, 16}},
+                  {"model.layers.0.self_attn.sinks", "BF16", {4}}}),
+      spec);
+  std::map<std::string, const TensorGroup*> groups;
+  for (const TensorGroup& g : inv.groups) groups[g.name] = &g;
+  EXPECT_EQ(groups["model.layers.0.self_attn.dense.weight"]->role, Role::o);
+  EXPECT_EQ(groups["gpt_neox.layers.0.attention.dense.weight"]->role, Role::o);
+  EXPECT_EQ(groups["gpt_neox.layers.0.mlp.dense_h_to_4h.weight"]->role, Role::up);
+  EXPECT_EQ(groups["gpt_neox.layers.0.mlp.dense_4h_to_h.weight"]->role, Role::down);
+  EXPECT_EQ(groups["embed_out.weight"]->role, Role::lm_head);
+  EXPECT_EQ(groups["model.layers.0.mlp.router.weight"]->role, Role::router);
+  const TensorGroup* gate_up = groups["model.layers.0.mlp.experts.gate_up_proj"];
+  EXPECT_EQ(gate_up->role, Role::gate_up);
+  EXPECT_EQ(gate_up->expert, ExpertKind::routed);
+  EXPECT_FALSE(gate_up->is_bias);
+  EXPECT_TRUE(groups["model.layers.0.mlp.experts.gate_up_proj_bias"]->is_bias);
+  EXPECT_EQ(groups["model.layers.0.mlp.experts.down_proj"]->role, Role::down);
+  EXPECT_EQ(groups["model.layers.0.self_attn.sinks"]->role, Role::attention_sinks);
+}
+
 }  // namespace
 }  // namespace trainmem::io
