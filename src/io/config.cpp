@@ -128,11 +128,15 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
   const std::string outer_type = root["model_type"].get<std::string>();
   const json* config = &root;
   std::string model_type = outer_type;
+  std::string path;  // where the language model's keys sit, for errors
+  // A family's own config class ignores a nested text_config; a wrapper keeps its language model
+  // there (Gemma 3, LLaVA-style).
   for (std::string_view key : kNestedKeys) {
     const std::string k(key);
-    if (root.contains(k) && root[k].is_object()) {
+    if (adapters::find(outer_type) == nullptr && root.contains(k) && root[k].is_object()) {
       config = &root[k];
       model_type = text_model_type(outer_type, root[k]);
+      path = k + ".";
       break;
     }
   }
@@ -146,7 +150,7 @@ Result<ModelSpec> spec_from_config_text(std::string_view json_text, const std::s
   auto quant = read_checkpoint_quant(root, file);
   if (!quant) return quant.error();
   spec.checkpoint_quant = std::move(quant).value();
-  adapters::ConfigReader reader(*config, file);
+  adapters::ConfigReader reader(*config, file, path);
   if (adapter != nullptr) {
     adapter->read(reader, spec);
   } else {

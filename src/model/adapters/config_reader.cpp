@@ -43,7 +43,7 @@ bool ConfigReader::is_empty_list(const std::string& key) const {
 }
 
 void ConfigReader::fail(const std::string& key, const std::string& reason) {
-  if (!error_) error_ = bad_input(file_, key, reason);
+  if (!error_) error_ = bad_input(file_, path_ + key, reason);
 }
 
 std::int64_t ConfigReader::count(const std::string& key, std::optional<std::int64_t> fallback) {

@@ -15,8 +15,10 @@ namespace trainmem::adapters {
 
 class ConfigReader {
  public:
-  ConfigReader(const nlohmann::json& config, std::string file)
-      : config_(config), file_(std::move(file)) {}
+  // `path`: where `config` sits in the file ("text_config." for a multimodal wrapper's language
+  // model), put before every key an error names.
+  ConfigReader(const nlohmann::json& config, std::string file, std::string path = "")
+      : config_(config), file_(std::move(file)), path_(std::move(path)) {}
 
   // A positive integer that must be present (or have a family default given as `fallback`).
   std::int64_t count(const std::string& key, std::optional<std::int64_t> fallback = std::nullopt);
@@ -44,6 +46,7 @@ class ConfigReader {
  private:
   const nlohmann::json& config_;
   std::string file_;
+  std::string path_;
   std::optional<Error> error_;
   std::vector<std::string> defaulted_;
 };
