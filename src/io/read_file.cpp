@@ -11,6 +11,8 @@ namespace fs = std::filesystem;
 std::optional<std::string> describe_non_file(const fs::path& path) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
+  // A link that resolves to itself or to a cycle: the file exists as a name but has no target.
+  if (ec == std::errc::too_many_symbolic_link_levels) return "a symbolic link loop";
   if (ec) return std::nullopt;
   switch (st.type()) {
     case fs::file_type::regular:

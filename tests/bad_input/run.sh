@@ -42,6 +42,9 @@ mkdir -p "$T/st_partial"
 safetensors "$T/st_partial/model-00001-of-00002.safetensors" \
   '{"model.layers.0.input_layernorm.weight":{"dtype":"BF16","shape":[64],"data_offsets":[0,128]}}' 128
 cp "$F/tiny_llama.json" "$T/st_partial/config.json"
+# A config.json that links to itself.
+mkdir -p "$T/link_loop"
+ln -s config.json "$T/link_loop/config.json"
 # An MLP 999 wide under a config of intermediate_size 128.
 mkdir -p "$T/st_wide_mlp"
 safetensors "$T/st_wide_mlp/model.safetensors" \
