@@ -9,6 +9,7 @@
 #include "ledger/format.h"
 #include "ledger/phases.h"
 #include "model/model_spec.h"
+#include "plan/framework.h"
 #include "plan/method.h"
 #include "trainmem/render.h"
 #include "util/checked.h"
@@ -270,6 +271,60 @@ LayerActivations layer_activations(const Context& ctx) {
   return out;
 }
 
+// The attention masks transformers builds once per forward (masking_utils.py
+// create_causal_mask, create_sliding_window_causal_mask) are arguments of every checkpointed
+// layer call, so under gradient checkpointing they stay referenced until layer 0's backward
+// instead of being freed with the forward. Eager attention gets each mask kind as an additive
+// tensor of the hidden dtype, (B, 1, L, L); SDPA gets a bool mask only where one is needed, a
+// sliding window shorter than the sequence (one (1, 1, L, L) expanded over the batch) or
+// padding (B, 1, L, L), and none for plain causal attention (is_causal). Measured on CPU:
+// Gemma 2 and gpt-oss eager 2 x B x L^2 x 2 B, Mistral and cohere2 SDPA L^2 x 1 B
+// (validation/data/families.jsonl, checkpointing rows).
+void add_checkpointed_masks(const Context& ctx, Items& items) {
+  const ModelSpec& s = ctx.spec;
+  const TrainingPlan& p = ctx.plan;
+  const ActivationSettings& cfg = ctx.layers.settings;
+  if (!runs_transformers_models(p.framework)) return;
+  const bool any_sliding =
+      s.sliding_window > 0 &&
+      std::any_of(ctx.layers.plans.begin(), ctx.layers.plans.end(),
+                  [&](const LayerPlan& l) { return is_sliding_layer(s, l.layer); });
+  const bool any_full =
+      std::any_of(ctx.layers.plans.begin(), ctx.layers.plans.end(),
+                  [&](const LayerPlan& l) { return !is_sliding_layer(s, l.layer); });
+  const std::int64_t pairs = p.seq * p.seq;
+  std::int64_t bytes = 0;
+  std::string formula;
+  const AttentionKernel kernel = attention_kernel(s, cfg);
+  if (kernel == AttentionKernel::eager) {
+    const std::int64_t kinds = (any_full ? 1 : 0) + (any_sliding ? 1 : 0);
+    bytes = kinds * p.batch * pairs * cfg.stream_bytes;
+    formula = fmt::format("{} mask kind{} x {} x {}^2 x {} B (additive, eager)", kinds,
+                          kinds == 1 ? "" : "s", p.batch, p.seq, cfg.stream_bytes);
+  } else if (kernel == AttentionKernel::fused && p.attention == Attention::sdpa) {
+    const bool sliding_mask = any_sliding && p.seq > s.sliding_window;
+    if (cfg.padding_mask) {
+      const std::int64_t kinds = (any_full ? 1 : 0) + (any_sliding ? 1 : 0);
+      bytes = kinds * p.batch * pairs;
+      formula = fmt::format("{} bool mask{} x {} x {}^2 (padding)", kinds, kinds == 1 ? "" : "s",
+                            p.batch, p.seq);
+    } else if (sliding_mask) {
+      bytes = pairs;
+      formula = fmt::format("one bool sliding-window mask, {}^2 (broadcast over the batch)", p.seq);
+    }
+  }
+  if (bytes <= 0) return;
+  items.push_back({.id = "activations.checkpointed_masks",
+                   .tenant = Tenant::activations,
+                   .label = "Attention masks held by the checkpointed layers",
+                   .bytes = bytes,
+                   .formula = formula,
+                   .source = "transformers masking_utils.py; modeling_layers.py "
+                             "GradientCheckpointingLayer",
+                   .live = forward_to_end_of_backward(),
+                   .estimated = true});
+}
+
 void add_activations(const Context& ctx, Items& items) {
   if (ctx.plan.convention == Convention::textbook) {
     items.push_back(textbook_checkpointed(ctx));
@@ -310,6 +365,7 @@ void add_activations(const Context& ctx, Items& items) {
                          "torch.utils.checkpoint",
          .live = forward_to_backward_start(),
          .estimated = true});
+    add_checkpointed_masks(ctx, items);
     items.push_back(
         {.id = "activations.recompute",
          .tenant = Tenant::activations,

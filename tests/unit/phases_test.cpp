@@ -136,5 +136,28 @@ TEST(Temporaries, QloraDequantisedWeight) {
             49'152 * 2 + 49'152 / 64 * 4);
 }
 
+// Under gradient checkpointing the model-level attention masks are arguments of every
+// checkpointed layer and live through backward: Gemma 2 (eager, sliding and full layers
+// alternating) two additive bf16 masks of B x L^2; Mistral (SDPA, window 4,096 < L) one bool
+// L^2 mask broadcast over the batch; Llama under SDPA none (is_causal). Without checkpointing
+// there is no such line.
+TEST(Activations, CheckpointedLayersHoldTheAttentionMasks) {
+  const std::string label = "Attention masks held by the checkpointed layers";
+  TrainingPlan p = hf_trainer_defaults();
+  p.method = Method::lora;
+  p.precision = Precision::bf16;  // the hidden stream, and so the additive masks, in bf16
+  p.checkpointing = Checkpointing::full;
+  p.batch = 4;
+  p.seq = 8192;
+  const LoadedModel gemma = testing_support::load_or_fail("gemma-2-9b");
+  EXPECT_EQ(item(estimate(gemma, p), label), 2LL * 4 * 8192 * 8192 * 2);
+  const LoadedModel mistral = testing_support::load_or_fail("mistral-7b-v0.1");
+  EXPECT_EQ(item(estimate(mistral, p), label), 8192LL * 8192);
+  const LoadedModel llama = testing_support::load_or_fail("llama-3.1-8b");
+  EXPECT_EQ(item(estimate(llama, p), label), -1);
+  p.checkpointing = Checkpointing::none;
+  EXPECT_EQ(item(estimate(gemma, p), label), -1);
+}
+
 }  // namespace
 }  // namespace trainmem

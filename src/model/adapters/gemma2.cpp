@@ -25,6 +25,11 @@ void read_gemma2(ConfigReader& r, ModelSpec& s) {
   s.attn_softcap = r.number("attn_logit_softcapping", 50.0);
   // Gemma2PreTrainedModel._supports_sdpa = False ("sdpa does not support softcapping").
   s.sdpa_supported = false;
+  // Without layer_types, Gemma2Config alternates sliding and full layers, sliding first
+  // (configuration_gemma2.py: "sliding_attention" if bool((i + 1) % 2)); not every layer slides.
+  if (s.sliding_layers.empty() && s.sliding_window > 0) {
+    s.sliding_layers = sliding_layers_from_pattern(s.layers, 2);
+  }
 }
 
 }  // namespace trainmem::adapters
