@@ -417,7 +417,31 @@ test('on a phone the page fits the screen width', async () => {
   await settle(page);
   const width = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(width <= 390, `page is ${width} px wide`);
-  assert.match(await page.textContent('#summary'), /peak/);
+  // The bar at the bottom quotes the figure the verdict judged (on a CUDA card the device total).
+  const { judged } = await readPage(page);
+  const summary = await page.textContent('#summary');
+  assert.match(summary, /device total/);
+  const units = await page.evaluate(() => window.trainmemPage.fmtBytes(
+    Number(document.getElementById('verdict-word').dataset.bytes), 'GiB'));
+  assert.ok(summary.includes(units), `${summary} should quote ${units} (${judged} B)`);
+  await page.context().close();
+});
+
+// A length typed as the command line takes it ("4k") is priced as 4,096 tokens, the budget bar
+// stacks the allocator's cache and the CUDA context on the peak, and an empty LoRA dropout is an
+// error rather than 0.
+test('typed lengths, the device-total bar and an empty dropout', async () => {
+  const page = await openPage();
+  await setPlan(page, { preset: 'qwen2.5-1.5b', method: 'lora', gpu: 'rtx-4090', seq: '4k' });
+  const page4k = await readPage(page);
+  const cli = cliJson(['estimate', 'qwen2.5-1.5b', '--method', 'lora', '--gpu', 'rtx-4090',
+    '--batch', '1', '--seq', '4096']);
+  assert.equal(page4k.error, null);
+  assert.equal(page4k.peak, cli.totals.peak_bytes);
+  assert.equal(await page.locator('#budget .bar .gpu-extra').count(), 1);
+  await page.fill('#lora_dropout', '');
+  await page.evaluate(() => window.trainmemPage.update());
+  assert.match((await readPage(page)).error || '', /lora.dropout/i);
   await page.context().close();
 });
 
