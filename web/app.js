@@ -112,8 +112,21 @@ function hashToState(hash) {
 
 // A state written to the form, with the defaults of its framework and method as the ones a field
 // is compared with.
+// What a link named that the form has no choice for (a renamed device, a misspelt method): each
+// such field keeps its default, and the notes say which value was passed over.
+let linkNotes = [];
+
 function loadState(s) {
   writeState(s);
+  linkNotes = [];
+  const fallback = pageDefaults(DEFAULTS.framework, DEFAULTS.method);
+  for (const k of FIELDS) {
+    const field = $(k);
+    if (field.tagName !== 'SELECT' || !(k in s) || field.value === String(s[k])) continue;
+    field.value = String(k in fallback ? fallback[k] : DEFAULTS[k]);
+    linkNotes.push(`The link names ${k} '${s[k]}', which this page does not offer; `
+      + `priced with ${field.value || 'the default'} instead.`);
+  }
   ENGINE_DEFAULTS = defaultsFor(s.framework, s.method) || ENGINE_DEFAULTS;
   PROFILE = `${s.framework}/${s.method}`;
 }
@@ -262,7 +275,7 @@ function showError(message) {
 // The report's notes, as the command line prints them under the budget: the defaults the plan
 // took, what it means on this model, and the assumptions behind the figures.
 function renderNotes(notes) {
-  $('notes').replaceChildren(...notes.map((n) => el('li', {}, n)));
+  $('notes').replaceChildren(...[...linkNotes, ...notes].map((n) => el('li', {}, n)));
 }
 
 function renderVerdict(ledger, verdictText, s) {
@@ -659,8 +672,10 @@ async function start() {
   fillSettings();
   loadState(hashToState(location.hash));
   const form = $('plan');
-  form.addEventListener('input', schedule);
-  form.addEventListener('change', schedule);
+  // Once the user edits the form, the link's passed-over values are no longer what it shows.
+  const edited = () => { linkNotes = []; schedule(); };
+  form.addEventListener('input', edited);
+  form.addEventListener('change', edited);
   form.addEventListener('submit', (e) => e.preventDefault());
   window.addEventListener('hashchange', () => { loadState(hashToState(location.hash)); schedule(); });
   $('folder-input').addEventListener('change', (e) => loadFolder([...e.target.files]));

@@ -445,6 +445,20 @@ test('typed lengths, the device-total bar and an empty dropout', async () => {
   await page.context().close();
 });
 
+// A link naming values the form has no choice for (a renamed GPU, a misspelt method) keeps each
+// field's default and says which value it passed over, instead of a blank select and no device.
+test('a link with unknown values falls back and says so', async () => {
+  const page = await openPage({}, `${pageUrl}#preset=foo&device=nonexistent&method=bogus`);
+  await settle(page);
+  const r = await readPage(page);
+  assert.equal(r.error, null);
+  assert.ok(r.word, 'a verdict on the default device');
+  for (const [k, v] of [['preset', 'foo'], ['device', 'nonexistent'], ['method', 'bogus']]) {
+    assert.ok(r.notes.some((n) => n.includes(`The link names ${k} '${v}'`)), `${k}: ${r.notes.join(' | ')}`);
+  }
+  await page.context().close();
+});
+
 test('the page made no network request', () => {
   assert.deepEqual(offsite, []);
   // The engine is embedded as a data: URL, which its loader fetches; the policy allows that and
