@@ -47,7 +47,8 @@ Sweep sweep(const LoadedModel& model, const TrainingPlan& plan, SweepAxis axis,
   for (std::int64_t v : values) {
     TrainingPlan p = plan;
     (axis == SweepAxis::batch ? p.batch : p.seq) = v;
-    if (validate(p) || !plan_size_ok(model, p)) continue;
+    // A point the estimate would refuse (past GPT-2's learned positions, too large) is no point.
+    if (validate(p) || !plan_size_ok(model, p) || check_plan_matches_model(model, p)) continue;
     const Ledger ledger = estimate(model, p);
     if (s.model.empty()) s.model = ledger.model.name;
     const Totals t = totals(ledger);

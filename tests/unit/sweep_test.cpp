@@ -40,6 +40,16 @@ TEST(Sweep, InvalidValuesAreSkipped) {
   EXPECT_EQ(s.points.front().x, 1);
 }
 
+// GPT-2's learned position table has 1,024 rows: the estimate refuses a longer sequence, so a
+// sweep has no point past it (it priced 8,192 tokens).
+TEST(Sweep, NoPointPastALearnedPositionTable) {
+  auto m = load_preset("gpt2");
+  ASSERT_TRUE(m.ok());
+  const Sweep s = sweep(*m, TrainingPlan{}, SweepAxis::seq, {512, 1024, 2048, 8192}, std::nullopt);
+  ASSERT_EQ(s.points.size(), 2u);
+  EXPECT_EQ(s.points.back().x, 1024);
+}
+
 TEST(Sweep, AxisNames) {
   EXPECT_EQ(parse_sweep_axis("batch"), SweepAxis::batch);
   EXPECT_EQ(parse_sweep_axis("seq"), SweepAxis::seq);

@@ -85,6 +85,7 @@ int run_sweep(const SweepArgs& a) {
       TrainingPlan p = in->plan;
       (*axis == SweepAxis::batch ? p.batch : p.seq) = x;
       auto e = validate(p);
+      if (!e) e = check_plan_matches_model(in->model, p);
       if (!e) e = check_plan_size(in->model, p);
       if (e) {
         return report(Error{
