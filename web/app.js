@@ -291,6 +291,7 @@ function renderVerdict(ledger, verdictText, s) {
   if (!f) {
     $('summary').replaceChildren(`Peak ${fmtBytes(t.peak_bytes, s.units)}`);
     box.append(el('div', {}, 'No device chosen: pick one to get a verdict.'));
+    renderGpu(null, s);
     return;
   }
   const state = !f.fits ? 'over' : f.tight ? 'tight' : 'fits';
@@ -313,6 +314,22 @@ function renderVerdict(ledger, verdictText, s) {
     box.append(el('div', { class: 'help' }, `Capacity ${fmtBytes(f.capacity_bytes, s.units)}, `
       + `${fmtBytes(f.reserve_bytes, s.units)} kept back for the driver, context and allocator.`));
   }
+  renderGpu(ledger.gpu, s);
+}
+
+// The caching allocator's replay, as the command line's "On the GPU" block: the three figures
+// PyTorch and nvidia-smi report, and what the replay found (an out-of-memory request, the
+// device's own cuBLAS workspaces).
+function renderGpu(gpu, s) {
+  const box = $('gpu');
+  if (!gpu) { box.replaceChildren(); return; }
+  box.replaceChildren(
+    el('div', {}, `On the GPU: peak allocated ${fmtBytes(gpu.peak_allocated_bytes, s.units)}`
+      + ` (torch.cuda.max_memory_allocated) · peak reserved ${fmtBytes(gpu.peak_reserved_bytes, s.units)}`
+      + ` (max_memory_reserved) · CUDA context ${fmtBytes(gpu.context_bytes, s.units)}`
+      + `${gpu.context_estimated ? ' (estimated)' : ''} · device total ${fmtBytes(gpu.device_total_bytes, s.units)}`
+      + ' (nvidia-smi)'),
+    el('ul', {}, ...gpu.notes.map((n) => el('li', {}, n))));
 }
 
 // `timeline` is the trainmem.timeline/1 document: one row per phase slot, live bytes by tenant.
@@ -485,7 +502,7 @@ function update() {
   if (!r.ok) {
     showError(r.error);
     markField(/config\.json$/.test(r.file || '') ? '--config' : r.field);
-    for (const id of ['verdict', 'summary', 'budget', 'lines', 'explain', 'notes', 'timeline', 'charts', 'advice']) $(id).replaceChildren();
+    for (const id of ['verdict', 'summary', 'gpu', 'budget', 'lines', 'explain', 'notes', 'timeline', 'charts', 'advice']) $(id).replaceChildren();
     $('explain-all').textContent = '';
     lastLedger = null;
     finish(t0, 'updateMs');

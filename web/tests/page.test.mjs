@@ -439,6 +439,11 @@ test('typed lengths, the device-total bar and an empty dropout', async () => {
   assert.equal(page4k.error, null);
   assert.equal(page4k.peak, cli.totals.peak_bytes);
   assert.equal(await page.locator('#budget .bar .gpu-extra').count(), 1);
+  // The allocator replay's figures, as the command line's "On the GPU" block prints them.
+  const gpuText = await page.textContent('#gpu');
+  const fmt = (b) => page.evaluate((x) => window.trainmemPage.fmtBytes(x, 'GiB'), b);
+  assert.ok(gpuText.includes(`peak reserved ${await fmt(cli.gpu.peak_reserved_bytes)}`), gpuText);
+  assert.ok(gpuText.includes(`device total ${await fmt(cli.gpu.device_total_bytes)}`), gpuText);
   await page.fill('#lora_dropout', '');
   await page.evaluate(() => window.trainmemPage.update());
   assert.match((await readPage(page)).error || '', /lora.dropout/i);
