@@ -355,9 +355,13 @@ function renderBudget(ledger, timeline, s) {
   }
   $('budget').replaceChildren(bar, legend);
 
+  // Lines not live at the peak (gradients before backward, a backward transient) are listed for
+  // their arithmetic but do not add to the peak: say so, as the command line's "up to" does.
+  const peakPhase = ledger.totals.peak_phase;
   const rows = ledger.items.map((item, i) => {
     const ti = tenantIndex(item.tenant);
-    const tr = el('tr', { class: i === selectedLine ? 'selected' : '' },
+    const atPeak = item.phases.includes(peakPhase);
+    const tr = el('tr', { class: `${i === selectedLine ? 'selected' : ''}${atPeak ? '' : ' off-peak'}` },
       el('td', {}, el('i', { class: `swatch t${ti}` })),
       el('td', {}, el('button', { type: 'button', class: 'line', 'aria-expanded': String(i === selectedLine),
         onclick: () => {
@@ -368,11 +372,13 @@ function renderBudget(ledger, timeline, s) {
           document.querySelectorAll('#lines button.line')[i]?.focus();
         } },
       item.label)),
-      el('td', { class: 'num' }, fmtBytes(item.bytes, s.units)));
+      el('td', { class: 'num' }, atPeak ? fmtBytes(item.bytes, s.units)
+        : el('span', { title: `not live at the peak; ${fmtBytes(item.bytes, s.units)} in other phases` },
+          `0 (up to ${fmtBytes(item.bytes, s.units)})`)));
     return tr;
   });
   const table = el('table', {}, el('caption', { class: 'sr-only' }, 'Ledger lines'),
-    el('thead', {}, el('tr', {}, el('th', {}, ''), el('th', {}, 'Line'), el('th', { class: 'num' }, 'Size'))),
+    el('thead', {}, el('tr', {}, el('th', {}, ''), el('th', {}, 'Line'), el('th', { class: 'num' }, 'At the peak'))),
     el('tbody', {}, rows));
   $('lines').replaceChildren(table);
   if (selectedLine >= 0 && selectedLine < ledger.items.length) renderExplain(ledger.items[selectedLine], s);
@@ -399,8 +405,16 @@ function renderTimeline(timeline, ledger, s) {
       stackedBar(r.by_tenant, max, ledger.fit ? ledger.fit.usable_bytes : 0, `${name}: ${fmtBytes(r.bytes, s.units)}`),
       el('span', { class: 'num' }, fmtBytes(r.bytes, s.units))));
   }
+  // Every tenant drawn in some phase, not only those live at the peak (gradients, transients).
+  const legend = el('div', { class: 'legend' });
+  tenants.forEach((t, i) => {
+    if (timeline.slots.some((r) => (r.by_tenant[t.id] || 0) > 0)) {
+      legend.append(el('span', {}, el('i', { class: `t${i}` }), t.title));
+    }
+  });
   $('timeline').replaceChildren(
-    el('p', { class: 'help', id: 'peak-phase' }, `The peak falls at ${timeline.peak_phase.replace(/_/g, ' ')}.`), box);
+    el('p', { class: 'help', id: 'peak-phase' }, `The peak falls at ${timeline.peak_phase.replace(/_/g, ' ')}.`),
+    legend, box);
 }
 
 // `sw` is the trainmem.sweep/1 document of one sweep: each point is keyed by the swept setting
