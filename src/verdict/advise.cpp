@@ -118,7 +118,11 @@ std::vector<Change> candidates(const TrainingPlan& plan) {
                    }});
   }
   if (plan.method != Method::qlora) {
-    out.push_back({"QLoRA: LoRA on a 4-bit NF4 base", "--method qlora",
+    // A LoRA plan without --precision prices a bf16 base (settings.cpp); --method qlora alone
+    // would re-resolve to the profile's precision, so the flags carry the one priced here.
+    const bool keep_bf16 = plan.precision == Precision::bf16;
+    out.push_back({"QLoRA: LoRA on a 4-bit NF4 base",
+                   keep_bf16 ? "--method qlora --precision bf16" : "--method qlora",
                    "4-bit base: a small quality loss and slower steps (dequantisation)", 8,
                    [](TrainingPlan& p) {
                      p.method = Method::qlora;

@@ -44,6 +44,13 @@ Result<Fit> judge(const LoadedModel& model, const TrainingPlan& plan, const Ledg
 }
 
 Fit judge(const LoadedModel& model, const TrainingPlan& plan, const Device& device) {
+  // Across GPUs the verdict is the most-loaded rank's, as `trainmem estimate` gives it (advise
+  // priced a DDP or ZeRO plan on one GPU while printing commands that keep the layout).
+  if (!is_single_device(plan.layout)) {
+    auto v = judge_distributed(model, plan, device, gpu_options_for(device, plan));
+    if (v && v->fit) return *v->fit;
+    if (v) return fit(v->estimate.ranks[v->estimate.most_loaded].totals, device);
+  }
   const Ledger ledger = estimate(model, plan);
   // The plan's alloc_conf was checked when the plan was made (settings.cpp, plan_json.cpp).
   auto f = judge(model, plan, ledger, device, gpu_options_for(device, plan));

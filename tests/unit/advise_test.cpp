@@ -98,18 +98,26 @@ TEST(Advise, CombinationsAreMinimal) {
   }
 }
 
+// Each option's flags on top of the plan price what advise printed: also a LoRA plan's QLoRA
+// option (the LoRA default's bf16 base stays in its flags) and a plan across GPUs (judged on the
+// most-loaded rank, as estimate judges it; it was priced on one GPU).
 TEST(Advise, FlagsReproduceThePeakThroughTheCli) {
-  const std::string base = "Qwen/Qwen3-8B --gpu rtx-4090";
-  const auto doc = nlohmann::json::parse(capture("advise " + base + " --json"));
-  EXPECT_EQ(doc.at("schema"), "trainmem.advice/1");
-  EXPECT_FALSE(doc.at("fits_now").get<bool>());
-  ASSERT_FALSE(doc.at("options").empty());
-  for (const auto& o : doc.at("options")) {
-    const std::string flags = o.at("flags").get<std::string>();
-    SCOPED_TRACE(flags);
-    const auto est = nlohmann::json::parse(capture("estimate " + base + " " + flags + " --json"));
-    EXPECT_EQ(est.at("fit").at("peak_bytes"), o.at("peak_bytes"));
-    EXPECT_EQ(est.at("fit").at("fits"), o.at("fits"));
+  for (const std::string base :
+       {"Qwen/Qwen3-8B --gpu rtx-4090",
+        "qwen3-8b --method lora --gpu rtx-3060-12gb --batch 1 --seq 512 --checkpointing full",
+        "qwen2.5-3b --gpus 4 --gpu a100-40gb --batch 4 --seq 2048"}) {
+    SCOPED_TRACE(base);
+    const auto doc = nlohmann::json::parse(capture("advise " + base + " --json"));
+    EXPECT_EQ(doc.at("schema"), "trainmem.advice/1");
+    EXPECT_FALSE(doc.at("fits_now").get<bool>());
+    ASSERT_FALSE(doc.at("options").empty());
+    for (const auto& o : doc.at("options")) {
+      const std::string flags = o.at("flags").get<std::string>();
+      SCOPED_TRACE(flags);
+      const auto est = nlohmann::json::parse(capture("estimate " + base + " " + flags + " --json"));
+      EXPECT_EQ(est.at("fit").at("peak_bytes"), o.at("peak_bytes"));
+      EXPECT_EQ(est.at("fit").at("fits"), o.at("fits"));
+    }
   }
 }
 
