@@ -75,7 +75,8 @@ TEST(EmitRoundTrip, DeepSpeedEveryStageAndOffload) {
 // The emitted DeepSpeed config runs the precision the plan was priced in: the HF Trainer's bf16
 // (autocast) and DeepSpeed's bf16 turn its bf16 engine on, fp16 its fp16 engine, fp32 neither;
 // stage3_max_reuse_distance is DeepSpeed's default, whatever max_live_parameters is. Read back,
-// both engines off is fp32.
+// both engines off sets no precision: DeepSpeed then trains in the dtype the script loads (a
+// pure-bf16 LoRA plan, the LoRA default, emits both off and was read back as fp32).
 TEST(EmitRoundTrip, DeepSpeedStatesThePlansPrecision) {
   const LoadedModel m = load_or_fail("llama-3.1-8b");
   TrainingPlan p = base_plan();
@@ -104,8 +105,10 @@ TEST(EmitRoundTrip, DeepSpeedStatesThePlansPrecision) {
   ASSERT_TRUE(fp32) << fp32.error().message();
   const auto setting = std::find_if(fp32->patch.begin(), fp32->patch.end(),
                                     [](const PlanSetting& s) { return s.key == "precision"; });
-  ASSERT_NE(setting, fp32->patch.end());
-  EXPECT_EQ(setting->value, "fp32");
+  EXPECT_EQ(setting, fp32->patch.end());
+  EXPECT_TRUE(std::any_of(fp32->used.begin(), fp32->used.end(), [](const std::string& u) {
+    return u.find("the dtype the model is loaded in") != std::string::npos;
+  }));
 }
 
 TEST(EmitRoundTrip, AccelerateFsdp1And2) {

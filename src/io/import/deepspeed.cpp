@@ -40,16 +40,20 @@ const ImportFormat& deepspeed_format() {
        not_priced("zero_optimization.contiguous_gradients", kReadForTheLayout),
        not_priced("train_batch_size",
                   "the global batch: divided by micro-batch x accumulation, the layout's GPUs")},
-      // Both engines stated off is DeepSpeed in fp32 (runtime/engine.py: neither the bf16 nor
-      // the fp16 optimizer wraps the model's own dtype); one left out or "auto" says nothing.
+      // Both engines stated off: neither the bf16 nor the fp16 optimizer wraps the model
+      // (runtime/engine.py), so it trains in the dtype the script loaded it in, which this file
+      // does not say (fp32 by from_pretrained's default before transformers 5, the checkpoint's
+      // bf16 since). The precision stays the flags' or the method's default, and a note says so.
       [](const FlatConfig& c, ImportedConfig& out) {
         const auto off = [&](const char* key) {
           const auto it = c.find(key);
           return it != c.end() && is_false(it->second);
         };
         if (!off("bf16.enabled") || !off("fp16.enabled")) return;
-        out.patch.push_back({"precision", "fp32", out.file + ": bf16.enabled, fp16.enabled", true});
-        out.used.push_back("bf16.enabled = false, fp16.enabled = false -> precision fp32");
+        out.used.push_back(
+            "bf16.enabled = false, fp16.enabled = false -> no precision: DeepSpeed trains in the "
+            "dtype the model is loaded in (--precision fp32 for an fp32 load, bf16 for a bf16 "
+            "one)");
       }};
   return f;
 }
