@@ -242,6 +242,28 @@ Result<std::string> torchtitan(const LoadedModel& model, const TrainingPlan& p) 
   return out;
 }
 
+// TRL ModelConfig's PEFT and bitsandbytes arguments for a LoRA or QLoRA plan (trl/trainer/
+// model_config.py: use_peft, lora_r, lora_alpha, lora_dropout, lora_target_modules,
+// load_in_4bit, bnb_4bit_quant_type, use_bnb_nested_quant); the targets by PEFT's module names.
+std::string lora_arguments(const TrainingPlan& p) {
+  if (p.method != Method::lora && p.method != Method::qlora) return "";
+  std::string out =
+      fmt::format(" \\\n  --use_peft --lora_r {} --lora_alpha {:g} --lora_dropout {:g}",
+                  p.lora.rank, p.lora.alpha, p.lora.dropout);
+  out += " --lora_target_modules";
+  for (const std::string& t : p.lora.targets) {
+    const Term* term = find_term(lora_target_vocabulary(), t);
+    out += " " + (term != nullptr && !term->aliases.empty() ? term->aliases.front() : t);
+  }
+  if (p.method == Method::qlora) {
+    out += p.quant.kind == QuantKind::int8
+               ? std::string(" --load_in_8bit")
+               : fmt::format(" --load_in_4bit --bnb_4bit_quant_type {}{}", name_of(p.quant.kind),
+                             p.quant.double_quant ? " --use_bnb_nested_quant" : "");
+  }
+  return out;
+}
+
 Result<std::string> torchrun(const LoadedModel& model, const TrainingPlan& p) {
   const Layout& l = p.layout;
   if (l.engine != Engine::ddp)
@@ -253,10 +275,16 @@ Result<std::string> torchrun(const LoadedModel& model, const TrainingPlan& p) {
   out += fmt::format("  --per_device_train_batch_size {} --gradient_accumulation_steps {} \\\n",
                      p.batch, p.grad_accum);
   out += fmt::format("  --max_seq_length {} --ddp_bucket_cap_mb {:g}", p.seq, l.ddp_bucket_cap_mb);
-  if (p.precision == Precision::bf16_mixed || p.precision == Precision::autocast_bf16)
+  // The HF Trainer's bf16/fp16 autocast over the weights as loaded: fp32 unless --torch_dtype
+  // (TRL ModelConfig) loads them in 16 bits, which is a pure bf16 plan.
+  if (p.precision == Precision::bf16_mixed || p.precision == Precision::autocast_bf16 ||
+      p.precision == Precision::bf16)
     out += " --bf16";
-  if (p.precision == Precision::fp16_mixed) out += " --fp16";
+  if (p.precision == Precision::fp16_mixed || p.precision == Precision::autocast_fp16)
+    out += " --fp16";
+  if (p.precision == Precision::bf16) out += " --torch_dtype bfloat16";
   if (p.checkpointing == Checkpointing::full) out += " --gradient_checkpointing";
+  out += lora_arguments(p);
   out += "\n";
   return out;
 }

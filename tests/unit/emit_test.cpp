@@ -152,11 +152,29 @@ TEST(EmitRoundTrip, Fsdp2TorchtitanWithModelParallel) {
   expect_round_trip(EmitFormat::fsdp2, m, p);
 }
 
+// The torchrun script states the plan's precision (the HF Trainer's --bf16 autocasts over fp32
+// weights; with TRL's --torch_dtype bfloat16 the step is pure bf16) and a LoRA or QLoRA plan's
+// PEFT arguments (TRL ModelConfig): read back, each prices the same rank (a LoRA plan read back
+// as a full fine-tune, --bf16 as bf16-fp32-master).
 TEST(EmitRoundTrip, TorchrunDdpAndMegatron) {
   const LoadedModel m = load_or_fail("llama-3.1-8b");
   TrainingPlan ddp = base_plan();
   ddp.checkpointing = Checkpointing::full;
-  expect_round_trip(EmitFormat::torchrun, m, ddp);
+  for (Precision precision :
+       {Precision::autocast_bf16, Precision::bf16, Precision::autocast_fp16}) {
+    ddp.precision = precision;
+    expect_round_trip(EmitFormat::torchrun, m, ddp);
+  }
+  TrainingPlan lora = ddp;
+  lora.precision = Precision::bf16;
+  lora.method = Method::lora;
+  lora.lora.rank = 32;
+  lora.lora.dropout = 0.05;
+  lora.lora.targets = {"q", "v"};
+  expect_round_trip(EmitFormat::torchrun, m, lora);
+  lora.method = Method::qlora;
+  lora.quant.double_quant = false;
+  expect_round_trip(EmitFormat::torchrun, m, lora);
   TrainingPlan mg = base_plan();
   mg.layout.engine = Engine::megatron;
   mg.layout.tp = 2;

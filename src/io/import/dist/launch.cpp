@@ -15,6 +15,50 @@ Result<std::int64_t> int_flag(const std::string& file, const std::vector<std::st
   return fallback;
 }
 
+// TRL ModelConfig's PEFT and bitsandbytes arguments (trl/trainer/model_config.py), as
+// emit torchrun writes them: --use_peft, --lora_r/alpha/dropout, --lora_target_modules NAMES...,
+// --load_in_4bit/--load_in_8bit, --bnb_4bit_quant_type, --use_bnb_nested_quant.
+std::optional<Error> read_peft_arguments(const std::string& file, const std::vector<std::string>& w,
+                                         TrainingPlan& p) {
+  if (!has_flag(w, "--use_peft")) return std::nullopt;
+  p.method =
+      has_flag(w, "--load_in_4bit") || has_flag(w, "--load_in_8bit") ? Method::qlora : Method::lora;
+  auto rank = int_flag(file, w, "--lora_r", p.lora.rank);
+  if (!rank) return rank.error();
+  p.lora.rank = rank.value();
+  for (const auto& [flag, target] : {std::pair<const char*, double*>{"--lora_alpha", &p.lora.alpha},
+                                     {"--lora_dropout", &p.lora.dropout}}) {
+    if (auto v = flag_value(w, flag)) {
+      try {
+        *target = std::stod(*v);
+      } catch (const std::exception&) {
+        return bad_input(file, flag, fmt::format("'{}' is not a number", *v));
+      }
+    }
+  }
+  const auto at = std::find(w.begin(), w.end(), "--lora_target_modules");
+  if (at != w.end()) {
+    p.lora.targets.clear();
+    for (auto it = at + 1; it != w.end() && !it->starts_with("-") && *it != "\\"; ++it) {
+      const Term* term = find_term(lora_target_vocabulary(), *it);
+      if (term == nullptr) {
+        return bad_input(file, "--lora_target_modules",
+                         fmt::format("'{}' is not a module trainmem prices", *it));
+      }
+      p.lora.targets.push_back(term->name);
+    }
+  }
+  if (has_flag(w, "--load_in_8bit")) p.quant.kind = QuantKind::int8;
+  if (auto kind = flag_value(w, "--bnb_4bit_quant_type")) {
+    if (*kind != "nf4" && *kind != "fp4") {
+      return bad_input(file, "--bnb_4bit_quant_type", fmt::format("'{}' is not nf4 or fp4", *kind));
+    }
+    p.quant.kind = *kind == "nf4" ? QuantKind::nf4 : QuantKind::fp4;
+  }
+  if (p.method == Method::qlora) p.quant.double_quant = has_flag(w, "--use_bnb_nested_quant");
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<TrainingPlan> from_launch(const std::string& file, const std::vector<std::string>& w,
@@ -93,8 +137,14 @@ Result<TrainingPlan> from_launch(const std::string& file, const std::vector<std:
       }
     }
     if (has_flag(w, "--gradient_checkpointing")) p.checkpointing = Checkpointing::full;
-    if (has_flag(w, "--bf16")) p.precision = Precision::bf16_mixed;
-    if (has_flag(w, "--fp16")) p.precision = Precision::fp16_mixed;
+    // The HF Trainer's --bf16/--fp16 autocast over the weights as loaded (fp32), unless TRL's
+    // --torch_dtype loads them in bf16: then the whole step is bf16.
+    const auto dtype = flag_value(w, "--torch_dtype");
+    if (has_flag(w, "--bf16")) {
+      p.precision = dtype == "bfloat16" ? Precision::bf16 : Precision::autocast_bf16;
+    }
+    if (has_flag(w, "--fp16")) p.precision = Precision::autocast_fp16;
+    if (auto e = read_peft_arguments(file, w, p)) return *e;
   }
   // `export PYTORCH_CUDA_ALLOC_CONF=...` (as emit writes it, or VAR=... before torchrun): the
   // allocator the ranks run with.
