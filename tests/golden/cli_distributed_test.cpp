@@ -231,3 +231,37 @@ TEST(CliDistributed, TorchtuneRecipeLayoutSettings) {
 }
 
 }  // namespace
+
+namespace trainmem::testing_support {
+namespace {
+
+// Every launcher file `emit` writes prices, read back through --from, the per-rank figure the plan
+// had (the command line takes the settings of a settings file and the layout of a layout file
+// together): accelerate's fsdp_activation_checkpointing was written and then dropped (2.5x high),
+// a DeepSpeed file with both engines off was read as fp32, a torchrun script lost its LoRA.
+TEST(CliDistributed, EmittedFilesPriceThePlanBack) {
+  const std::string plan = "llama-3.1-8b --batch 2 --seq 4096 --grad-accum 4 --checkpointing full";
+  struct Case {
+    const char* format;
+    const char* layout;
+    const char* replay;  // what the file cannot carry, given again
+  };
+  for (const Case c :
+       {Case{"accelerate-fsdp", "--gpus 8 --fsdp full", "--batch 2 --seq 4096 --grad-accum 4"},
+        Case{"deepspeed", "--gpus 8 --zero 2 --method lora",
+             "--seq 4096 --checkpointing full --method lora"},
+        Case{"torchrun", "--gpus 4 --method lora", ""}}) {
+    SCOPED_TRACE(c.format);
+    const std::string file = ::testing::TempDir() + "emitted_" + c.format;
+    ASSERT_EQ(
+        run_cli(std::string("emit ") + c.format + " " + plan + " " + c.layout + " -o " + file).code,
+        0);
+    const auto direct = estimate_json(plan + " " + c.layout + " --gpu h100-sxm");
+    const auto back =
+        estimate_json("llama-3.1-8b --from " + file + " " + c.replay + " --gpu h100-sxm");
+    EXPECT_EQ(back["fit"]["peak_bytes"], direct["fit"]["peak_bytes"]);
+  }
+}
+
+}  // namespace
+}  // namespace trainmem::testing_support

@@ -26,7 +26,15 @@ const ImportFormat& accelerate_format() {
        not_priced("num_processes", kReadForTheLayout),
        not_priced("num_machines", kReadForTheLayout),
        not_priced("deepspeed_config.zero_stage", kReadForTheLayout),
-       not_priced("fsdp_config.fsdp_sharding_strategy", kReadForTheLayout)},
+       not_priced("fsdp_config.fsdp_sharding_strategy", kReadForTheLayout),
+       not_priced("fsdp_config.fsdp_version", kReadForTheLayout),
+       not_priced("fsdp_config.fsdp_reshard_after_forward", kReadForTheLayout),
+       not_priced("fsdp_config.fsdp_offload_params", kReadForTheLayout),
+       not_priced("fsdp_config.fsdp_backward_prefetch", kReadForTheLayout),
+       not_priced("fsdp_config.fsdp_cpu_ram_efficient_loading", kReadForTheLayout),
+       // accelerate wraps each FSDP unit in activation checkpointing (utils/fsdp_utils.py):
+       // the plan's checkpointing, which a file's false leaves to the training script.
+       when_true("fsdp_config.fsdp_activation_checkpointing", "checkpointing", "full")},
       {}};
   return f;
 }
