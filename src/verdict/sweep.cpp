@@ -2,6 +2,7 @@
 
 #include "plan/limits.h"
 #include "trainmem/device.h"
+#include "trainmem/distributed.h"
 #include "trainmem/estimate.h"
 #include "trainmem/plan.h"
 #include "trainmem/render.h"
@@ -49,7 +50,13 @@ Sweep sweep(const LoadedModel& model, const TrainingPlan& plan, SweepAxis axis,
     (axis == SweepAxis::batch ? p.batch : p.seq) = v;
     // A point the estimate would refuse (past GPT-2's learned positions, too large) is no point.
     if (validate(p) || !plan_size_ok(model, p) || check_plan_matches_model(model, p)) continue;
-    const Ledger ledger = estimate(model, p);
+    // Across GPUs each point is the most-loaded rank, judged as estimate judges it (a layout
+    // was priced on one GPU).
+    const bool one_gpu = is_single_device(p.layout);
+    const Ledger ledger = one_gpu ? estimate(model, p) : [&] {
+      DistributedEstimate d = estimate_distributed(model, p);
+      return std::move(d.ranks[d.most_loaded].ledger);
+    }();
     if (s.model.empty()) s.model = ledger.model.name;
     const Totals t = totals(ledger);
     SweepPoint pt;
@@ -57,9 +64,11 @@ Sweep sweep(const LoadedModel& model, const TrainingPlan& plan, SweepAxis axis,
     pt.peak_bytes = t.peak_bytes;
     pt.static_bytes = t.static_bytes;
     pt.at_peak = live_at_slot(ledger, t.peak_slot);
-    if (device) {
+    if (device && one_gpu) {
       auto f = judge(model, p, ledger, *device, gpu_options_for(*device, p));
       pt.fit = f ? f.value() : fit(t, *device);
+    } else if (device) {
+      pt.fit = judge(model, p, *device);
     }
     s.points.push_back(pt);
   }

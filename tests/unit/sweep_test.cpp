@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "trainmem/device.h"
+#include "trainmem/distributed.h"
 #include "trainmem/estimate.h"
 #include "trainmem/model.h"
 #include "trainmem/solve.h"
@@ -48,6 +50,32 @@ TEST(Sweep, NoPointPastALearnedPositionTable) {
   const Sweep s = sweep(*m, TrainingPlan{}, SweepAxis::seq, {512, 1024, 2048, 8192}, std::nullopt);
   ASSERT_EQ(s.points.size(), 2u);
   EXPECT_EQ(s.points.back().x, 1024);
+}
+
+// A plan across GPUs is swept on its most-loaded rank, as estimate prices it (every point was
+// priced on one GPU: ZeRO-3 over 8 GPUs read "no" at 122 GiB where the rank holds 27 GiB).
+TEST(Sweep, ALayoutIsSweptOnItsMostLoadedRank) {
+  auto m = load_preset("llama-3.1-8b");
+  ASSERT_TRUE(m.ok());
+  TrainingPlan p;
+  p.seq = 4096;
+  p.checkpointing = Checkpointing::full;
+  p.layout.engine = Engine::deepspeed;
+  p.layout.zero_stage = 3;
+  p.layout.gpus_per_node = 8;
+  const auto device = find_device("h100-sxm");
+  ASSERT_TRUE(device.ok());
+  const Sweep s = sweep(*m, p, SweepAxis::batch, {1, 2}, device.value());
+  ASSERT_EQ(s.points.size(), 2u);
+  for (const SweepPoint& pt : s.points) {
+    TrainingPlan at = p;
+    at.batch = pt.x;
+    const DistributedEstimate d = estimate_distributed(*m, at);
+    EXPECT_EQ(pt.peak_bytes, d.ranks[d.most_loaded].totals.peak_bytes);
+    ASSERT_TRUE(pt.fit.has_value());
+    EXPECT_EQ(pt.fit->peak_bytes, judge(*m, at, device.value()).peak_bytes);
+    EXPECT_TRUE(pt.fit->fits);
+  }
 }
 
 TEST(Sweep, AxisNames) {
