@@ -49,20 +49,24 @@ std::vector<ActivationTerm> only(std::vector<ActivationTerm> terms, bool held_by
 std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& lists,
                            const std::vector<std::size_t>& layer_list, const Context& ctx) {
   struct Row {
-    std::int64_t tok, score, fixed, count;
+    std::int64_t tok, score, pair, fixed, count;
   };
   std::vector<Row> rows;
   for (const std::size_t list : layer_list) {
     const std::vector<ActivationTerm>& terms = lists[list];
     const std::int64_t t = terms_per_token(terms);
     const std::int64_t sc = terms_per_score(terms);
+    std::int64_t pr = 0;
     std::int64_t fx = 0;
-    for (const ActivationTerm& term : terms) fx += term.bytes_fixed;
+    for (const ActivationTerm& term : terms) {
+      pr += term.bytes_per_pair;
+      fx += term.bytes_fixed;
+    }
     auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
-      return r.tok == t && r.score == sc && r.fixed == fx;
+      return r.tok == t && r.score == sc && r.pair == pr && r.fixed == fx;
     });
     if (it == rows.end()) {
-      rows.push_back({t, sc, fx, 1});
+      rows.push_back({t, sc, pr, fx, 1});
     } else {
       ++it->count;
     }
@@ -76,6 +80,10 @@ std::string layers_formula(const std::vector<std::vector<ActivationTerm>>& lists
     if (r.score > 0) {
       out += fmt::format(" + {} layers x {} x {} heads x {}^2 scores x {} B", r.count,
                          ctx.plan.batch, ctx.spec.heads, ctx.plan.seq, r.score);
+    }
+    if (r.pair > 0) {  // a mask over (batch, seq, seq): the sliding window's or padding's
+      out += fmt::format(" + {} layers x {} x {}^2 mask x {} B", r.count, ctx.plan.batch,
+                         ctx.plan.seq, r.pair);
     }
     if (r.fixed > 0) {
       out += fmt::format(" + {} layers x {} B per layer (DoRA)", r.count, with_commas(r.fixed));
@@ -457,9 +465,13 @@ void add_activations(const Context& ctx, Items& items) {
        .tenant = Tenant::activations,
        .label = "Batch tensors and rotary cos/sin",
        .bytes = ids + rotary,
-       .formula = fmt::format("{} tokens x 2 x 8 B (input_ids, labels) + 2 x {} seq x {} x {} B",
-                              with_commas(tokens), p.seq, rot_dim, la.settings.stream_bytes),
-       .source = "transformers Trainer batch; LlamaRotaryEmbedding",
+       .formula = rotary > 0
+                      ? fmt::format("{} tokens x 2 x 8 B (input_ids, labels) + 2 x {} seq "
+                                    "x {} x {} B (rotary cos/sin)",
+                                    with_commas(tokens), p.seq, rot_dim, la.settings.stream_bytes)
+                      : fmt::format("{} tokens x 2 x 8 B (input_ids, labels)", with_commas(tokens)),
+       .source = rotary > 0 ? "transformers Trainer batch; LlamaRotaryEmbedding"
+                            : "transformers Trainer batch (learned positions: no rotary tables)",
        .live = forward_to_end_of_backward(),
        .estimated = false});
 }

@@ -38,15 +38,18 @@ void optimizer_scratch(const Context& ctx, Items& items) {
   const OptimizerImpl impl = in_bwd ? OptimizerImpl::for_loop : ctx.plan.optimizer_impl;
   const std::int64_t bytes = optimizer_step_scratch_bytes(row, impl, total, largest, dtype);
   if (bytes == 0) return;
-  items.push_back({.id = "temporaries.optimizer_step",
-                   .tenant = Tenant::temporaries,
-                   .label = fmt::format("Optimizer step scratch ({}, {})", row.name, name_of(impl)),
-                   .bytes = bytes,
-                   .formula = fmt::format("{} trainable params, largest tensor {}",
-                                          with_commas(total), with_commas(largest)),
-                   .source = std::string(row.source),
-                   .live = in_bwd ? late_backward() : in_phase(Phase::optimizer_step),
-                   .estimated = false});
+  items.push_back(
+      {.id = "temporaries.optimizer_step",
+       .tenant = Tenant::temporaries,
+       // The implementation matters to AdamW only (foreach, fused, for-loop).
+       .label = row.kind == OptimizerKind::adamw
+                    ? fmt::format("Optimizer step scratch ({}, {})", row.name, name_of(impl))
+                    : fmt::format("Optimizer step scratch ({})", row.name),
+       .bytes = bytes,
+       .formula = optimizer_step_scratch_formula(row, impl, total, largest, dtype),
+       .source = std::string(row.source),
+       .live = in_bwd ? late_backward() : in_phase(Phase::optimizer_step),
+       .estimated = false});
 }
 
 // Inside one layer's backward: the MLP's gate and up gradients coexist with what the layer still

@@ -1,5 +1,10 @@
 #include "plan/optimizer.h"
 
+#include <fmt/format.h>
+
+#include "model/dtype.h"
+#include "trainmem/render.h"
+
 namespace trainmem {
 namespace {
 
@@ -125,6 +130,31 @@ std::int64_t optimizer_step_scratch_bytes(const OptimizerRow& row, OptimizerImpl
     return 3 * 4 * largest_elements;
   }
   return 0;
+}
+
+std::string optimizer_step_scratch_formula(const OptimizerRow& row, OptimizerImpl impl,
+                                           std::int64_t total_elements,
+                                           std::int64_t largest_elements, Dtype state_dtype) {
+  const auto bits = dtype_info(state_dtype).bits;
+  const std::string per =
+      bits % 8 == 0 ? fmt::format("{} B", bits / 8) : fmt::format("{} bits", bits);
+  if (row.kind == OptimizerKind::adamw && impl == OptimizerImpl::foreach) {
+    return fmt::format("foreach sqrt of every v: {} trainable params x {}",
+                       with_commas(total_elements), per);
+  }
+  if (row.kind == OptimizerKind::adamw) {
+    return fmt::format("one tensor at a time: largest tensor {} x {}",
+                       with_commas(largest_elements), per);
+  }
+  if (row.kind == OptimizerKind::muon) {
+    return fmt::format("Newton-Schulz on the largest matrix: 4 bf16 copies x {} x 2 B",
+                       with_commas(largest_elements));
+  }
+  if (row.kind == OptimizerKind::adafactor) {
+    return fmt::format("3 fp32 copies of the largest tensor: 3 x {} x 4 B",
+                       with_commas(largest_elements));
+  }
+  return "";
 }
 
 }  // namespace trainmem

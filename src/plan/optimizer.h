@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -66,5 +67,9 @@ std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::i
 std::int64_t optimizer_step_scratch_bytes(const OptimizerRow& row, OptimizerImpl impl,
                                           std::int64_t total_elements,
                                           std::int64_t largest_elements, Dtype state_dtype);
+// The arithmetic behind optimizer_step_scratch_bytes, as the ledger line prints it.
+std::string optimizer_step_scratch_formula(const OptimizerRow& row, OptimizerImpl impl,
+                                           std::int64_t total_elements,
+                                           std::int64_t largest_elements, Dtype state_dtype);
 
 }  // namespace trainmem
