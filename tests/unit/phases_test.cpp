@@ -159,5 +159,24 @@ TEST(Activations, CheckpointedLayersHoldTheAttentionMasks) {
   EXPECT_EQ(item(estimate(gemma, p), label), -1);
 }
 
+// The printed arithmetic evaluates to the line's bytes: Mistral's saved layers past its window
+// show the per-layer mask term; GPT-2 (learned positions) has no rotary tables in its formula.
+TEST(Activations, FormulasShowEveryTerm) {
+  TrainingPlan p = hf_trainer_defaults();
+  p.seq = 8192;
+  const Ledger mistral = estimate(testing_support::load_or_fail("mistral-7b-v0.1"), p);
+  const Ledger gpt2 = estimate(testing_support::load_or_fail("gpt2"), TrainingPlan{});
+  auto formula = [](const Ledger& l, const std::string& id) {
+    for (const LedgerItem& i : l.items) {
+      if (i.id == id) return i.formula;
+    }
+    return std::string("(no line)");
+  };
+  EXPECT_NE(formula(mistral, "activations.saved").find("8192^2 mask x 2 B"), std::string::npos)
+      << formula(mistral, "activations.saved");
+  EXPECT_EQ(formula(gpt2, "activations.inputs_rope").find("rotary"), std::string::npos)
+      << formula(gpt2, "activations.inputs_rope");
+}
+
 }  // namespace
 }  // namespace trainmem
