@@ -188,6 +188,13 @@ TrainingPlan under_convention(TrainingPlan plan) {
 
 std::optional<Error> validate(const TrainingPlan& plan) {
   if (auto e = validate_layout(plan.layout)) return e;
+  // mlx-lm trains on one Apple machine's unified memory: no DDP, ZeRO or FSDP to spread it.
+  if (plan.behaviour.unified_memory && !is_single_device(plan.layout)) {
+    return field_error("framework",
+                       fmt::format("{} trains on one Apple machine; a layout across GPUs "
+                                   "(--gpus, --zero, --fsdp) is not something it runs",
+                                   plan.framework));
+  }
   // Upper bounds keep every byte count far inside 64 bits (2^63 ~ 9.2e18).
   constexpr std::int64_t kMaxBatch = 1 << 20;
   constexpr std::int64_t kMaxSeq = std::int64_t{1} << 24;

@@ -25,12 +25,16 @@ struct Change {
 // The single changes that apply to `plan`, in order of cost.
 std::vector<Change> candidates(const TrainingPlan& plan) {
   std::vector<Change> out;
+  // mlx-lm on Apple unified memory (the mlx profile): no CUDA caching allocator, no Liger or TRL
+  // loss, no bitsandbytes optimizer, no torch optimizer implementations; checkpointing (its
+  // --grad-checkpoint), LoRA and a quantised base are its own options.
+  const bool cuda_stack = !plan.behaviour.unified_memory;
   // The allocator's own remedy, as PyTorch's out-of-memory message suggests: expandable segments
   // grow one mapping instead of caching a segment per large block size, so less is reserved
   // beyond what is allocated (CUDACachingAllocator.cpp ExpandableSegment; docs/gpu.md). It
   // changes no tensor, only what the card holds for them.
   const auto conf = gpu::parse_alloc_conf(plan.alloc_conf, "--alloc-conf");
-  if (conf && !conf->expandable_segments) {
+  if (cuda_stack && conf && !conf->expandable_segments) {
     const std::string value = plan.alloc_conf.empty()
                                   ? std::string("expandable_segments:True")
                                   : plan.alloc_conf + ",expandable_segments:True";
@@ -43,7 +47,7 @@ std::vector<Change> candidates(const TrainingPlan& plan) {
          "allocation (PyTorch >= 2.1)",
          0, [value](TrainingPlan& p) { p.alloc_conf = value; }});
   }
-  if (plan.loss == Loss::full) {
+  if (cuda_stack && plan.loss == Loss::full) {
     out.push_back(
         {"chunked cross-entropy loss (TRL's loss_type=\"chunked_nll\", its SFT "
          "default since 1.7)",
@@ -67,13 +71,14 @@ std::vector<Change> candidates(const TrainingPlan& plan) {
                    "about 30-40% more compute: every layer's forward runs twice", 4,
                    [](TrainingPlan& p) { p.checkpointing = Checkpointing::full; }});
   }
-  if (plan.optimizer_impl != OptimizerImpl::fused && plan.optimizer == OptimizerKind::adamw) {
+  if (cuda_stack && plan.optimizer_impl != OptimizerImpl::fused &&
+      plan.optimizer == OptimizerKind::adamw) {
     // torch/optim/adamw.py _fused_adamw: one kernel per group, no step scratch.
     out.push_back({"fused AdamW step (HF optim adamw_torch_fused)", "--optimizer-impl fused",
                    "no quality change; the HF Trainer's default on current torch", 0,
                    [](TrainingPlan& p) { p.optimizer_impl = OptimizerImpl::fused; }});
   }
-  if (plan.optimizer_impl == OptimizerImpl::foreach) {
+  if (cuda_stack && plan.optimizer_impl == OptimizerImpl::foreach) {
     out.push_back({"for-loop optimizer step", "--optimizer-impl for-loop",
                    "a slower optimizer step; no quality change", 3,
                    [](TrainingPlan& p) { p.optimizer_impl = OptimizerImpl::for_loop; }});
@@ -94,7 +99,7 @@ std::vector<Change> candidates(const TrainingPlan& plan) {
                    cost, 0, eval_at(1)});
   }
   const bool full_states = plan.method != Method::lora && plan.method != Method::qlora;
-  if (plan.optimizer == OptimizerKind::adamw) {
+  if (cuda_stack && plan.optimizer == OptimizerKind::adamw) {
     out.push_back({"8-bit AdamW (bitsandbytes)", "--optimizer adamw-8bit",
                    "block-quantised moments; loss curves usually match 32-bit Adam closely", 5,
                    [](TrainingPlan& p) { p.optimizer = OptimizerKind::adamw_8bit; }});

@@ -11,7 +11,8 @@ namespace trainmem {
 
 void add_layout_options(const LoadedModel& model, const TrainingPlan& plan, const Device& device,
                         Advice& advice) {
-  if (advice.fits_now || !is_single_device(plan.layout)) return;
+  // mlx-lm trains on one Apple machine: no DeepSpeed, no FSDP.
+  if (advice.fits_now || !is_single_device(plan.layout) || plan.behaviour.unified_memory) return;
   const LayoutPricer pricer(model, plan);
   Layout z3;
   z3.engine = Engine::deepspeed;

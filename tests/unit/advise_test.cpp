@@ -121,6 +121,22 @@ TEST(Advise, FlagsReproduceThePeakThroughTheCli) {
   }
 }
 
+// mlx-lm on an Apple machine: no CUDA allocator setting, Liger/TRL loss, bitsandbytes optimizer
+// or multi-GPU layout is offered, only what mlx-lm itself can change.
+TEST(Advise, MlxOnAMacOffersOnlyWhatMlxRuns) {
+  const auto doc = nlohmann::json::parse(
+      capture("advise llama-3.2-3b --method lora --framework mlx --batch 4 --seq 1024 "
+              "--gpu m2-max-32gb --json"));
+  ASSERT_FALSE(doc.at("options").empty());
+  for (const auto& o : doc.at("options")) {
+    const std::string flags = o.at("flags").get<std::string>();
+    for (const char* cuda_only : {"--alloc-conf", "--loss", "--optimizer", "--zero", "--fsdp",
+                                  "--gpus", "--optimizer-impl"}) {
+      EXPECT_EQ(flags.find(cuda_only), std::string::npos) << flags;
+    }
+  }
+}
+
 // Expandable segments are offered unless the plan's allocator already has them, added to what
 // the plan sets.
 TEST(Advise, OffersExpandableSegmentsOnTopOfThePlansConfiguration) {
