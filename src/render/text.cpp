@@ -25,6 +25,8 @@ namespace {
 
 // "steady state loaded, the validation pass between steps", or the slot's name alone.
 std::string peak_phase_words(const Ledger& ledger, int slot) {
+  // The seeds' textbook convention sums every tenant at once, in no phase of a step.
+  if (ledger.plan.convention == Convention::textbook) return "the textbook sum of every tenant";
   const std::string_view run = run_phase_at(ledger, slot);
   return run.empty() ? slot_name(slot) : fmt::format("{}, {}", slot_name(slot), run);
 }
@@ -172,8 +174,13 @@ std::string render_explain(const Ledger& ledger, const RenderOptions& o) {
       "\nStatic state = weights + gradients + optimizer states + master weights"
       " = {}\n",
       format_bytes(t.static_bytes, o.unit));
-  out += fmt::format("Peak = the largest sum of lines live in one phase = {} ({})\n",
-                     format_bytes(t.peak_bytes, o.unit), peak_phase_words(ledger, t.peak_slot));
+  if (ledger.plan.convention == Convention::textbook) {
+    out += fmt::format("Peak = the sum of every line (the seeds' textbook convention) = {}\n",
+                       format_bytes(t.peak_bytes, o.unit));
+  } else {
+    out += fmt::format("Peak = the largest sum of lines live in one phase = {} ({})\n",
+                       format_bytes(t.peak_bytes, o.unit), peak_phase_words(ledger, t.peak_slot));
+  }
   return out;
 }
 
