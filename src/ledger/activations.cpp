@@ -301,18 +301,17 @@ void add_checkpointed_masks(const Context& ctx, Items& items) {
       std::any_of(ctx.layers.plans.begin(), ctx.layers.plans.end(),
                   [&](const LayerPlan& l) { return !is_sliding_layer(s, l.layer); });
   const std::int64_t pairs = p.seq * p.seq;
+  const std::int64_t kinds = (any_full ? 1 : 0) + (any_sliding ? 1 : 0);  // full, sliding
   std::int64_t bytes = 0;
   std::string formula;
   const AttentionKernel kernel = attention_kernel(s, cfg);
   if (kernel == AttentionKernel::eager) {
-    const std::int64_t kinds = (any_full ? 1 : 0) + (any_sliding ? 1 : 0);
     bytes = kinds * p.batch * pairs * cfg.stream_bytes;
     formula = fmt::format("{} mask kind{} x {} x {}^2 x {} B (additive, eager)", kinds,
                           kinds == 1 ? "" : "s", p.batch, p.seq, cfg.stream_bytes);
   } else if (kernel == AttentionKernel::fused && p.attention == Attention::sdpa) {
     const bool sliding_mask = any_sliding && p.seq > s.sliding_window;
     if (cfg.padding_mask) {
-      const std::int64_t kinds = (any_full ? 1 : 0) + (any_sliding ? 1 : 0);
       bytes = kinds * p.batch * pairs;
       formula = fmt::format("{} bool mask{} x {} x {}^2 (padding)", kinds, kinds == 1 ? "" : "s",
                             p.batch, p.seq);
