@@ -5,6 +5,8 @@
 // print is one `trainmem estimate` agrees with.
 #include "verdict/judge.h"
 
+#include <algorithm>
+
 #include "layout/layout.h"
 #include "trainmem/device.h"
 #include "trainmem/distributed.h"
@@ -88,6 +90,18 @@ JudgedCandidates judge_candidates(const LoadedModel& model, const TrainingPlan& 
     }
     out.fitting.push_back({c, *v->fit});
   }
+  // The search's order (GPUs, then the proxy) with its ties broken by the headroom the plan
+  // prints, the device total's, not the live bytes' the search had.
+  std::stable_sort(out.fitting.begin(), out.fitting.end(),
+                   [](const JudgedCandidate& a, const JudgedCandidate& b) {
+                     const std::int64_t ga = world_size(a.candidate.layout);
+                     const std::int64_t gb = world_size(b.candidate.layout);
+                     if (ga != gb) return ga < gb;
+                     const double pa = a.candidate.cost.proxy_seconds;
+                     const double pb = b.candidate.cost.proxy_seconds;
+                     if (pa != pb) return pa < pb;
+                     return a.fit.margin_bytes > b.fit.margin_bytes;
+                   });
   return out;
 }
 
