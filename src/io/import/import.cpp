@@ -70,6 +70,31 @@ void flatten_yaml(const YAML::Node& n, const std::string& prefix, FlatConfig& ou
 }
 #endif
 
+// Documents in a YAML stream: a "---" line (alone or before content) starts one, except the first
+// when nothing but comments and blank lines precede it.
+std::size_t yaml_documents(const std::string& text) {
+  std::size_t documents = 0;
+  bool content = false;  // the current document has a line of its own
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    std::string_view line(text.data() + at, end - at);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const bool marker =
+        line.starts_with("---") && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    if (marker) {
+      if (content || documents == 0) ++documents;
+      content = line.size() > 3 && line.find_first_not_of(" \t", 3) != std::string_view::npos;
+    } else if (!line.empty() && line.find_first_not_of(" \t") != std::string_view::npos &&
+               line[line.find_first_not_of(" \t")] != '#') {
+      if (documents == 0) documents = 1;
+      content = true;
+    }
+    at = end + 1;
+  }
+  return documents;
+}
+
 Result<FlatConfig> too_many_keys(FlatConfig flat, const std::string& file) {
   if (flat.size() > kMaxFlatKeys) {
     return bad_input(file, "",
@@ -101,15 +126,13 @@ Result<FlatConfig> flatten_config(const std::string& text, const std::string& fi
 #if TRAINMEM_HAVE_YAML
   try {
     // PyYAML's safe_load, which the tools load their configs with, refuses a stream of several
-    // documents ("expected a single document in the stream"); reading the first would hide
-    // the rest.
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
+    // documents ("expected a single document in the stream"); reading the first would hide the
+    // rest. Counted from the "---" markers, so no later document is ever built.
+    if (const std::size_t n = yaml_documents(text); n > 1) {
       return bad_input(file, "",
-                       fmt::format("holds {} YAML documents (--- separators); a config is one",
-                                   documents.size()));
+                       fmt::format("holds {} YAML documents (--- separators); a config is one", n));
     }
-    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+    const YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) return bad_input(file, "", "is neither a JSON object nor a YAML mapping");
     flatten_yaml(root, "", flat);
   } catch (const YAML::Exception& e) {  // DeepRecursion past yaml-cpp's depth guard too
