@@ -16,13 +16,7 @@ constexpr std::int64_t kDefaultPattern = 4;
 
 void read_cohere2(ConfigReader& r, ModelSpec& s) {
   read_cohere(r, s);
-  // read_common reads a window only where the file names one; an explicit null means none.
-  if (!r.has("sliding_window") && !r.is_null("sliding_window")) s.sliding_window = kDefaultWindow;
-  if (s.sliding_layers.empty() && s.sliding_window > 0) {
-    const std::int64_t pattern =
-        r.has("sliding_window_pattern") ? r.count("sliding_window_pattern") : kDefaultPattern;
-    s.sliding_layers = sliding_layers_from_pattern(s.layers, pattern);
-  }
+  read_window_defaults(r, s, kDefaultWindow, kDefaultPattern);
 }
 
 }  // namespace trainmem::adapters

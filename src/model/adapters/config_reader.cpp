@@ -188,6 +188,15 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec) {
   }
 }
 
+void read_window_defaults(ConfigReader& r, ModelSpec& spec, std::int64_t window,
+                          std::int64_t pattern) {
+  if (!r.has("sliding_window") && !r.is_null("sliding_window")) spec.sliding_window = window;
+  if (!spec.sliding_layers.empty() || spec.sliding_window <= 0) return;
+  const std::int64_t every =
+      r.has("sliding_window_pattern") ? r.count("sliding_window_pattern") : pattern;
+  spec.sliding_layers = sliding_layers_from_pattern(spec.layers, every);
+}
+
 std::vector<bool> sliding_layers_from_pattern(std::int64_t layers, std::int64_t pattern) {
   std::vector<bool> out;
   // Bounded by the layer limit check_common enforces later (a hostile count is refused there).

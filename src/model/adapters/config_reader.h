@@ -68,6 +68,12 @@ void read_common(ConfigReader& r, const CommonDefaults& d, ModelSpec& spec);
 // every pattern-th (configuration_gemma3.py / configuration_cohere2.py). Empty for pattern <= 0.
 std::vector<bool> sliding_layers_from_pattern(std::int64_t layers, std::int64_t pattern);
 
+// A config class that always has a window (Gemma2Config, Cohere2Config, GptOssConfig): its
+// `window` when the file names none (an explicit null: no window), and without layer_types every
+// `pattern`-th layer full (the file's sliding_window_pattern when it gives one).
+void read_window_defaults(ConfigReader& r, ModelSpec& spec, std::int64_t window,
+                          std::int64_t pattern);
+
 // The MLP activation named by `key` (hidden_act, activation_function, hidden_activation) as
 // transformers' ACT2FN spells it; absent -> fallback; a name trainmem does not model fails.
 Activation read_activation(ConfigReader& r, const std::string& key, Activation fallback);

@@ -5,6 +5,13 @@
 #include "model/adapters/adapters.h"
 
 namespace trainmem::adapters {
+namespace {
+
+// Gemma2Config's window defaults (configuration_gemma2.py).
+constexpr std::int64_t kDefaultWindow = 4096;
+constexpr std::int64_t kDefaultPattern = 2;  // layer_types: sliding, full, sliding, ...
+
+}  // namespace
 
 void read_gemma2(ConfigReader& r, ModelSpec& s) {
   read_common(r,
@@ -25,11 +32,9 @@ void read_gemma2(ConfigReader& r, ModelSpec& s) {
   s.attn_softcap = r.number("attn_logit_softcapping", 50.0);
   // Gemma2PreTrainedModel._supports_sdpa = False ("sdpa does not support softcapping").
   s.sdpa_supported = false;
-  // Without layer_types, Gemma2Config alternates sliding and full layers, sliding first
-  // (configuration_gemma2.py: "sliding_attention" if bool((i + 1) % 2)); not every layer slides.
-  if (s.sliding_layers.empty() && s.sliding_window > 0) {
-    s.sliding_layers = sliding_layers_from_pattern(s.layers, 2);
-  }
+  // Gemma2Config: sliding_window 4096 and, without layer_types, sliding and full layers
+  // alternating, sliding first (configuration_gemma2.py "sliding_attention" if bool((i + 1) % 2)).
+  read_window_defaults(r, s, kDefaultWindow, kDefaultPattern);
 }
 
 }  // namespace trainmem::adapters

@@ -31,10 +31,7 @@ void read_gpt_oss(ConfigReader& r, ModelSpec& s) {
   s.attention_sinks = true;
   s.sdpa_supported = false;
   s.eager_softmax_fp32 = false;
-  if (!r.has("sliding_window") && !r.is_null("sliding_window")) s.sliding_window = kDefaultWindow;
-  if (s.sliding_layers.empty() && s.sliding_window > 0) {
-    s.sliding_layers = sliding_layers_from_pattern(s.layers, kDefaultPattern);
-  }
+  read_window_defaults(r, s, kDefaultWindow, kDefaultPattern);
   // Only the experts have an MLP: their biases are the MLP biases, and hidden_act ("silu" in the
   // published configs) is not what they run.
   s.moe.experts = r.count("num_local_experts", 128);
