@@ -68,7 +68,6 @@ void flatten_yaml(const YAML::Node& n, const std::string& prefix, FlatConfig& ou
       break;
   }
 }
-#endif
 
 // Documents in a YAML stream: a "---" line (alone or before content) starts one, except the first
 // when nothing but comments and blank lines precede it.
@@ -94,6 +93,7 @@ std::size_t yaml_documents(const std::string& text) {
   }
   return documents;
 }
+#endif
 
 Result<FlatConfig> too_many_keys(FlatConfig flat, const std::string& file) {
   if (flat.size() > kMaxFlatKeys) {
