@@ -8,5 +8,5 @@ set -eu
 cd "$(dirname "$0")/.."
 python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
   --platform manylinux_2_24_x86_64 --platform manylinux_2_28_x86_64 \
-  --platform manylinux_2_17_x86_64 -d .whl bitsandbytes==0.50.2
+  --platform manylinux_2_17_x86_64 -d .whl bitsandbytes==0.50.2 transformers==5.24.0 peft==0.21.2
 ls -l .whl

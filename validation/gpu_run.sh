@@ -1,12 +1,13 @@
 #!/bin/sh
 # The CUDA measurement run of issue 9, as one command on a lent GPU machine (docs/accuracy.md,
 # "The CUDA measurement run"). Prepare here with scripts/gpu-wheels.sh, then call the device
-# tool's run with command "sh validation/gpu_run.sh", carry [".whl"] and timeout_s 570.
-# It installs the carried wheels, records the device and library versions, measures a growing KV
-# cache (validation/kv_growth_probe.py, $OUT/kv-growth.jsonl; at most 90 s), and measures the 20
-# configurations of validation/matrix.py cuda() in fresh processes, writing each row to
-# $OUT/gpu-measured.jsonl as soon as it finishes, so that rows measured before a time-out come
-# back too. Copy that file to validation/data/gpu-measured.jsonl and run
+# tool's run with command "sh validation/gpu_run.sh", carry [".whl"] and timeout_s 600.
+# It installs the carried wheels (bitsandbytes, and the transformers and peft the CPU rows were
+# measured with), records the device and library versions, measures the configurations of
+# validation/matrix.py cuda() in fresh processes, writing each row to $OUT/gpu-measured.jsonl as
+# soon as it finishes (rows measured before a time-out come back too; it stops at once if the
+# first two fail), then measures a growing KV cache (validation/kv_growth_probe.py,
+# $OUT/kv-growth.jsonl). Copy the rows to validation/data/gpu-measured.jsonl and run
 # `trainmem validate validation/data/gpu-measured.jsonl`.
 set -u
 OUT=${OUT:-/tmp/gpu-run}
@@ -22,13 +23,14 @@ fi
   date -u +%Y-%m-%dT%H:%M:%SZ
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
   python3 -c 'import torch, transformers, peft, bitsandbytes as b; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__, "peft", peft.__version__, "bitsandbytes", b.__version__)'
+  nproc
 } 2>&1 | tee "$OUT/device.txt"
+PYTHONUNBUFFERED=1 timeout "${GPU_RUN_SECONDS:-450}" \
+  python3 validation/measure.py --matrix cuda --give-up-after 2 --out "$OUT/gpu-measured.jsonl" \
+  2>&1 | tee "$OUT/log.txt"
 # A growing KV cache (generate's DynamicCache) under fixed and expandable segments: whether CUDA
 # strands outgrown segments as the allocator model says (validation/kv_growth_probe.py).
 for conf in "" "expandable_segments:True"; do
-  timeout 45 python3 validation/kv_growth_probe.py --alloc-conf "$conf" \
+  timeout "${KV_PROBE_SECONDS:-40}" python3 validation/kv_growth_probe.py --alloc-conf "$conf" \
     --out "$OUT/kv-growth.jsonl" 2>&1 | tee -a "$OUT/kv-growth.log"
 done
-PYTHONUNBUFFERED=1 timeout "${GPU_RUN_SECONDS:-450}" \
-  python3 validation/measure.py --matrix cuda --out "$OUT/gpu-measured.jsonl" 2>&1 |
-  tee "$OUT/log.txt"

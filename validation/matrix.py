@@ -124,7 +124,7 @@ def crosscheck():
 
 
 def cuda():
-    """The GPU matrix (issue 9): 20 configurations on two families (qwen3, llama), random weights.
+    """The GPU matrix (issue 9): 23 configurations on two families (qwen3, llama), random weights.
 
     Full, LoRA and QLoRA (bitsandbytes NF4); AdamW, 8-bit AdamW and paged AdamW; checkpointing on
     and off; expandable_segments on and off (`alloc_conf`, set in a fresh process per row); batch
@@ -134,7 +134,7 @@ def cuda():
 
         python validation/measure.py --matrix cuda --out validation/data/gpu-measured.jsonl
 
-    About 3 minutes on an H100-class GPU (the two 1B full fine-tunes dominate).
+    Each row is its own process (about 10 s of it importing and building on the CPU).
     """
     g = dict(mode="cuda")
     qlora = dict(lora(), method="qlora")
@@ -152,6 +152,13 @@ def cuda():
         _row(q, g, CKPT, batch=2, seq=512),
         _row(q, g, exp, batch=2, seq=512),
         _row(q, g, lora(), batch=2, seq=512),
+        # llama-3.2-1b: the second family (early, so that a cut-off run still has it)
+        _row(l, g, fused, batch=1, seq=1024),
+        _row(l, g, fused, CKPT, exp, batch=2, seq=1024),
+        _row(l, g, lora(), batch=2, seq=1024),
+        _row(l, g, qlora, CKPT, batch=2, seq=1024),
+        _row(l, g, paged, lora(), batch=4, seq=512),
+        # qwen3-0.6b: LoRA and QLoRA with checkpointing
         _row(q, g, lora(), CKPT, batch=4, seq=1024),
         _row(q, g, qlora, batch=2, seq=512),
         _row(q, g, qlora, CKPT, batch=4, seq=1024),
@@ -161,12 +168,10 @@ def cuda():
         _row(q, g, lora(), batch=8, seq=512),
         _row(q, g, lora(), batch=2, seq=2048),
         _row(q, g, lora(), exp, batch=2, seq=2048),
-        # llama-3.2-1b: the second family
-        _row(l, g, fused, batch=1, seq=1024),
-        _row(l, g, fused, CKPT, exp, batch=2, seq=1024),
-        _row(l, g, lora(), batch=2, seq=1024),
-        _row(l, g, qlora, CKPT, batch=2, seq=1024),
-        _row(l, g, paged, lora(), batch=4, seq=512),
+        # HF Trainer's bf16=True: fp32 weights (or a 4-bit base) under bf16 autocast
+        _row(q, g, AUTOCAST, batch=2, seq=512),
+        _row(q, g, qlora, AUTOCAST, CKPT, batch=4, seq=1024),
+        _row(l, g, AUTOCAST, CKPT, batch=2, seq=1024),
     ]
 
 

@@ -32,6 +32,11 @@ def parse_args(argv):
     ap.add_argument("--resume", action="store_true",
                     help="keep the rows already in --out and measure only the missing ones")
     # One thread: with other jobs on the box, a second OpenMP thread made every op ~5x slower.
+    ap.add_argument("--start", type=int, default=1,
+                    help="begin at this configuration (1-based): the rest of a cut-off run")
+    ap.add_argument("--give-up-after", type=int, default=0,
+                    help="stop when the first N configurations all failed (a broken environment "
+                         "on a lent GPU must not spend its minutes); 0 never stops")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads")
     return ap.parse_args(argv)
 
@@ -40,19 +45,42 @@ def _tracker_name(spec):
     return ("fake+" if spec["mode"] == "fake" else "") + spec["tracker"]
 
 
+def _cuda_child(spec, out_path, command):
+    """Measure one cuda row in this (forked) process, its allocator configured from the start."""
+    os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    if spec.get("alloc_conf"):
+        os.environ["PYTORCH_CUDA_ALLOC_CONF"] = spec["alloc_conf"]  # read when CUDA starts
+    with open(out_path, "w") as f:
+        json.dump(run.measure(spec, command), f)
+
+
 def _measure_cuda_isolated(spec, args):
-    """A cuda row in a fresh process with its PYTORCH_CUDA_ALLOC_CONF (read when CUDA starts)."""
+    """A cuda row in a fresh process with its PYTORCH_CUDA_ALLOC_CONF (read when CUDA starts).
+
+    Forked while this process has not started CUDA, so that the child keeps the imports (torch,
+    transformers, peft: most of a row's time on the lent machine); a new interpreter otherwise.
+    """
+    import multiprocessing
     import subprocess
     import tempfile
-    env = dict(os.environ)
-    env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
-    if spec.get("alloc_conf"):
-        env["PYTORCH_CUDA_ALLOC_CONF"] = spec["alloc_conf"]
+    command = record.command_line()
     with tempfile.NamedTemporaryFile("w+", suffix=".json") as tmp:
+        if not torch.cuda.is_initialized():
+            child = multiprocessing.get_context("fork").Process(
+                target=_cuda_child, args=(spec, tmp.name, command))
+            child.start()
+            child.join()
+            if child.exitcode != 0:
+                raise RuntimeError(f"the measuring process exited with {child.exitcode}")
+            return json.load(open(tmp.name))
+        env = dict(os.environ)
+        env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+        if spec.get("alloc_conf"):
+            env["PYTORCH_CUDA_ALLOC_CONF"] = spec["alloc_conf"]
         code = ("import json, sys; sys.path.insert(0, %r); from harness import run; "
                 "spec = json.loads(%r); json.dump(run.measure(spec, %r), open(%r, 'w'))"
-                % (os.path.dirname(os.path.abspath(__file__)), json.dumps(spec),
-                   record.command_line(), tmp.name))
+                % (os.path.dirname(os.path.abspath(__file__)), json.dumps(spec), command,
+                   tmp.name))
         subprocess.run([sys.executable, "-c", code], env=env, check=True)
         return json.load(open(tmp.name))
 
@@ -65,6 +93,7 @@ def main(argv=None):
     specs = matrix.MATRICES[args.matrix]()
     if args.only:
         specs = [s for s in specs if args.only in record.row_id(s)]
+    specs = specs[args.start - 1:]
     command = record.command_line()
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     if args.resume and os.path.exists(args.out):
@@ -85,6 +114,9 @@ def main(argv=None):
                 failed += 1
                 print(f"[{i}/{len(specs)}] FAILED {rid} ({spec['mode']})", file=sys.stderr)
                 traceback.print_exc()
+                if args.give_up_after and failed == i >= args.give_up_after:
+                    print(f"the first {i} configurations all failed: giving up", file=sys.stderr)
+                    return 2
                 continue
             for row in rows:
                 out.write(json.dumps(row, sort_keys=False) + "\n")

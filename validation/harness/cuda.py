@@ -20,6 +20,10 @@ import torch
 
 from .tracker import CATEGORIES
 
+# Where the random weights are initialised: on the GPU directly (a 1B model's init on the lent
+# machine's CPUs took tens of seconds a row), as from_pretrained(device_map="cuda") places them.
+BUILD_DEVICE = "cuda"
+
 
 def adamw_8bit(params):
     import bitsandbytes as bnb
@@ -50,7 +54,11 @@ def quantize_nf4(model, skip=("lm_head",)):
             if child.bias is not None:
                 q.bias = torch.nn.Parameter(child.bias.data, requires_grad=False)
             setattr(parent, name, q)
-    return model.cuda()
+    model = model.cuda()
+    # The 16-bit weights just quantised were built on the GPU (BUILD_DEVICE); from_pretrained
+    # quantises each tensor as it loads, so its cache never held the whole 16-bit model.
+    torch.cuda.empty_cache()
+    return model
 
 
 class CudaTracker:
@@ -152,7 +160,8 @@ def prepare(spec, cfg_dict):
     from peft import prepare_model_for_kbit_training
 
     from . import build, methods, optim
-    model = build.build_model(cfg_dict, spec["precision"], spec["attention"])
+    with torch.device(BUILD_DEVICE):
+        model = build.build_model(cfg_dict, spec["precision"], spec["attention"])
     if spec.get("alloc_conf", "") != os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "") and \
             spec.get("alloc_conf"):
         raise RuntimeError("alloc_conf must be set in the environment before CUDA starts "

@@ -46,6 +46,17 @@ def test_bad_rows_are_rejected():
         record.check_row(row)
 
 
+def test_reserved_rows_keep_the_allocated_categories():
+    # harness/cuda.py metric_rows: the reserved and nvidia-smi rows carry the allocated peak's
+    # categories and phase peaks; only an allocated row must add up to its own peak.
+    row = _row(matrix.tiny()[0])
+    row["measured"]["peak_bytes"] += 4096
+    with pytest.raises(ValueError):
+        record.check_row(row)
+    row["measured"]["metric"] = "max_memory_reserved"
+    record.check_row(row)
+
+
 ALL_DATA = sorted(glob.glob(os.path.join(VALIDATION, "data", "*.jsonl")))
 # Rows converted from published GPU runs (validation/published/convert.py) carry their citation
 # and caveats beside the measurement; the rows it leaves out carry the reason. Both are checked by
