@@ -4,7 +4,7 @@ import sys
 
 d = json.load(sys.stdin)
 rows = d["per_row"]
-print(f"GPU accuracy on {len(rows)} published rows ({d['file']})")
+print(f"GPU accuracy on {len(rows)} rows ({d['file']})")
 print(f"{'metric':<24}{'rows':>5}{'median |err|':>15}{'worst |err|':>13}{'mean signed':>13}")
 for metric, s in d["by_metric"].items():
     print(f"{metric:<24}{s['rows']:>5}{s['median_abs_pct_error']:>14.2f}%"

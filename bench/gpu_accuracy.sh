@@ -6,5 +6,8 @@
 # is met. Not a test: it exits 0 unless the tool fails. Usage: bench/gpu_accuracy.sh [BIN]
 set -eu
 BIN=${1:-build/bin/trainmem}
-DATA=${DATA:-validation/data/gpu-published.jsonl}
-"$BIN" validate "$DATA" --json | python3 "$(dirname "$0")/gpu_accuracy.py"
+# Published rows (other people's runs) and the harness's own CUDA rows, each file on its own.
+for DATA in ${DATA:-validation/data/gpu-published.jsonl validation/data/gpu-measured.jsonl}; do
+  "$BIN" validate "$DATA" --json | python3 "$(dirname "$0")/gpu_accuracy.py"
+  echo
+done

@@ -32,7 +32,11 @@ struct MeasurementRecord {
   // "max_memory_reserved" or "nvidia-smi" (validate compares it with the matching figure).
   std::string metric;
   std::string device_id;  // a `trainmem gpus` id for the device, "" when unknown
-  std::string source;     // who published the row (source.name), "" for our own measurements
+  // measured.cuda_context of the harness's GPU rows: the name nvidia-smi prints for the device
+  // ("NVIDIA H200") and the CUDA runtime of the torch build ("13.0"); "" when not recorded.
+  std::string device_name;
+  std::string cuda_version;
+  std::string source;  // who published the row (source.name), "" for our own measurements
 };
 
 // One record per non-empty line; an error names the file, the line and the field.

@@ -38,6 +38,17 @@ constexpr std::array kContextRows = {
                "pytorch/pytorch PR #86509: 667 MB with CUDA_MODULE_LOADING=EAGER (CUDA 11.7)"},
     ContextRow{1107, 1200, true, "", 287 * kMB,
                "pytorch/pytorch PR #86509: 287 MB with lazy module loading (CUDA 11.7)"},
+    // H200 (sm90), CUDA 13.0, torch 2.11.0+cu130, driver 580.159.04: device used (total - free
+    // from cudaMemGetInfo) less torch.cuda.memory_reserved once a training step's kernels have
+    // loaded: 804,061,184 B in every phase from the first backward on, in each of the three
+    // configurations measured first on a fresh GPU (552,402,944 B after CUDA's start and the
+    // weights' copy, before any GEMM). Applied to CUDA 12 on Hopper too (lazy loading there as
+    // well). validation/data/gpu-measured.jsonl, gpu_phases; the rows
+    // measured after the paged-AdamW one read 60 MiB more in every phase, loaded included: memory
+    // the driver kept after that process's managed allocations (docs/accuracy.md, GPU).
+    ContextRow{1200, 9999, true, "9.0", 804'061'184,
+               "trainmem's CUDA run (validation/data/gpu-measured.jsonl, 2026-12-04): H200, CUDA "
+               "13.0, torch 2.11, 767 MiB once a training step's kernels loaded"},
     // RTX 6000 Ada (sm89), PyTorch 2.10 / cu130: 426 MiB (unsloth-zoo PR #1053).
     ContextRow{1200, 9999, true, "8.9", 426 * kMiB,
                "unslothai/unsloth-zoo PR #1053: 426 MiB on an RTX 6000 Ada, torch 2.10 cu130"},
@@ -57,15 +68,41 @@ bool known_family(std::string_view cc) {
 
 }  // namespace
 
+std::optional<CudaRuntime> cuda_runtime_of(std::string_view version) {
+  // MAJOR, MAJOR.MINOR or MAJOR.MINOR.PATCH, each one or two digits.
+  int parts[3] = {0, 0, 0};
+  int count = 0;
+  while (count < 3) {
+    const auto dot = version.find('.');
+    const std::string_view digits = version.substr(0, dot);
+    if (digits.empty() || digits.size() > 2) return std::nullopt;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      parts[count] = parts[count] * 10 + (c - '0');
+    }
+    ++count;
+    if (dot == std::string_view::npos) break;
+    version.remove_prefix(dot + 1);
+    if (count == 3) return std::nullopt;
+  }
+  if (parts[0] < 9) return std::nullopt;  // no torch build ships an older runtime
+  return CudaRuntime{parts[0], parts[1], true};
+}
+
 ContextFigure cuda_context(std::string_view cc, const CudaRuntime& rt) {
   const int version = rt.cuda_major * 100 + rt.cuda_minor;
   // Lazy loading exists from CUDA 11.7 (CUDA_MODULE_LOADING); before, every kernel loads.
   const bool lazy = rt.lazy_loading && version >= 1107;
-  const ContextRow* row = nullptr;
+  // The device family's own row for this runtime, else the runtime's last row (measured on
+  // another family: marked estimated below), else the table's last.
+  const ContextRow* own = nullptr;
+  const ContextRow* row = &kContextRows.back();
   for (const ContextRow& r : kContextRows) {
-    if (version >= r.cuda_from && version < r.cuda_to && r.lazy == lazy) row = &r;
+    if (version < r.cuda_from || version >= r.cuda_to || r.lazy != lazy) continue;
+    if (own == nullptr && !cc.empty() && r.family == cc) own = &r;
+    row = &r;
   }
-  if (row == nullptr) row = &kContextRows.back();
+  if (own != nullptr) row = own;
   ContextFigure out;
   out.bytes = row->bytes;
   out.source = std::string(row->source);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,10 @@ struct CudaRuntime {
   // the driver's default from CUDA 12.2. Needs CUDA >= 11.7.
   bool lazy_loading = true;
 };
+
+// "13.0" -> CUDA 13.0 (lazy loading): a `--versions cuda=` value, or torch.version.cuda as a
+// measured row records it. MAJOR, MAJOR.MINOR or MAJOR.MINOR.PATCH, major 9 to 99; else nullopt.
+std::optional<CudaRuntime> cuda_runtime_of(std::string_view version);
 
 struct ContextFigure {
   std::int64_t bytes = 0;

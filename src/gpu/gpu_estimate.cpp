@@ -194,9 +194,21 @@ GpuOptions gpu_options_for(const Device& device, std::string alloc_conf) {
 }
 
 GpuOptions gpu_options_for(const std::optional<Device>& device, const TrainingPlan& plan) {
-  if (device) return gpu_options_for(*device, plan.alloc_conf);
   GpuOptions o;
-  o.alloc_conf = plan.alloc_conf;
+  if (device) {
+    o = gpu_options_for(*device, plan.alloc_conf);
+  } else {
+    o.alloc_conf = plan.alloc_conf;
+  }
+  // --versions cuda=13.0: the runtime whose context is priced (parse_library_versions refused
+  // any value cuda_runtime_of does not read).
+  for (const auto& [library, version] : plan.library_versions) {
+    if (library != "cuda") continue;
+    if (const auto rt = gpu::cuda_runtime_of(version)) {
+      o.cuda_major = rt->cuda_major;
+      o.cuda_minor = rt->cuda_minor;
+    }
+  }
   return o;
 }
 

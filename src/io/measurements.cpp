@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "gpu/cuda_context.h"
 #include "io/json_parse.h"
 #include "io/read_file.h"
 #include "trainmem/validate.h"
@@ -100,6 +101,23 @@ Result<MeasurementRecord> parse_record(const json& j, const std::string& where) 
     r.tracker = m.value("tracker", "");
     r.metric = m.value("metric", "");
     r.device_id = m.value("device_id", "");
+    if (m.contains("cuda_context")) {
+      const json& c = m["cuda_context"];
+      if (!c.is_object()) return bad_input(where, "measured.cuda_context", "must be an object");
+      for (const char* key : {"device_name", "cuda"}) {
+        if (c.contains(key) && !c[key].is_string()) {
+          return bad_input(where, fmt::format("measured.cuda_context.{}", key), "must be a string");
+        }
+      }
+      r.device_name = c.value("device_name", "");
+      r.cuda_version = c.value("cuda", "");
+      if (!r.cuda_version.empty() && !gpu::cuda_runtime_of(r.cuda_version)) {
+        return bad_input(where, "measured.cuda_context.cuda",
+                         fmt::format("'{}' is no CUDA runtime version (torch.version.cuda, "
+                                     "e.g. 12.8)",
+                                     r.cuda_version));
+      }
+    }
     if (j.contains("source") && j["source"].is_object()) r.source = j["source"].value("name", "");
     if (m.contains("by_category")) {
       for (std::size_t c = 0; c < kMeasuredCategories.size(); ++c) {

@@ -8,6 +8,7 @@
 #include <array>
 #include <cctype>
 
+#include "gpu/cuda_context.h"
 #include "trainmem/plan.h"
 #include "util/edit_distance.h"
 
@@ -25,9 +26,11 @@ constexpr std::array<FrameworkProfile, 7> kProfiles{{
     {"mlx", "mlx-lm", "", "mlx-lm LoRA on Apple silicon (unified memory)"},
 }};
 
-constexpr std::array<std::string_view, 9> kLibraries{"transformers", "trl",     "peft",
-                                                     "bitsandbytes", "litgpt",  "torchtune",
-                                                     "unsloth",      "axolotl", "mlx-lm"};
+// "cuda" is the CUDA runtime of the torch build (torch.version.cuda): the context's size depends
+// on it (src/gpu/cuda_context.cpp).
+constexpr std::array<std::string_view, 10> kLibraries{
+    "transformers", "trl",     "peft",    "bitsandbytes", "litgpt",
+    "torchtune",    "unsloth", "axolotl", "mlx-lm",       "cuda"};
 
 // framework, method, library, from, below, knob, value, what, source
 constexpr std::array<Difference, 41> kDifferences{{
@@ -405,6 +408,12 @@ std::optional<Error> parse_library_versions(
     if (!valid_version(v)) {
       return Error{ErrorCode::usage, "", "--versions",
                    fmt::format("'{}' needs a version like {}=0.43.1", std::string(item), lib)};
+    }
+    if (lib == "cuda" && !gpu::cuda_runtime_of(v)) {
+      return Error{ErrorCode::usage, "", "--versions",
+                   fmt::format("'{}' is no CUDA runtime a torch build ships; give "
+                               "torch.version.cuda, e.g. cuda=12.8",
+                               std::string(item))};
     }
     set_version(versions, lib, v);
   }

@@ -78,6 +78,11 @@ TEST(FrameworkParse, NamesVersionsAndErrors) {
   ASSERT_TRUE(lib.has_value());
   EXPECT_EQ(lib->field, "--versions");
   EXPECT_TRUE(parse_library_versions("peft", v).has_value());
+  // cuda: the runtime of the torch build (the CUDA context's size); no torch ships CUDA 8.
+  EXPECT_FALSE(parse_library_versions("cuda=13.0", v).has_value());
+  const auto old_cuda = parse_library_versions("cuda=8.0", v);
+  ASSERT_TRUE(old_cuda.has_value());
+  EXPECT_NE(old_cuda->reason.find("cuda=8.0"), std::string::npos) << old_cuda->reason;
 }
 
 TEST(FrameworkParse, CompareVersions) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "gpu/cuda_context.h"
@@ -28,9 +29,16 @@ TEST(CudaContext, RowsByRuntimeAndFamily) {
   EXPECT_EQ(ada.bytes, 426 * MiB);
   EXPECT_FALSE(ada.estimated);
   EXPECT_TRUE(ada.note.empty());
+  // Hopper has its own row, measured on an H200 with CUDA 13.0 (device used less reserved once a
+  // training step's kernels had loaded), applied to CUDA 12 too; on CUDA 13 the other families
+  // keep the runtime's last row (Ada's, estimated).
   const auto hopper = gpu::cuda_context("9.0", {12, 8, true});
-  EXPECT_EQ(hopper.bytes, 426 * MiB);
-  EXPECT_TRUE(hopper.estimated);
+  EXPECT_EQ(hopper.bytes, 804'061'184);
+  EXPECT_FALSE(hopper.estimated);
+  EXPECT_EQ(gpu::cuda_context("9.0", {13, 0, true}).bytes, 804'061'184);
+  const auto ampere13 = gpu::cuda_context("8.0", {13, 0, true});
+  EXPECT_EQ(ampere13.bytes, 426 * MiB);
+  EXPECT_TRUE(ampere13.estimated);
   // CUDA 11.7 lazy and eager (PR #86509); before 11.7 no lazy loading (V100 measurement).
   EXPECT_EQ(gpu::cuda_context("8.0", {11, 7, true}).bytes, 287'000'000);
   EXPECT_EQ(gpu::cuda_context("8.0", {12, 1, false}).bytes, 667'000'000);
@@ -42,6 +50,19 @@ TEST(CudaContext, RowsByRuntimeAndFamily) {
   EXPECT_NE(unknown.note.find("assumed 426 MiB"), std::string::npos) << unknown.note;
   EXPECT_NE(gpu::cuda_context("13.5", {12, 8, true}).note.find("compute capability 13.5"),
             std::string::npos);
+}
+
+TEST(CudaContext, RuntimeVersionsAsTorchPrintsThem) {
+  const auto v = gpu::cuda_runtime_of("13.0");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->cuda_major, 13);
+  EXPECT_EQ(v->cuda_minor, 0);
+  EXPECT_TRUE(v->lazy_loading);
+  EXPECT_EQ(gpu::cuda_runtime_of("12.8.1")->cuda_minor, 8);
+  EXPECT_EQ(gpu::cuda_runtime_of("12")->cuda_minor, 0);
+  for (const char* bad : {"", "8.0", "12.", ".8", "12.8.1.0", "123.0", "12.x", "1e2"}) {
+    EXPECT_FALSE(gpu::cuda_runtime_of(bad)) << bad;
+  }
 }
 
 TEST(CudaContext, CublasWorkspacePerHandle) {
@@ -63,7 +84,7 @@ TEST(GpuEstimate, FiguresAreOrderedAndAddUp) {
   ASSERT_TRUE(g->available);
   EXPECT_GE(g->peak_allocated_bytes, totals(l).peak_bytes);  // blocks are rounded up
   EXPECT_GE(g->peak_reserved_bytes, g->peak_allocated_bytes);
-  EXPECT_EQ(g->context_bytes, 426 * MiB);
+  EXPECT_EQ(g->context_bytes, 804'061'184);  // Hopper's row (cuda_context.cpp)
   EXPECT_EQ(g->device_total_bytes, g->peak_reserved_bytes + g->context_bytes);
   for (const GpuPhase& ph : g->phases) {
     EXPECT_GE(ph.reserved_bytes, ph.allocated_bytes);
@@ -168,6 +189,34 @@ TEST(GpuCli, JsonHasPerPhaseFiguresAndTheVerdictUsesTheDeviceTotal) {
   // totals.peak_bytes stays the ledger's live bytes.
   EXPECT_LT(j["totals"]["peak_bytes"].get<std::int64_t>(),
             g["peak_allocated_bytes"].get<std::int64_t>() + 1);
+}
+
+TEST(GpuCli, TheCudaRuntimeChoosesTheContextRow) {
+  // An A100 on CUDA 11.7 (lazy): PR #86509's 287 MB; on the default runtime (12.8) the Ada row.
+  const auto context = [](const std::string& extra) {
+    const CliRun r =
+        cli("estimate qwen3-0.6b --gpu a100-80gb --json" + extra, "env -u PYTORCH_CUDA_ALLOC_CONF");
+    EXPECT_EQ(r.code, 0) << r.out;
+    return nlohmann::json::parse(r.out)["gpu"]["context_bytes"].get<std::int64_t>();
+  };
+  EXPECT_EQ(context(" --versions cuda=11.7"), 287'000'000);
+  EXPECT_EQ(context(""), 426 * MiB);
+}
+
+TEST(GpuCli, ValidatePricesAGpuRowOnTheDeviceAndRuntimeItRecorded) {
+  // validation/data/gpu-measured.jsonl records measured.cuda_context {device_name: "NVIDIA H200",
+  // cuda: "13.0"} and no device_id: the nvidia-smi row is priced as reserved + Hopper's context.
+  const std::string data = std::string(TRAINMEM_SOURCE_DIR) + "/validation/data/gpu-measured.jsonl";
+  const CliRun r = cli("validate " + data + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::map<std::string, std::int64_t> predicted;
+  const auto report = nlohmann::json::parse(r.out);
+  for (const auto& row : report["per_row"]) {
+    predicted[row["id"].get<std::string>()] = row["predicted_peak_bytes"].get<std::int64_t>();
+  }
+  const std::string id = "qwen3-0.6b_full_adamw-foreach_bf16_ckpt-none_sdpa_b2_s512";
+  ASSERT_TRUE(predicted.count(id + "_device") && predicted.count(id + "_reserved"));
+  EXPECT_EQ(predicted[id + "_device"] - predicted[id + "_reserved"], 804'061'184);
 }
 
 TEST(GpuCli, AllocConfFromFlagOrEnvironment) {

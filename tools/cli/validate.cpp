@@ -118,14 +118,19 @@ std::array<std::int64_t, 4> measured_categories(const MeasurementRecord& r) {
 }
 
 // The device a GPU row ran on, for the allocator replay: its compute capability and what a
-// process may hold on it, with the row's PYTORCH_CUDA_ALLOC_CONF (its plan's alloc_conf setting).
-// Unknown devices replay without a limit (a note in the docs).
+// process may hold on it (device_id, else the name nvidia-smi printed), with the row's
+// PYTORCH_CUDA_ALLOC_CONF (its plan's alloc_conf setting) and CUDA runtime. Unknown devices
+// replay without a limit (a note in the docs).
 GpuOptions row_gpu_options(const MeasurementRecord& r, const TrainingPlan& plan) {
   std::optional<Device> device;
-  if (!r.device_id.empty()) {
-    if (auto d = find_device(r.device_id)) device = d.value();
+  for (const std::string& name : {r.device_id, r.device_name}) {
+    if (name.empty() || device) continue;
+    if (auto d = find_device(name)) device = d.value();
   }
-  return gpu_options_for(device, plan);
+  if (r.cuda_version.empty()) return gpu_options_for(device, plan);
+  TrainingPlan with_runtime = plan;  // read_measurements checked the version
+  with_runtime.library_versions.emplace_back("cuda", r.cuda_version);
+  return gpu_options_for(device, with_runtime);
 }
 
 // The figure a GPU row's metric names, and the slot where it peaks.

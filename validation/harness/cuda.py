@@ -11,7 +11,7 @@ initialises) and gives three rows, one per figure `trainmem validate` compares l
 torch.cuda.max_memory_allocated, torch.cuda.max_memory_reserved, and the device's used memory
 (total - free from cudaMemGetInfo: what nvidia-smi shows for this process on an otherwise idle
 GPU, CUDA context included). Per-phase figures of all three ride along in `gpu_phases`.
-No GPU was lent to the session that wrote this; it has not been run yet (docs/accuracy.md, GPU).
+First run on an H200 on 2026-12-04 (7 configurations: validation/README.md, "The CUDA run").
 """
 import copy
 import os
