@@ -233,7 +233,7 @@ Result<Device> device_from_json(const json& j, const std::string& file, const st
         **share * 100);
   } else if (dev.kind == DeviceKind::gpu) {
     dev.reserve_bytes = default_gpu_reserve(dev.capacity_bytes);
-    dev.reserve_rule = "max(1 GiB, 2%): driver hold, CUDA context, allocator slack";
+    dev.reserve_rule = "max(1 GiB, 2%): driver hold and margin";
   }
   if (dev.usable_bytes() <= 0) {
     return r.error(reserve_key,
