@@ -46,6 +46,7 @@ const ImportFormat& bitsandbytes_format() {
                        // TRL's ModelConfig has load_in_4bit too: a file with keys beyond
                        // BitsAndBytesConfig's is another tool's, whose own detector must win.
                        for (const auto& entry : c) {
+                         if (entry.first.ends_with(kListMark)) continue;
                          if (!is_bnb_key(entry.first)) return 1;
                        }
                        return 6;

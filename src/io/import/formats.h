@@ -18,6 +18,11 @@ namespace trainmem::io {
 // scalar as text and lists joined with commas.
 using FlatConfig = std::map<std::string, std::string>;
 
+// flatten_config joins a list with commas ("q_proj,v_proj") and marks its key with a second key,
+// the key plus this suffix, so that a setting taking one value refuses `batch_size: [2]` instead
+// of reading it as 2. The importer skips the marks.
+inline constexpr std::string_view kListMark = "\x1f[]";
+
 // One key of a format. `convert` turns the file's value into the setting's value; nullopt means
 // the key was read and says nothing for the plan (bf16: false). Setting "model" names the model.
 struct ImportRule {

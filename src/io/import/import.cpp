@@ -32,6 +32,7 @@ void flatten_json(const nlohmann::json& j, const std::string& prefix, FlatConfig
       joined += (joined.empty() ? "" : ",") + (v.is_string() ? v.get<std::string>() : v.dump());
     }
     out[prefix] = joined;
+    out[prefix + std::string(kListMark)] = "";
   } else if (j.is_string()) {
     out[prefix] = j.get<std::string>();
   } else if (j.is_null()) {
@@ -57,6 +58,7 @@ void flatten_yaml(const YAML::Node& n, const std::string& prefix, FlatConfig& ou
         if (v.IsScalar()) joined += (joined.empty() ? "" : ",") + v.as<std::string>();
       }
       out[prefix] = joined;
+      out[prefix + std::string(kListMark)] = "";
       break;
     }
     case YAML::NodeType::Scalar:
@@ -216,7 +218,14 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
   ImportedConfig out;
   out.file = file;
   out.format = best->name;
+  // The settings a list may set (the rest take one value).
+  const auto takes_list = [](const std::string& setting) {
+    return setting == "lora_targets" || setting == "modules_to_save" ||
+           setting == "train_modules" || setting == "train_layers";
+  };
   for (const auto& [key, value] : flat.value()) {
+    if (key.ends_with(io::kListMark)) continue;
+    const bool list = flat->contains(key + std::string(io::kListMark));
     bool known = false;
     bool used = false;       // a rule of this key set something
     bool unchanged = false;  // a rule of this key read it and set nothing (bf16: false)
@@ -247,6 +256,10 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
       if (!v) {
         unchanged = true;
         continue;
+      }
+      if (list && !takes_list(rule.setting)) {
+        return bad_input(file, key,
+                         fmt::format("is a list ([{}]); {} takes one value", value, rule.setting));
       }
       used = true;
       if (rule.setting == "model") {
