@@ -6,7 +6,8 @@
 # measured with), records the device and library versions, measures the configurations of
 # validation/matrix.py cuda() in fresh processes, writing each row to $OUT/gpu-measured.jsonl as
 # soon as it finishes (rows measured before a time-out come back too; it stops at once if the
-# first two fail), then measures a growing KV cache (validation/kv_growth_probe.py,
+# first two fail; configurations already in validation/data/gpu-measured.jsonl are skipped), then
+# measures a growing KV cache (validation/kv_growth_probe.py,
 # $OUT/kv-growth.jsonl). Copy the rows to validation/data/gpu-measured.jsonl and run
 # `trainmem validate validation/data/gpu-measured.jsonl`.
 set -u
@@ -25,9 +26,12 @@ fi
   python3 -c 'import torch, transformers, peft, bitsandbytes as b; print("torch", torch.__version__, "cuda", torch.version.cuda, "transformers", transformers.__version__, "peft", peft.__version__, "bitsandbytes", b.__version__)'
   nproc
 } 2>&1 | tee "$OUT/device.txt"
+# The rows already committed are kept and not measured again (--resume): the file that comes back
+# is the whole of validation/data/gpu-measured.jsonl.
+cp validation/data/gpu-measured.jsonl "$OUT/gpu-measured.jsonl" 2>/dev/null
 PYTHONUNBUFFERED=1 timeout "${GPU_RUN_SECONDS:-450}" \
-  python3 validation/measure.py --matrix cuda --give-up-after 2 --out "$OUT/gpu-measured.jsonl" \
-  2>&1 | tee "$OUT/log.txt"
+  python3 validation/measure.py --matrix cuda --resume --give-up-after 2 \
+  --out "$OUT/gpu-measured.jsonl" 2>&1 | tee "$OUT/log.txt"
 # A growing KV cache (generate's DynamicCache) under fixed and expandable segments: whether CUDA
 # strands outgrown segments as the allocator model says (validation/kv_growth_probe.py).
 for conf in "" "expandable_segments:True"; do

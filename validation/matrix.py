@@ -157,7 +157,6 @@ def cuda():
         _row(l, g, fused, CKPT, exp, batch=2, seq=1024),
         _row(l, g, lora(), batch=2, seq=1024),
         _row(l, g, qlora, CKPT, batch=2, seq=1024),
-        _row(l, g, paged, lora(), batch=4, seq=512),
         # qwen3-0.6b: LoRA and QLoRA with checkpointing
         _row(q, g, lora(), CKPT, batch=4, seq=1024),
         _row(q, g, qlora, batch=2, seq=512),
@@ -172,6 +171,9 @@ def cuda():
         _row(q, g, AUTOCAST, batch=2, seq=512),
         _row(q, g, qlora, AUTOCAST, CKPT, batch=4, seq=1024),
         _row(l, g, AUTOCAST, CKPT, batch=2, seq=1024),
+        # Last: a paged optimizer's managed memory left 60 MiB of device memory behind its
+        # process in the first run, which every later row's nvidia-smi figure carried.
+        _row(l, g, paged, lora(), batch=4, seq=512),
     ]
 
 

@@ -42,6 +42,8 @@ def parse_args(argv):
 
 
 def _tracker_name(spec):
+    if spec["mode"] == "cuda":
+        return "cuda"  # harness/cuda.py CudaTracker, whatever the spec's CPU tracker says
     return ("fake+" if spec["mode"] == "fake" else "") + spec["tracker"]
 
 

@@ -41,7 +41,10 @@ def row_id(spec):
     return "_".join([spec["model"], method_tag(spec), opt, spec["precision"],
                      f"ckpt-{spec['checkpointing']}", spec["attention"],
                      f"b{spec['batch']}", f"s{spec['seq']}"]
-                    + ([f"ga{spec['grad_accum']}"] if spec.get("grad_accum", 1) > 1 else []))
+                    + ([f"ga{spec['grad_accum']}"] if spec.get("grad_accum", 1) > 1 else [])
+                    # a CUDA row's PYTORCH_CUDA_ALLOC_CONF (matrix.cuda): expandable_segments-True
+                    + ([spec["alloc_conf"].replace(":", "-").replace(",", "_")]
+                       if spec.get("alloc_conf") else []))
 
 
 def config_block(spec, model_path):

@@ -77,6 +77,5 @@ def _measure_cuda(spec, command):
     row = record.make_row(spec, configs.write(spec["model"]), measured, command)
     if spec.get("alloc_conf"):
         row["config"]["alloc_conf"] = spec["alloc_conf"]
-        row["id"] += "_" + spec["alloc_conf"].replace(":", "-").replace(",", "_")
     record.check_row(row)
     return cuda.metric_rows(row, tracker)
