@@ -12,7 +12,7 @@ const DEFAULTS = {
   seq: '1024', grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full',
   eval_strategy: 'no', eval_batch: '8', framework: 'hf', compile: false, padding_mask: false,
   keep_outputs: false, use_cache: false,
-  device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib',
+  device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib', alloc_conf: '', cuda: '12.8',
 };
 const EXAMPLE = { batch: '4' };
 // The command line's defaults once the form's framework and method are given (op "form" with
@@ -172,12 +172,16 @@ function planRequest(s) {
   if (s.eval_strategy !== 'no') keys.push('eval_strategy', 'eval_batch');
   // Behaviour switches: sent only when on, as the command line's --compile / --padding-mask.
   for (const k of SWITCHES) if (s[k]) keys.push(k);
+  // The GPU's runtime: the allocator's configuration and the CUDA version (docs/gpu.md), each as
+  // --alloc-conf and --versions cuda= would give it; unset, PyTorch's defaults and CUDA 12.8.
   const p = {};
   for (const k of keys) {
     const d = k === 'framework' || k === 'method' ? BASE_DEFAULTS[k] : ENGINE_DEFAULTS[k];
     // An empty dropout box goes as it is, and the engine refuses it (Number('') would be 0).
     if (String(s[k]) !== String(d)) p[k] = k === 'lora_dropout' && s[k] !== '' ? Number(s[k]) : s[k];
   }
+  if (s.alloc_conf.trim() !== '') p.alloc_conf = s.alloc_conf.trim();
+  if (s.cuda !== DEFAULTS.cuda) p.versions = `cuda=${s.cuda}`;
   return p;
 }
 
@@ -209,7 +213,7 @@ function commandFor(s) {
 }
 
 function shellQuote(v) {
-  return /^[\w.,:/@+-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`;
+  return /^[\w.,:/@+=-]+$/.test(v) ? v : `'${v.replace(/'/g, "'\\''")}'`;
 }
 
 // ---- display helpers --------------------------------------------------------------------------
@@ -312,7 +316,7 @@ function renderVerdict(ledger, verdictText, s) {
       : `Over by ${fmtBytes(-f.margin_bytes, s.units)}.`));
   if (f.reserve_bytes > 0) {
     box.append(el('div', { class: 'help' }, `Capacity ${fmtBytes(f.capacity_bytes, s.units)}, `
-      + `${fmtBytes(f.reserve_bytes, s.units)} kept back for the driver, context and allocator.`));
+      + `${fmtBytes(f.reserve_bytes, s.units)} kept back: the driver's hold and a margin.`));
   }
   renderGpu(ledger.gpu, s);
 }
@@ -328,7 +332,7 @@ function renderGpu(gpu, s) {
       + ` (torch.cuda.max_memory_allocated) · peak reserved ${fmtBytes(gpu.peak_reserved_bytes, s.units)}`
       + ` (max_memory_reserved) · CUDA context ${fmtBytes(gpu.context_bytes, s.units)}`
       + `${gpu.context_estimated ? ' (estimated)' : ''} · device total ${fmtBytes(gpu.device_total_bytes, s.units)}`
-      + ' (nvidia-smi)'),
+      + ` (nvidia-smi) · PYTORCH_CUDA_ALLOC_CONF ${gpu.alloc_conf || 'unset'}`),
     el('ul', {}, ...gpu.notes.map((n) => el('li', {}, n))));
 }
 

@@ -244,9 +244,9 @@ json run(const json& req) {
     for (std::string& n : plan_notes(m, plan, *device ? &**device : nullptr))
       notes.push_back(std::move(n));
     ledger.notes.insert(ledger.notes.begin(), notes.begin(), notes.end());
-    // The verdict every command gives (judge(), trainmem/device.h). A page has no
-    // PYTORCH_CUDA_ALLOC_CONF: PyTorch's defaults.
-    const GpuOptions gopt = *device ? gpu_options_for(**device, "") : GpuOptions{};
+    // The verdict every command gives (judge(), trainmem/device.h), with the plan's allocator
+    // configuration and CUDA runtime (the page's PYTORCH_CUDA_ALLOC_CONF and CUDA fields).
+    const GpuOptions gopt = gpu_options_for(*device, plan);
     auto gpu = gpu_estimate(m, plan, ledger, gopt);
     if (!gpu) throw gpu.error();
     const bool cuda = !*device || (*device)->kind != DeviceKind::unified;

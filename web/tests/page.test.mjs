@@ -515,3 +515,34 @@ test("the form starts at the command line's defaults and lists the engine's name
   assert.equal(command, 'trainmem estimate qwen2.5-1.5b --batch 4 --gpu rtx-4090');
   await page.context().close();
 });
+
+// PYTORCH_CUDA_ALLOC_CONF and the torch build's CUDA runtime, as --alloc-conf and --versions cuda=
+// give them: the replay's reserved figure, the CUDA context and the offered command follow them.
+test('the allocator configuration and the CUDA runtime price as the flags do', async () => {
+  const page = await openPage();
+  await setPlan(page, { preset: 'qwen2.5-1.5b', method: 'lora', gpu: 'a100-80gb', seq: '2048' });
+  await page.fill('#alloc_conf', 'expandable_segments:True');
+  await page.selectOption('#cuda', '11.8');
+  await page.evaluate(() => window.trainmemPage.update());
+  const got = await readPage(page);
+  assert.equal(got.error, null);
+  const want = cliJson(['estimate', 'qwen2.5-1.5b', '--method', 'lora', '--gpu', 'a100-80gb',
+    '--batch', '1', '--seq', '2048', '--alloc-conf', 'expandable_segments:True',
+    '--versions', 'cuda=11.8']);
+  assert.equal(got.judged, want.fit.peak_bytes);
+  const fmt = (b) => page.evaluate((x) => window.trainmemPage.fmtBytes(x, 'GiB'), b);
+  const gpuText = await page.textContent('#gpu');
+  assert.ok(gpuText.includes(`peak reserved ${await fmt(want.gpu.peak_reserved_bytes)}`), gpuText);
+  assert.ok(gpuText.includes(`CUDA context ${await fmt(want.gpu.context_bytes)}`), gpuText);
+  assert.ok(gpuText.includes('PYTORCH_CUDA_ALLOC_CONF expandable_segments:True'), gpuText);
+  assert.match(got.command, /--alloc-conf expandable_segments:True/);
+  assert.match(got.command, /--versions cuda=11\.8/);
+  // CUDA 11.8 prices PR #86509's 287 MB context, not the default runtime's.
+  assert.equal(want.gpu.context_bytes, 287000000);
+  // A malformed configuration is refused naming the field, as the command line refuses it.
+  await page.fill('#alloc_conf', 'expandable_segments:maybe');
+  await page.evaluate(() => window.trainmemPage.update());
+  assert.match((await readPage(page)).error || '', /alloc.conf|PYTORCH_CUDA_ALLOC_CONF/i);
+  assert.deepEqual(page.jsErrors, []);
+  await page.context().close();
+});
