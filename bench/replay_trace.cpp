@@ -1,0 +1,73 @@
+// Replays a traced allocation stream (validation/alloc_stream.py) through trainmem's model of
+// PyTorch's CUDA caching allocator and prints, per phase, the high-water of allocated and
+// reserved memory: what torch.cuda.max_memory_allocated / max_memory_reserved would read between
+// the harness's phase marks. The trace is taken on CPU, which has no cuBLAS: the forward and the
+// backward thread's workspace (32 MiB each on sm90) are added where their first GEMM runs.
+//
+//   trainmem_replay_trace TRACE.json [--cublas-workspace-mib 32] [--alloc-conf CONF]
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "gpu/alloc_trace.h"
+#include "gpu/caching_allocator.h"
+#include "io/read_file.h"
+
+using namespace trainmem;
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: trainmem_replay_trace TRACE.json [--cublas-workspace-mib N] "
+                 "[--alloc-conf CONF]\n";
+    return 2;
+  }
+  const std::string file = argv[1];
+  std::int64_t workspace_mib = 32;
+  std::string conf;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--cublas-workspace-mib") {
+      workspace_mib = std::atoll(argv[i + 1]);
+    } else if (flag == "--alloc-conf") {
+      conf = argv[i + 1];
+    } else {
+      std::cerr << "unknown flag " << flag << "\n";
+      return 2;
+    }
+  }
+  auto text = io::read_regular_file(file, std::int64_t{1} << 30, "an allocation trace");
+  if (!text) {
+    std::cerr << text.error().message() << "\n";
+    return 1;
+  }
+  auto trace = gpu::parse_alloc_trace(text.value(), file);
+  if (!trace) {
+    std::cerr << trace.error().message() << "\n";
+    return 1;
+  }
+  auto config = gpu::parse_alloc_conf(conf, "--alloc-conf");
+  if (!config) {
+    std::cerr << config.error().message() << "\n";
+    return 1;
+  }
+  if (workspace_mib > 0) {
+    gpu::add_allocation_at(trace.value(), "s1:forward", workspace_mib * gpu::kMiB);
+    gpu::add_allocation_at(trace.value(), "s1:backward", workspace_mib * gpu::kMiB);
+  }
+  const auto& phases = trace->phases;
+  const gpu::ReplayResult r =
+      gpu::replay(trace->events, config.value(), {}, static_cast<int>(phases.size()), false);
+  std::cout << fmt::format("{:<22}{:>16}{:>16}\n", "phase", "allocated MiB", "reserved MiB");
+  for (std::size_t i = 0; i < phases.size() && i < r.phases.size(); ++i) {
+    std::cout << fmt::format("{:<22}{:>16.1f}{:>16.1f}\n", phases[i],
+                             static_cast<double>(r.phases[i].allocated_bytes) / gpu::kMiB,
+                             static_cast<double>(r.phases[i].reserved_bytes) / gpu::kMiB);
+  }
+  std::cout << fmt::format("peak allocated {:.1f} MiB, peak reserved {:.1f} MiB, {} segments\n",
+                           static_cast<double>(r.peak_allocated_bytes) / gpu::kMiB,
+                           static_cast<double>(r.peak_reserved_bytes) / gpu::kMiB,
+                           r.segments_allocated);
+  return 0;
+}
