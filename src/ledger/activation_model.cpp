@@ -111,14 +111,18 @@ bool norm_terms(Sink& s, const ModelSpec& spec, const std::string& what, std::in
   switch (spec.norm) {
     case NormKind::layer_norm:
       if (input_rg || trainable) {
-        s.token(what + ": input, mean and rstd (native_layer_norm)",
-                cfg.stream_bytes * width + 8 * rows, "PyTorch derivatives.yaml native_layer_norm");
+        // Three tensors (the caching allocator places each: mean and rstd are small requests).
+        constexpr const char* kLayerNorm = "PyTorch derivatives.yaml native_layer_norm";
+        s.token(what + ": input (native_layer_norm)", cfg.stream_bytes * width, kLayerNorm);
+        s.token(what + ": mean (native_layer_norm)", 4 * rows, kLayerNorm);
+        s.token(what + ": rstd (native_layer_norm)", 4 * rows, kLayerNorm);
       }
       return input_rg || trainable;
     case NormKind::mean_centered:
       if (input_rg) {
-        s.token(what + ": two fp32 centred copies (pow, rstd mul) and rstd", 8 * width + 4 * rows,
-                kCohereNorm);
+        s.token(what + ": fp32 centred copy (pow)", 4 * width, kCohereNorm);
+        s.token(what + ": fp32 centred copy (rstd mul)", 4 * width, kCohereNorm);
+        s.token(what + ": rstd", 4 * rows, kCohereNorm);
       }
       if (trainable)
         s.token(what + ": normalized tensor, fp32 (weight mul)", 4 * width, kCohereNorm);
@@ -132,14 +136,16 @@ bool norm_terms(Sink& s, const ModelSpec& spec, const std::string& what, std::in
         // residual's saved addends) and rstd (a reduction 4x smaller than its input is never
         // recomputed: partitioners.py should_ban_recomputation, ban_if_reduction).
         if (input_rg || trainable) {
-          s.token(what + ": input in its own dtype and rstd (compiled)",
-                  cfg.stream_bytes * width + 4 * rows, kCompiled);
+          s.token(what + ": input in its own dtype (compiled)", cfg.stream_bytes * width,
+                  kCompiled);
+          s.token(what + ": rstd (compiled)", 4 * rows, kCompiled);
         }
         return input_rg || trainable;
       }
       if (input_rg) {
-        s.token(what + ": fp32 copy of the input (pow) and rstd", 4 * width + 4 * rows,
-                fp32_mul ? kGemmaNorm : kLlama);
+        // Two tensors (the caching allocator places them apart: rstd is a small-pool request).
+        s.token(what + ": fp32 copy of the input (pow)", 4 * width, fp32_mul ? kGemmaNorm : kLlama);
+        s.token(what + ": rstd (rsqrt)", 4 * rows, fp32_mul ? kGemmaNorm : kLlama);
       }
       if (trainable) {
         s.token(what + ": normalized tensor (weight mul)",

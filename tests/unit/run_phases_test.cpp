@@ -192,7 +192,10 @@ TEST(RunPhases, ReplayedAndNamedAtThePeak) {
   GpuOptions o;
   const auto g = gpu_estimate(m, p, l, o);
   ASSERT_TRUE(g.ok());
-  EXPECT_EQ(g->peak_run_phase, "the validation pass between steps");
+  // The allocated peak; the reserved one is where the cache last grew, which the step's
+  // packing decides (its segments can hold the pass).
+  EXPECT_EQ(g->peak_allocated_run_phase, "the validation pass between steps");
+  EXPECT_GE(g->peak_reserved_bytes, g->peak_allocated_bytes);
   const GpuPhase& between = g->phases[static_cast<std::size_t>(t.peak_slot)];
   EXPECT_EQ(between.allocated_bytes, g->peak_allocated_bytes);
   // Without the validation lines the steady `loaded` slot holds less by at least their bytes.
@@ -343,7 +346,6 @@ TEST(RunPhases, TrainerEvaluationSetsThePeakOfASmallBatchRun) {
   EXPECT_EQ(t.peak_slot, kPhaseCount + static_cast<int>(Phase::loaded));
   const auto g = gpu_estimate(m, p, l, GpuOptions{});
   ASSERT_TRUE(g.ok());
-  EXPECT_EQ(g->peak_run_phase, "the evaluation between steps (Trainer.evaluate)");
   EXPECT_EQ(g->peak_allocated_run_phase, "the evaluation between steps (Trainer.evaluate)");
 }
 
