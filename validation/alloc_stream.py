@@ -13,7 +13,8 @@ takes a few minutes on two cores.
     validation/.venv/bin/python validation/alloc_stream.py \\
         --row qwen3-0.6b_full_adamw-foreach_bf16_ckpt-none_sdpa_b2_s512 --out trace.json
 
-`--row` names a configuration of `matrix.py cuda()` (its id, as in gpu-measured.jsonl).
+`--row` names a configuration of `matrix.py cuda()` (its id, as in gpu-measured.jsonl);
+`--kv-probe 100` traces kv_growth_probe.py's generate() instead (about 7 minutes on two cores).
 """
 import argparse
 import json
@@ -100,11 +101,49 @@ def spec_of(row):
     raise SystemExit(f"{row!r} is not a configuration of matrix.cuda()")
 
 
+def trace_generate(generated):
+    """kv_growth_probe.py's generate() (its model and batch, on CPU): phases loaded, generate."""
+    import kv_growth_probe as probe
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    config = LlamaConfig(hidden_size=1024, intermediate_size=1024,
+                         num_hidden_layers=probe.LAYERS, num_attention_heads=probe.KV_HEADS,
+                         num_key_value_heads=probe.KV_HEADS, head_dim=probe.HEAD_DIM,
+                         vocab_size=1024, max_position_embeddings=2048)
+    model = LlamaForCausalLM(config).to(dtype=torch.bfloat16).eval()
+    ids = torch.randint(3, 1024, (probe.BATCH, probe.PROMPT))
+    mask = torch.ones_like(ids)
+    tracer = StreamTracer()
+    tracer.mark("loaded")
+    with tracer:
+        for t in [*model.parameters(), *model.buffers(), ids, mask]:
+            tracer.track(t.untyped_storage())
+        tracer.mark("generate")
+        with torch.no_grad():
+            model.generate(ids, attention_mask=mask, max_new_tokens=generated,
+                           min_new_tokens=generated, do_sample=False, pad_token_id=0,
+                           use_cache=True)
+    return tracer
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--row", required=True, help="a matrix.cuda() configuration id")
+    ap.add_argument("--row", help="a matrix.cuda() configuration id")
+    ap.add_argument("--kv-probe", type=int, metavar="TOKENS",
+                    help="instead, kv_growth_probe.py's generate() of TOKENS new tokens")
     ap.add_argument("--out", required=True, help="the trace (trainmem.alloc-trace/1 JSON)")
     a = ap.parse_args(argv)
+    if a.kv_probe:
+        tracer = trace_generate(a.kv_probe)
+        doc = {"schema": "trainmem.alloc-trace/1", "row": f"kv-probe-{a.kv_probe}",
+               "phases": tracer.phases, "events": tracer.events,
+               "provenance": record.provenance(record.command_line())}
+        with open(a.out, "w") as f:
+            json.dump(doc, f, separators=(",", ":"))
+        print(f"{len(tracer.events)} events -> {a.out}")
+        return
+    if not a.row:
+        raise SystemExit("give --row or --kv-probe")
     spec = spec_of(a.row)
     if spec["method"] == "qlora" or spec["optimizer"] != "adamw" or spec.get("alloc_conf"):
         raise SystemExit("bitsandbytes and allocator settings need CUDA: trace AdamW rows on the "

@@ -7,7 +7,9 @@ allocator model says that from 10 MiB on every such tensor gets its own segment 
 and each size it outgrows stays cached (tests/unit/caching_allocator_test.cpp,
 ConcatenationGrowthStrandsOutgrownSegments): for this probe's shape, 150 prompt tokens and 300
 generated, 2.40 GiB of cache and 25.05 GiB reserved, 2.50 GiB with expandable segments
-(`build/bin/trainmem_bench --benchmark_filter=KvCache`). This probe measures it.
+(`build/bin/trainmem_bench --benchmark_filter=KvCache`). This probe measures it: on an H200 at
+100 new tokens, 4.01 GiB (the cache alone over-states it; generate()'s own stream, traced with
+`alloc_stream.py --kv-probe 100` and replayed, gives 3.98 GiB: docs/accuracy.md).
 
 The model is a Llama with Llama-3.2-3B's cache shape (28 layers, 8 KV heads of 128, bf16) and
 tiny weights (hidden 1,024, MLP 1,024, vocabulary 1,024), random; batch 50 as PEFT's MetaMathQA
