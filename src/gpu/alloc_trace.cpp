@@ -25,7 +25,7 @@ Result<AllocTrace> parse_alloc_trace(std::string_view text, const std::string& f
   auto parsed = io::parse_json(text, file);
   if (!parsed) return parsed.error();
   const json& doc = parsed.value();
-  if (!doc.is_object() || doc.value("schema", "") != "trainmem.alloc-trace/1") {
+  if (!doc.is_object() || !doc.contains("schema") || doc["schema"] != "trainmem.alloc-trace/1") {
     return trace_error(file, "schema", "is not trainmem.alloc-trace/1");
   }
   AllocTrace out;

@@ -50,6 +50,8 @@ TEST(AllocTrace, BadTracesNameTheEvent) {
   EXPECT_NE(error(R"([["a", 1]])").find("events[0]"), std::string::npos);
   EXPECT_EQ(error(R"([])"), "");  // an empty trace is a trace
   EXPECT_FALSE(parse_alloc_trace(R"({"phases": []})", "t.json"));
+  EXPECT_FALSE(parse_alloc_trace(R"({"schema": 7, "phases": [], "events": []})", "t.json"));
+  EXPECT_FALSE(parse_alloc_trace(R"([1, 2])", "t.json"));
 }
 
 }  // namespace
