@@ -7,9 +7,10 @@
 //   trainmem_replay_trace TRACE.json [--cublas-workspace-mib 32] [--alloc-conf CONF]
 #include <fmt/format.h>
 
-#include <cstdlib>
+#include <charconv>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "gpu/alloc_trace.h"
 #include "gpu/caching_allocator.h"
@@ -29,7 +30,13 @@ int main(int argc, char** argv) {
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     if (flag == "--cublas-workspace-mib") {
-      workspace_mib = std::atoll(argv[i + 1]);
+      const std::string_view v = argv[i + 1];
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), workspace_mib);
+      if (ec != std::errc() || end != v.data() + v.size() || workspace_mib < 0 ||
+          workspace_mib > 4096) {
+        std::cerr << "--cublas-workspace-mib: '" << v << "' is not a size in MiB (0-4096)\n";
+        return 2;
+      }
     } else if (flag == "--alloc-conf") {
       conf = argv[i + 1];
     } else {
