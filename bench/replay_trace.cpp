@@ -2,9 +2,10 @@
 // PyTorch's CUDA caching allocator and prints, per phase, the high-water of allocated and
 // reserved memory: what torch.cuda.max_memory_allocated / max_memory_reserved would read between
 // the harness's phase marks. The trace is taken on CPU, which has no cuBLAS: the forward and the
-// backward thread's workspace (32 MiB each on sm90) are added where their first GEMM runs.
+// backward thread's workspace (sm90's by default, cublas_workspace("9.0")) are added where their
+// first GEMM runs.
 //
-//   trainmem_replay_trace TRACE.json [--cublas-workspace-mib 32] [--alloc-conf CONF]
+//   trainmem_replay_trace TRACE.json [--cublas-workspace-mib N] [--alloc-conf CONF]
 #include <fmt/format.h>
 
 #include <charconv>
@@ -14,6 +15,7 @@
 
 #include "gpu/alloc_trace.h"
 #include "gpu/caching_allocator.h"
+#include "gpu/cuda_context.h"
 #include "io/read_file.h"
 
 using namespace trainmem;
@@ -25,7 +27,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string file = argv[1];
-  std::int64_t workspace_mib = 32;
+  std::int64_t workspace_mib = gpu::cublas_workspace("9.0").cublas_bytes / gpu::kMiB;
   std::string conf;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -59,10 +61,7 @@ int main(int argc, char** argv) {
     std::cerr << config.error().message() << "\n";
     return 1;
   }
-  if (workspace_mib > 0) {
-    gpu::add_allocation_at(trace.value(), "s1:forward", workspace_mib * gpu::kMiB);
-    gpu::add_allocation_at(trace.value(), "s1:backward", workspace_mib * gpu::kMiB);
-  }
+  if (workspace_mib > 0) gpu::add_cublas_workspaces(trace.value(), workspace_mib * gpu::kMiB);
   const auto& phases = trace->phases;
   const gpu::ReplayResult r =
       gpu::replay(trace->events, config.value(), {}, static_cast<int>(phases.size()), false);

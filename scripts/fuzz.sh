@@ -11,7 +11,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(safetensors config index measurements flags estimate import dataset devices
-                                    tokenizer plan replay)
+                                    tokenizer plan replay trace)
 
 cxx=$(command -v clang++ || command -v clang++-14 || true)
 [[ -n $cxx ]] || { echo "fuzz: clang++ not found (scripts/install-deps.sh --fuzz)" >&2; exit 1; }

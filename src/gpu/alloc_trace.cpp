@@ -101,4 +101,9 @@ void add_allocation_at(AllocTrace& trace, std::string_view phase, std::int64_t b
   trace.events.insert(first, ev);
 }
 
+void add_cublas_workspaces(AllocTrace& trace, std::int64_t bytes) {
+  add_allocation_at(trace, "s1:forward", bytes);
+  add_allocation_at(trace, "s1:backward", bytes);
+}
+
 }  // namespace trainmem::gpu

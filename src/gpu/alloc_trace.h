@@ -25,8 +25,11 @@ struct AllocTrace {
 // of an id not allocated, an id allocated twice, a negative size.
 Result<AllocTrace> parse_alloc_trace(std::string_view text, const std::string& file);
 
-// Allocations the trace cannot see, added before the first event of a phase (cuBLAS's workspace
-// per handle, allocated by the first GEMM of the forward and of the backward thread).
+// Allocations the trace cannot see, added before the first event of a phase.
 void add_allocation_at(AllocTrace& trace, std::string_view phase, std::int64_t bytes);
+// A CPU trace has no cuBLAS: one workspace per handle (`bytes`, cublas_workspace() of the device)
+// added where the first GEMM of the forward thread ("s1:forward") and of the backward thread
+// ("s1:backward") runs, as alloc_stream.py names the phases.
+void add_cublas_workspaces(AllocTrace& trace, std::int64_t bytes);
 
 }  // namespace trainmem::gpu

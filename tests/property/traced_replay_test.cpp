@@ -15,6 +15,7 @@
 
 #include "gpu/alloc_trace.h"
 #include "gpu/caching_allocator.h"
+#include "gpu/cuda_context.h"
 
 namespace trainmem {
 namespace {
@@ -52,8 +53,7 @@ TEST(TracedReplay, ReproducesTheReservedMemoryCudaMeasured) {
     const json phases = measured_phases(json::parse(text)["row"].get<std::string>());
     ASSERT_TRUE(phases.is_object()) << name << ": no measured row";
     gpu::AllocTrace t = std::move(trace).value();
-    gpu::add_allocation_at(t, "s1:forward", 32 * gpu::kMiB);
-    gpu::add_allocation_at(t, "s1:backward", 32 * gpu::kMiB);
+    gpu::add_cublas_workspaces(t, gpu::cublas_workspace("9.0").cublas_bytes);
     const gpu::ReplayResult r = gpu::replay(t.events, gpu::parse_alloc_conf("").value(), {},
                                             static_cast<int>(t.phases.size()), false);
     int compared = 0;
