@@ -259,7 +259,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
   });
   setting(*g, f, "--versions", "versions",
           "library versions whose behaviour differs, e.g. transformers=4.43,"
-          "bitsandbytes=0.41 (default: current releases)");
+          "bitsandbytes=0.41; cuda=13.0 is the torch build's CUDA runtime (torch.version.cuda), "
+          "which sizes the CUDA context (default: current releases, CUDA 12.8)");
   switch_flag(*g, f, "--padding-mask", "padding_mask", "true",
               "batches carry a padding mask (SDPA repeats K/V and takes the masked path)");
   switch_flag(*g, f, "--offload-activations", "offload_activations", "true",
