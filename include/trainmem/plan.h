@@ -463,6 +463,9 @@ using PlanPatch = std::vector<PlanSetting>;
 
 // The keys apply_settings understands, in the order the command line applies them.
 const std::vector<std::string>& plan_setting_keys();
+// Whether a setting's value is a list (comma-separated: lora_targets, modules_to_save,
+// train_modules, train_layers); every other setting takes one value.
+bool setting_takes_list(std::string_view key);
 
 // A plan written as settings (key, value), in plan_setting_keys() order; keys with no value in a
 // plan (params) are absent. Applied as settings, they give the plan back.

@@ -308,6 +308,11 @@ bool applies(std::string_view need, Method m) {
 
 }  // namespace
 
+bool setting_takes_list(std::string_view key) {
+  return key == "lora_targets" || key == "modules_to_save" || key == "train_modules" ||
+         key == "train_layers";
+}
+
 const std::vector<std::string>& plan_setting_keys() {
   static const std::vector<std::string> keys = {"method",
                                                 "precision",

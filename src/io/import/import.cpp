@@ -218,11 +218,6 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
   ImportedConfig out;
   out.file = file;
   out.format = best->name;
-  // The settings a list may set (the rest take one value).
-  const auto takes_list = [](const std::string& setting) {
-    return setting == "lora_targets" || setting == "modules_to_save" ||
-           setting == "train_modules" || setting == "train_layers";
-  };
   for (const auto& [key, value] : flat.value()) {
     if (key.ends_with(io::kListMark)) continue;
     const bool list = flat->contains(key + std::string(io::kListMark));
@@ -257,7 +252,7 @@ Result<ImportedConfig> import_config_text(const std::string& text, const std::st
         unchanged = true;
         continue;
       }
-      if (list && !takes_list(rule.setting)) {
+      if (list && !setting_takes_list(rule.setting)) {
         return bad_input(file, key,
                          fmt::format("is a list ([{}]); {} takes one value", value, rule.setting));
       }
