@@ -104,13 +104,7 @@ def spec_of(row):
 def trace_generate(generated):
     """kv_growth_probe.py's generate() (its model and batch, on CPU): phases loaded, generate."""
     import kv_growth_probe as probe
-    from transformers import LlamaConfig, LlamaForCausalLM
-    torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=1024, intermediate_size=1024,
-                         num_hidden_layers=probe.LAYERS, num_attention_heads=probe.KV_HEADS,
-                         num_key_value_heads=probe.KV_HEADS, head_dim=probe.HEAD_DIM,
-                         vocab_size=1024, max_position_embeddings=2048)
-    model = LlamaForCausalLM(config).to(dtype=torch.bfloat16).eval()
+    model = probe.probe_model()
     ids = torch.randint(3, 1024, (probe.BATCH, probe.PROMPT))
     mask = torch.ones_like(ids)
     tracer = StreamTracer()
@@ -126,6 +120,15 @@ def trace_generate(generated):
     return tracer
 
 
+def write_trace(tracer, row, out):
+    """The trainmem.alloc-trace/1 document (src/gpu/alloc_trace.h), with its provenance."""
+    doc = {"schema": "trainmem.alloc-trace/1", "row": row, "phases": tracer.phases,
+           "events": tracer.events, "provenance": record.provenance(record.command_line())}
+    with open(out, "w") as f:
+        json.dump(doc, f, separators=(",", ":"))
+    print(f"{len(tracer.events)} events in {len(tracer.phases)} phases -> {out}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--row", help="a matrix.cuda() configuration id")
@@ -134,13 +137,7 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="the trace (trainmem.alloc-trace/1 JSON)")
     a = ap.parse_args(argv)
     if a.kv_probe:
-        tracer = trace_generate(a.kv_probe)
-        doc = {"schema": "trainmem.alloc-trace/1", "row": f"kv-probe-{a.kv_probe}",
-               "phases": tracer.phases, "events": tracer.events,
-               "provenance": record.provenance(record.command_line())}
-        with open(a.out, "w") as f:
-            json.dump(doc, f, separators=(",", ":"))
-        print(f"{len(tracer.events)} events -> {a.out}")
+        write_trace(trace_generate(a.kv_probe), f"kv-probe-{a.kv_probe}", a.out)
         return
     if not a.row:
         raise SystemExit("give --row or --kv-probe")
@@ -162,11 +159,7 @@ def main(argv=None):
             tracer.track(t.untyped_storage())  # in place before the step, as on the GPU
         step.train_steps(model, opt, PhaseMarks(tracer), input_ids, labels, spec["precision"],
                          steps=2)
-    doc = {"schema": "trainmem.alloc-trace/1", "row": a.row, "phases": tracer.phases,
-           "events": tracer.events, "provenance": record.provenance(record.command_line())}
-    with open(a.out, "w") as f:
-        json.dump(doc, f, separators=(",", ":"))
-    print(f"{len(tracer.events)} events in {len(tracer.phases)} phases -> {a.out}")
+    write_trace(tracer, a.row, a.out)
 
 
 if __name__ == "__main__":

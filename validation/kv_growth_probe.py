@@ -28,6 +28,17 @@ import sys
 PROMPT, BATCH, LAYERS, KV_HEADS, HEAD_DIM = 150, 50, 28, 8, 128
 
 
+def probe_model():
+    """The probe's model: Llama-3.2-3B's cache shape with tiny random weights, bf16, on the CPU."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    config = LlamaConfig(hidden_size=1024, intermediate_size=1024, num_hidden_layers=LAYERS,
+                         num_attention_heads=KV_HEADS, num_key_value_heads=KV_HEADS,
+                         head_dim=HEAD_DIM, vocab_size=1024, max_position_embeddings=2048)
+    return LlamaForCausalLM(config).to(dtype=torch.bfloat16).eval()
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--generated", default="100,300", help="comma list of new tokens per run")
@@ -37,16 +48,11 @@ def main(argv):
     os.environ["PYTORCH_CUDA_ALLOC_CONF"] = a.alloc_conf
     import torch
     import transformers
-    from transformers import LlamaConfig, LlamaForCausalLM
 
     if not torch.cuda.is_available():
         print("kv_growth_probe: needs a CUDA device", file=sys.stderr)
         return 2
-    torch.manual_seed(0)
-    config = LlamaConfig(hidden_size=1024, intermediate_size=1024, num_hidden_layers=LAYERS,
-                         num_attention_heads=KV_HEADS, num_key_value_heads=KV_HEADS,
-                         head_dim=HEAD_DIM, vocab_size=1024, max_position_embeddings=2048)
-    model = LlamaForCausalLM(config).to(device="cuda", dtype=torch.bfloat16).eval()
+    model = probe_model().to("cuda")
     ids = torch.randint(3, 1024, (BATCH, PROMPT), device="cuda")
     mask = torch.ones_like(ids)
     for generated in [int(g) for g in a.generated.split(",")]:
