@@ -12,7 +12,7 @@ const DEFAULTS = {
   seq: '1024', grad_accum: '1', checkpointing: 'none', attention: 'sdpa', loss: 'full',
   eval_strategy: 'no', eval_batch: '8', framework: 'hf', compile: false, padding_mask: false,
   keep_outputs: false, use_cache: false,
-  device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib', alloc_conf: '', cuda: '12.8',
+  device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib', alloc_conf: '', cuda: '',
 };
 const EXAMPLE = { batch: '4' };
 // The command line's defaults once the form's framework and method are given (op "form" with
@@ -173,7 +173,8 @@ function planRequest(s) {
   // Behaviour switches: sent only when on, as the command line's --compile / --padding-mask.
   for (const k of SWITCHES) if (s[k]) keys.push(k);
   // The GPU's runtime: the allocator's configuration and the CUDA version (docs/gpu.md), each as
-  // --alloc-conf and --versions cuda= would give it; unset, PyTorch's defaults and CUDA 12.8.
+  // --alloc-conf and --versions cuda= would give it; unset, PyTorch's defaults and the engine's
+  // CUDA runtime (gpu/cuda_context.h).
   const p = {};
   for (const k of keys) {
     const d = k === 'framework' || k === 'method' ? BASE_DEFAULTS[k] : ENGINE_DEFAULTS[k];
@@ -181,7 +182,7 @@ function planRequest(s) {
     if (String(s[k]) !== String(d)) p[k] = k === 'lora_dropout' && s[k] !== '' ? Number(s[k]) : s[k];
   }
   if (s.alloc_conf.trim() !== '') p.alloc_conf = s.alloc_conf.trim();
-  if (s.cuda !== DEFAULTS.cuda) p.versions = `cuda=${s.cuda}`;
+  if (s.cuda !== '') p.versions = `cuda=${s.cuda}`;
   return p;
 }
 
