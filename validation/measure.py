@@ -56,7 +56,7 @@ def _cuda_child(spec, out_path, command):
         json.dump(run.measure(spec, command), f)
 
 
-def _measure_cuda_isolated(spec, args):
+def _measure_cuda_isolated(spec):
     """A cuda row in a fresh process with its PYTORCH_CUDA_ALLOC_CONF (read when CUDA starts).
 
     Forked while this process has not started CUDA, so that the child keeps the imports (torch,
@@ -109,7 +109,7 @@ def main(argv=None):
             t0 = time.time()
             try:
                 if spec.get("mode") == "cuda":
-                    rows = _measure_cuda_isolated(spec, args)
+                    rows = _measure_cuda_isolated(spec)
                 else:
                     rows = [run.measure(spec, command)]
             except Exception:  # one broken configuration must not lose the others
