@@ -3,13 +3,14 @@
 // reserved memory: what torch.cuda.max_memory_allocated / max_memory_reserved would read between
 // the harness's phase marks. The trace is taken on CPU, which has no cuBLAS: the forward and the
 // backward thread's workspace (sm90's by default, cublas_workspace("9.0")) are added where their
-// first GEMM runs.
+// first GEMM runs. `--json` prints the same figures in bytes, for validation/traced_rows.py.
 //
-//   trainmem_replay_trace TRACE.json [--cublas-workspace-mib N] [--alloc-conf CONF]
+//   trainmem_replay_trace TRACE.json [--cublas-workspace-mib N] [--alloc-conf CONF] [--json]
 #include <fmt/format.h>
 
 #include <charconv>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -23,14 +24,24 @@ using namespace trainmem;
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: trainmem_replay_trace TRACE.json [--cublas-workspace-mib N] "
-                 "[--alloc-conf CONF]\n";
+                 "[--alloc-conf CONF] [--json]\n";
     return 2;
   }
   const std::string file = argv[1];
   std::int64_t workspace_mib = gpu::cublas_workspace("9.0").cublas_bytes / gpu::kMiB;
   std::string conf;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  bool json = false;
+  for (int i = 2; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (flag == "--json") {
+      json = true;
+      --i;  // takes no value
+      continue;
+    }
+    if (i + 1 == argc) {
+      std::cerr << flag << " needs a value\n";
+      return 2;
+    }
     if (flag == "--cublas-workspace-mib") {
       const std::string_view v = argv[i + 1];
       const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), workspace_mib);
@@ -65,6 +76,19 @@ int main(int argc, char** argv) {
   const auto& phases = trace->phases;
   const gpu::ReplayResult r =
       gpu::replay(trace->events, config.value(), {}, static_cast<int>(phases.size()), false);
+  if (json) {
+    nlohmann::json doc = {{"peak_allocated_bytes", r.peak_allocated_bytes},
+                          {"peak_reserved_bytes", r.peak_reserved_bytes},
+                          {"segments_allocated", r.segments_allocated},
+                          {"phases", nlohmann::json::array()}};
+    for (std::size_t i = 0; i < phases.size() && i < r.phases.size(); ++i) {
+      doc["phases"].push_back({{"phase", phases[i]},
+                               {"allocated_bytes", r.phases[i].allocated_bytes},
+                               {"reserved_bytes", r.phases[i].reserved_bytes}});
+    }
+    std::cout << doc.dump() << "\n";
+    return 0;
+  }
   std::cout << fmt::format("{:<22}{:>16}{:>16}\n", "phase", "allocated MiB", "reserved MiB");
   for (std::size_t i = 0; i < phases.size() && i < r.phases.size(); ++i) {
     std::cout << fmt::format("{:<22}{:>16.1f}{:>16.1f}\n", phases[i],

@@ -13,7 +13,8 @@ takes a few minutes on two cores.
     validation/.venv/bin/python validation/alloc_stream.py \\
         --row qwen3-0.6b_full_adamw-foreach_bf16_ckpt-none_sdpa_b2_s512 --out trace.json
 
-`--row` names a configuration of `matrix.py cuda()` (its id, as in gpu-measured.jsonl);
+`--row` names a configuration of `matrix.py cuda()` (its id, as in gpu-measured.jsonl; `--list`
+prints the ones `make alloc-traces` traces);
 `--kv-probe 100` traces kv_growth_probe.py's generate() instead (about 7 minutes on two cores).
 """
 import argparse
@@ -94,6 +95,19 @@ class PhaseMarks:
         return False
 
 
+def traceable(spec):
+    """bitsandbytes (4-bit weights, 8-bit and paged AdamW) has no CPU path."""
+    return spec["method"] != "qlora" and spec["optimizer"] == "adamw"
+
+
+def rows_to_trace():
+    """The CUDA matrix's traceable rows, less those whose loop another row already is: a row's
+    PYTORCH_CUDA_ALLOC_CONF changes the allocator, not the stream, and the replay applies it."""
+    ids = [record.row_id(s) for s in matrix.cuda()]
+    return [record.row_id(s) for s in matrix.cuda() if traceable(s) and not (
+        s.get("alloc_conf") and record.row_id(dict(s, alloc_conf=None)) in ids)]
+
+
 def spec_of(row):
     for spec in matrix.cuda():
         if record.row_id(spec) == row:
@@ -134,17 +148,22 @@ def main(argv=None):
     ap.add_argument("--row", help="a matrix.cuda() configuration id")
     ap.add_argument("--kv-probe", type=int, metavar="TOKENS",
                     help="instead, kv_growth_probe.py's generate() of TOKENS new tokens")
-    ap.add_argument("--out", required=True, help="the trace (trainmem.alloc-trace/1 JSON)")
+    ap.add_argument("--out", help="the trace (trainmem.alloc-trace/1 JSON)")
+    ap.add_argument("--list", action="store_true", help="print the rows to trace, one a line")
     a = ap.parse_args(argv)
+    if a.list:
+        print("\n".join(rows_to_trace()))
+        return
+    if not a.out:
+        raise SystemExit("give --out")
     if a.kv_probe:
         write_trace(trace_generate(a.kv_probe), f"kv-probe-{a.kv_probe}", a.out)
         return
     if not a.row:
         raise SystemExit("give --row or --kv-probe")
     spec = spec_of(a.row)
-    if spec["method"] == "qlora" or spec["optimizer"] != "adamw" or spec.get("alloc_conf"):
-        raise SystemExit("bitsandbytes and allocator settings need CUDA: trace AdamW rows on the "
-                         "default allocator (the allocator configuration is the replay's flag)")
+    if not traceable(spec):
+        raise SystemExit("bitsandbytes needs CUDA: trace the AdamW rows without 4-bit weights")
     torch.manual_seed(0)
     cfg = configs.load(spec["model"])
     model = methods.apply_method(build.build_model(cfg, spec["precision"], spec["attention"]), spec)

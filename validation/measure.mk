@@ -12,6 +12,10 @@
 #                                 -> validation/data/distributed.jsonl (issue 10 item 6)
 #   make measure-distributed-zero DeepSpeed ZeRO 1-3 on 2 and 4 CPU ranks
 #                                 -> validation/data/distributed-zero.jsonl
+#   make alloc-traces             the CUDA matrix's loops traced on CPU (every configuration
+#                                 without bitsandbytes) -> validation/data/alloc-traces/ROW.json
+#   make traced-rows              those traces replayed by the allocator model, as GPU rows
+#                                 -> validation/data/gpu-traced.jsonl
 
 VALIDATION_PYTHON ?= python3
 VALIDATION_VENV := validation/.venv
@@ -24,7 +28,7 @@ $(VALIDATION_STAMP): validation/requirements.txt
 	touch $@
 
 .PHONY: measure measure-subset measure-test measure-families measure-families-subset measure-dora \
-	measure-distributed measure-distributed-subset measure-distributed-zero
+	measure-distributed measure-distributed-subset measure-distributed-zero alloc-traces traced-rows
 
 measure: $(VALIDATION_STAMP)
 	$(VALIDATION_PY) validation/measure.py --matrix full --out validation/data/measurements.jsonl
@@ -62,3 +66,13 @@ $(VALIDATION_DS_STAMP): validation/requirements-deepspeed.txt $(VALIDATION_STAMP
 
 measure-distributed-zero: $(VALIDATION_DS_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/distributed.py --matrix dist-zero --out validation/data/distributed-zero.jsonl
+
+# The CUDA matrix's loops on CPU (issue 9: the derived event stream against the real one). Rows
+# whose stream is another row's under a different PYTORCH_CUDA_ALLOC_CONF are not traced twice.
+alloc-traces: $(VALIDATION_STAMP)
+	for row in $$($(VALIDATION_PY) validation/alloc_stream.py --list); do \
+	  nice -n 5 $(VALIDATION_PY) validation/alloc_stream.py --row $$row \
+	    --out validation/data/alloc-traces/$$row.json || exit 1; done
+
+traced-rows: build
+	python3 validation/traced_rows.py --replay build/bin/trainmem_replay_trace
