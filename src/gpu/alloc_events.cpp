@@ -173,6 +173,12 @@ struct Plan {
   // step's held tensors are allocated anew, and the older ones are freed where it ends.
   PhaseMask held_previous_live = 0;
   std::vector<std::int32_t> held_old;
+  // Autocast's bf16 weight copies (ledger::autocast_copies), per tensor: a layer's are made as its
+  // matmuls run in forward and freed with its saved tensors in backward (the matmul saves the
+  // copy); the head's before the logits, freed when backward starts its walk of the layers.
+  Split casts;
+  std::vector<std::vector<std::int32_t>> cast_ids;  // per layer
+  std::vector<std::int32_t> head_cast_ids;
 };
 
 // Claims the items of `tenant` (optionally only those whose mask is `mask`) when their bytes sum
@@ -282,7 +288,7 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
     } else {
       add_group(s, t, state);
     }
-    add_group(sc, t, dense_bytes(r.states, n));
+    add_group(sc, t, dense_bytes(sd, n));  // _foreach_sqrt(exp_avg_sq): v's dtype
   }
   auto take = [&](Split& split, std::vector<Piece> pieces, Tenant tenant, const std::string& lab) {
     const PhaseMask mask = claim(l, claimed, tenant, total(pieces));
@@ -464,27 +470,67 @@ void activation_splits(const ledger::Context& ctx, const Ledger& l, std::vector<
   }
 }
 
-// The loss's backward line `logits.loss_grads` (logits.cpp) is two equal tensors under the eager
-// loss (the gradient nll_loss returns and the one log_softmax's backward makes, per piece) and
-// one under the compiled loss (the fused kernel writes the logits' gradient; FrameworkBehaviour
-// compiled_loss). 1 for any other line.
-std::int32_t loss_grad_tensors(const LedgerItem& i, const TrainingPlan& plan) {
-  return i.id == "logits.loss_grads" && !plan.behaviour.compiled_loss ? 2 : 1;
+// Autocast's weight copies (the ledger's temporaries.autocast_weight_copies), per tensor in
+// parameter order; a frozen head cast once per further piece adds that many head-sized copies.
+// Taken when the tensors sum to the line. The embedding's copy, cast where the tied head runs,
+// is made with the head's.
+void autocast_split(const ledger::Context& ctx, const Ledger& l, std::vector<bool>& claimed,
+                    Plan& p, Builder& b) {
+  const ledger::AutocastCopies c = ledger::autocast_copies(ctx);
+  if (c.params == 0) return;
+  std::vector<Piece> pieces;
+  for (const TensorGroup* g : c.groups) add_group(pieces, *g, 2 * tensor_elements(*g));
+  for (Piece& pc : pieces) {
+    // The forward's layer loop makes the layers' copies: a piece beyond them stays whole.
+    if (pc.layer >= static_cast<std::int64_t>(p.layer_terms.size())) return;
+    pc.after_layers = pc.after_layers || pc.layer < 0;
+  }
+  if (c.further_head_pieces > 0) {
+    pieces.push_back(
+        {2 * c.frozen_head_params, static_cast<std::int32_t>(c.further_head_pieces), -1, true});
+  }
+  for (std::size_t k = 0; k < l.items.size(); ++k) {
+    const LedgerItem& i = l.items[k];
+    if (claimed[k] || i.id != "temporaries.autocast_weight_copies" || i.bytes != total(pieces)) {
+      continue;
+    }
+    claimed[k] = true;
+    parameter_order(pieces);
+    p.casts.pieces = std::move(pieces);
+    p.casts.live = i.live;
+    p.casts.label = b.label("autocast bf16 weight copy (per tensor)", i.tenant);
+    p.cast_ids.assign(p.layer_terms.size(), {});
+    ++b.out.items_split;
+    return;
+  }
 }
 
-// Pieces at `layer` (or outside the layers, before / after them) of a split.
-void alloc_pieces(Builder& b, Split& s, int slot, std::int64_t layer, bool after) {
+// Equal tensors a whole line is made of: the loss's backward line `logits.loss_grads` (logits.cpp)
+// is two under the eager loss (the gradient nll_loss returns and the one log_softmax's backward
+// makes, per piece) and one under the compiled loss (the fused kernel writes the logits' gradient;
+// FrameworkBehaviour compiled_loss); a tied embedding's accumulation is two (its dense gradient
+// and the sum, temporaries.cpp). 1 for any other line.
+std::int32_t line_tensors(const LedgerItem& i, const TrainingPlan& plan) {
+  if (i.id == "logits.loss_grads" && !plan.behaviour.compiled_loss) return 2;
+  return i.id == "temporaries.tied_embedding_grad" ? 2 : 1;
+}
+
+// Pieces at `layer` (or outside the layers, before / after them) of a split, their ids into
+// `ids` (the split's own list by default).
+void alloc_pieces(Builder& b, Split& s, int slot, std::int64_t layer, bool after,
+                  std::vector<std::int32_t>* ids = nullptr) {
+  std::vector<std::int32_t>& out = ids ? *ids : s.ids;
   // Pieces are in parameter order (parameter_order), so one layer's are contiguous.
   auto key = [](const Piece& q) {
     return std::pair{q.layer >= 0 ? 1 : (q.after_layers ? 2 : 0),
                      std::max<std::int64_t>(q.layer, 0)};
   };
   const std::pair want{layer >= 0 ? 1 : (after ? 2 : 0), std::max<std::int64_t>(layer, 0)};
-  s.ids.reserve(s.pieces.size());
+  out.reserve(out.size() + s.pieces.size());
   auto it = std::lower_bound(s.pieces.begin(), s.pieces.end(), want,
                              [&](const Piece& q, const auto& w) { return key(q) < w; });
   for (; it != s.pieces.end() && key(*it) == want; ++it) {
-    s.ids.push_back(b.alloc(it->bytes, it->count, slot, s.label));
+    out.push_back(b.alloc(it->bytes, it->count, slot, s.label));
   }
 }
 
@@ -545,6 +591,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   Plan p;
   parameter_splits(ctx, ledger, claimed, p, b);
   activation_splits(ctx, ledger, claimed, p, b);
+  if (p.layered) autocast_split(ctx, ledger, claimed, p, b);
 
   // Every other line: one allocation per run of its mask.
   struct Whole {
@@ -575,7 +622,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
       whole.push_back({&i, b.label(i.label, i.tenant), handles, each});
       continue;
     }
-    const std::int32_t n = loss_grad_tensors(i, plan);
+    const std::int32_t n = line_tensors(i, plan);
     whole.push_back({&i, b.label(i.label, i.tenant), n, i.bytes / n});
   }
   // A loop that keeps a line's tensors into the next forward (the logits, the graph's held
@@ -627,6 +674,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   std::size_t allocations = 0;
   for (const Whole& w : whole) allocations += run_count(w.item->live);
   for (const Split* s : splits) allocations += s->pieces.size() * run_count(s->live);
+  allocations += p.casts.pieces.size() * run_count(p.casts.live);
   for (const std::vector<std::int64_t>& terms : p.layer_terms) {
     allocations += steps * (terms.size() + 2);  // saved tensors or input, recompute, transient
   }
@@ -660,6 +708,9 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     }
     if (ph == Phase::forward && p.layered && live(p.saved_live, slot)) {
       for (std::size_t i = 0; i < layers; ++i) {
+        if (run_starts(p.casts.live, slot)) {
+          alloc_pieces(b, p.casts, slot, static_cast<std::int64_t>(i), false, &p.cast_ids[i]);
+        }
         if (p.checkpointed) {
           input_ids[i] = b.alloc(p.layer_input[i], 1, slot, p.input_label);
         } else {
@@ -680,6 +731,10 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
       }
     }
     if (ph == Phase::forward) {
+      // The head's cast weight, then the lines it and the loss make.
+      if (run_starts(p.casts.live, slot)) {
+        alloc_pieces(b, p.casts, slot, -1, true, &p.head_cast_ids);
+      }
       for (Whole& w : whole) {
         if (run_starts(w.item->live, slot) && late_in_forward(*w.item)) start(w, slot);
       }
@@ -687,6 +742,8 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     if (ph == Phase::backward) {
       const bool grads_here = run_starts(p.grads.live, slot);
       if (grads_here) alloc_pieces(b, p.grads, slot, -1, true);  // lm_head, final norm
+      for (std::int32_t id : p.head_cast_ids) b.free(id, slot);
+      p.head_cast_ids.clear();
       for (std::size_t r = layers; r-- > 0;) {
         std::int32_t t = -1;
         if (!p.transient.empty()) t = b.alloc(p.transient[r], 1, slot, p.transient_label);
@@ -699,6 +756,10 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
         b.free(t, slot);
         for (std::int32_t id : act_ids[r]) b.free(id, slot);
         act_ids[r].clear();
+        if (r < p.cast_ids.size()) {
+          for (std::int32_t id : p.cast_ids[r]) b.free(id, slot);
+          p.cast_ids[r].clear();
+        }
         b.free(input_ids[r], slot);
         input_ids[r] = -1;
       }

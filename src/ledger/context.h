@@ -60,6 +60,18 @@ Context make_context(const LoadedModel& model, const TrainingPlan& plan);
 // 1 where the head runs on the whole batch. Defined with the logits tenant (logits.cpp).
 std::int64_t loss_pieces(const FrameworkBehaviour& b, std::int64_t seq);
 
+// The fp32 weights torch.autocast keeps a bf16 copy of from forward to their layer's backward
+// (temporaries.cpp): the ledger's line and the GPU event stream's per-tensor split share them.
+struct AutocastCopies {
+  std::vector<const TensorGroup*> groups;  // each tensor of these is cast once
+  std::int64_t params = 0;                 // the groups' parameters
+  // A frozen lm_head (or the tied embedding) that runs in P pieces is cast P - 1 more times: its
+  // parameters, and the further pieces.
+  std::int64_t frozen_head_params = 0;
+  std::int64_t further_head_pieces = 0;
+};
+AutocastCopies autocast_copies(const Context& ctx);
+
 using Items = std::vector<LedgerItem>;
 
 // One function per tenant, each in its own file under src/ledger/.

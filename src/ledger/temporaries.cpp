@@ -23,20 +23,42 @@ bool is_adapter_group(const TensorGroup& g) {
   return g.adapter != AdapterPart::none;
 }
 
+// The optimizer step's scratch, priced per state dtype: a parameter wider than the recipe's state
+// dtype keeps its own (PEFT's fp32 adapters under pure bf16, as the states tenant prices them),
+// and torch/optim/adamw.py's _foreach_sqrt returns v's dtype.
 void optimizer_scratch(const Context& ctx, Items& items) {
-  std::int64_t total = 0;
-  std::int64_t largest = 0;
+  struct ByDtype {
+    Dtype dtype;
+    std::int64_t total = 0;
+    std::int64_t largest = 0;
+  };
+  std::vector<ByDtype> by_dtype;
+  const Dtype recipe_states = recipe(ctx.plan.precision).states;
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (!g.trainable || g.mtp) continue;
-    total += group_params(g);
-    largest = std::max(largest, tensor_elements(g));
+    const Dtype d =
+        dtype_info(g.dtype).bits > dtype_info(recipe_states).bits ? g.dtype : recipe_states;
+    auto it = std::find_if(by_dtype.begin(), by_dtype.end(),
+                           [&](const ByDtype& b) { return b.dtype == d; });
+    if (it == by_dtype.end()) it = by_dtype.insert(by_dtype.end(), {d});
+    it->total += group_params(g);
+    it->largest = std::max(it->largest, tensor_elements(g));
   }
   const OptimizerRow& row = optimizer_row(ctx.plan.optimizer);
-  const Dtype dtype = recipe(ctx.plan.precision).states;
   // Stepping in backward runs one parameter at a time, like the for-loop implementation.
   const bool in_bwd = ctx.plan.behaviour.optimizer_in_backward;
   const OptimizerImpl impl = in_bwd ? OptimizerImpl::for_loop : ctx.plan.optimizer_impl;
-  const std::int64_t bytes = optimizer_step_scratch_bytes(row, impl, total, largest, dtype);
+  // Whole-group scratch adds up over dtypes; one-tensor-at-a-time scratch is the largest one's.
+  const bool per_tensor = impl != OptimizerImpl::foreach || row.kind != OptimizerKind::adamw;
+  std::int64_t bytes = 0;
+  std::string formula;
+  for (const ByDtype& b : by_dtype) {
+    const std::int64_t part = optimizer_step_scratch_bytes(row, impl, b.total, b.largest, b.dtype);
+    if (part == 0 || (per_tensor && part <= bytes)) continue;
+    const std::string f = optimizer_step_scratch_formula(row, impl, b.total, b.largest, b.dtype);
+    bytes = per_tensor ? part : bytes + part;
+    formula = per_tensor || formula.empty() ? f : formula + " + " + f;
+  }
   if (bytes == 0) return;
   items.push_back(
       {.id = "temporaries.optimizer_step",
@@ -46,7 +68,7 @@ void optimizer_scratch(const Context& ctx, Items& items) {
                     ? fmt::format("Optimizer step scratch ({}, {})", row.name, name_of(impl))
                     : fmt::format("Optimizer step scratch ({})", row.name),
        .bytes = bytes,
-       .formula = optimizer_step_scratch_formula(row, impl, total, largest, dtype),
+       .formula = formula,
        .source = std::string(row.source),
        .live = in_bwd ? late_backward() : in_phase(Phase::optimizer_step),
        .estimated = false});
@@ -87,50 +109,22 @@ void backward_transient(const Context& ctx, const LayerActivations& la, Items& i
                    .estimated = true});
 }
 
-// torch.autocast caches one bf16 copy of every fp32 trainable weight it casts, and a frozen fp32
-// weight is re-cast at every use; mm saves the cast weight while its input requires grad, so the
-// copies live from forward to that layer's backward (aten/src/ATen/autocast_mode.cpp cached_cast:
-// only a leaf that requires grad is cached). A frozen lm_head that runs in pieces (litgpt's
-// lm_head_chunk_size) is cast once per piece, and every piece's matmul keeps its copy.
-void autocast_weights(const Context& ctx, const LayerActivations& la, Items& items) {
-  if (!la.settings.autocast) return;
-  const std::int64_t head_pieces = loss_pieces(ctx.plan.behaviour, ctx.plan.seq);
-  std::int64_t params = 0;
-  std::int64_t frozen_head = 0;  // a frozen lm_head's (or tied embedding's) params
-  for (const TensorGroup& g : ctx.inventory.groups) {
-    if (g.mtp || g.quantised || dtype_info(g.dtype).bits != 32) continue;
-    const bool linear = is_linear_weight(g) || g.role == Role::lm_head || is_adapter_group(g) ||
-                        (g.role == Role::embedding && ctx.spec.tied_embeddings &&
-                         !ctx.plan.behaviour.unties_embeddings && !g.module_copy);
-    if (!linear) continue;
-    // Inside a checkpointed layer, saved tensors are dropped and recomputed, so only the
-    // weights outside the layers (lm_head) keep their copy to backward.
-    if (g.layer_first >= 0 && ctx.plan.checkpointing == Checkpointing::full) continue;
-    if (g.layer_first >= 0 && !is_adapter_group(g)) {
-      // Only layers whose matmuls see an input that requires grad keep the copy.
-      bool any = false;
-      for (std::int64_t i = g.layer_first; i <= g.layer_last && i < ctx.spec.layers; ++i) {
-        any = any || la.needs_input[static_cast<std::size_t>(i)];
-      }
-      if (!any) continue;
-    }
-    if (g.role == Role::embedding && !la.any_requires_grad) continue;
-    params += group_params(g);
-    if (g.layer_first < 0 && !is_adapter_group(g) && !g.trainable) frozen_head += group_params(g);
-  }
-  if (params == 0) return;
-  const std::int64_t head_recasts = (head_pieces - 1) * frozen_head;
+// The line for autocast_copies() below.
+void autocast_weights(const Context& ctx, Items& items) {
+  const AutocastCopies c = autocast_copies(ctx);
+  if (c.params == 0) return;
+  const std::int64_t head_recasts = c.further_head_pieces * c.frozen_head_params;
   const std::string formula =
       head_recasts == 0
-          ? fmt::format("{} matmul weight params x 2 B", with_commas(params))
+          ? fmt::format("{} matmul weight params x 2 B", with_commas(c.params))
           : fmt::format(
                 "({} matmul weight params + {} further pieces x {} frozen lm_head params) "
                 "x 2 B",
-                with_commas(params), head_pieces - 1, with_commas(frozen_head));
+                with_commas(c.params), c.further_head_pieces, with_commas(c.frozen_head_params));
   items.push_back({.id = "temporaries.autocast_weight_copies",
                    .tenant = Tenant::temporaries,
                    .label = "Autocast bf16 copies of the fp32 weights",
-                   .bytes = 2 * (params + head_recasts),
+                   .bytes = 2 * (c.params + head_recasts),
                    .formula = formula,
                    .source = "PyTorch aten/src/ATen/autocast_mode.cpp cached_cast; accounting.md 6",
                    .live = forward_to_backward_start(),
@@ -180,8 +174,16 @@ void dequantised_weight(const Context& ctx, Items& items) {
        .estimated = false});
 }
 
-// A tied embedding receives two dense V x h gradients (lm_head's and the embedding's); the second
-// is added in place at the very end of backward (accounting.md 5.2).
+// A tied embedding receives two dense V x h gradients, lm_head's at the start of backward and the
+// embedding's at its very end. The autograd engine holds the first in the input buffer of the
+// weight's AccumulateGrad node (it has two producers) and adds the second to it there:
+// torch/csrc/autograd/input_buffer.cpp accumulate() adds in place only into a tensor whose last
+// reference it holds (can_accumulate_inplace), and lm_head's gradient is a transposed view of its
+// matmul's output, so it adds out of place (`old_var + var`). At that moment the embedding's dense
+// gradient and the sum are both live beside the held gradient, which the gradients line counts;
+// then the two addends are freed and the sum becomes `.grad`. Traced on CPU with real tensors
+// (validation/data/alloc-traces/, e.g. Llama-3.2-1B's full fine-tune at 1 x 1,024 tokens, where
+// this is the step's allocated peak).
 void tied_embedding_grad(const Context& ctx, Items& items) {
   const ModelSpec& s = ctx.spec;
   // A framework with its own lm_head (unties_embeddings) gives the embedding one gradient.
@@ -192,25 +194,65 @@ void tied_embedding_grad(const Context& ctx, Items& items) {
   }
   if (!trains) return;
   const Dtype d = recipe(ctx.plan.precision).gradients;
-  items.push_back({.id = "temporaries.tied_embedding_grad",
-                   .tenant = Tenant::temporaries,
-                   .label = "Tied embedding: second dense gradient before the add",
-                   .bytes = dense_bytes(d, s.vocab * s.hidden),
-                   .formula = fmt::format("{} vocab x {} hidden x {} B", with_commas(s.vocab),
-                                          s.hidden, dtype_info(d).bits / 8),
-                   .source = "PyTorch AccumulateGrad (dense embedding backward); accounting.md 5.2",
-                   .live = in_phase(Phase::end_of_backward),
-                   .estimated = true});
+  items.push_back(
+      {.id = "temporaries.tied_embedding_grad",
+       .tenant = Tenant::temporaries,
+       .label = "Tied embedding: its dense gradient and the out-of-place sum with lm_head's",
+       .bytes = 2 * dense_bytes(d, s.vocab * s.hidden),
+       .formula = fmt::format("2 x {} vocab x {} hidden x {} B", with_commas(s.vocab), s.hidden,
+                              dtype_info(d).bits / 8),
+       .source = "torch/csrc/autograd/input_buffer.cpp accumulate (old_var + var)",
+       .live = in_phase(Phase::end_of_backward),
+       .estimated = false});
 }
 
 }  // namespace
+
+// torch.autocast caches one bf16 copy of every fp32 trainable weight it casts, and a frozen fp32
+// weight is re-cast at every use; mm saves the cast weight while its input requires grad, so the
+// copies live from forward to that layer's backward (aten/src/ATen/autocast_mode.cpp cached_cast:
+// only a leaf that requires grad is cached). A frozen lm_head that runs in pieces (litgpt's
+// lm_head_chunk_size) is cast once per piece, and every piece's matmul keeps its copy.
+AutocastCopies autocast_copies(const Context& ctx) {
+  AutocastCopies c;
+  const LayerActivations& la = ctx.layers;
+  if (!la.settings.autocast) return c;
+  for (const TensorGroup& g : ctx.inventory.groups) {
+    if (g.mtp || g.quantised || dtype_info(g.dtype).bits != 32) continue;
+    const bool linear = is_linear_weight(g) || g.role == Role::lm_head || is_adapter_group(g) ||
+                        (g.role == Role::embedding && ctx.spec.tied_embeddings &&
+                         !ctx.plan.behaviour.unties_embeddings && !g.module_copy);
+    if (!linear) continue;
+    // Inside a checkpointed layer, saved tensors are dropped and recomputed, so only the
+    // weights outside the layers (lm_head) keep their copy to backward.
+    if (g.layer_first >= 0 && ctx.plan.checkpointing == Checkpointing::full) continue;
+    if (g.layer_first >= 0 && !is_adapter_group(g)) {
+      // Only layers whose matmuls see an input that requires grad keep the copy.
+      bool any = false;
+      for (std::int64_t i = g.layer_first; i <= g.layer_last && i < ctx.spec.layers; ++i) {
+        any = any || la.needs_input[static_cast<std::size_t>(i)];
+      }
+      if (!any) continue;
+    }
+    if (g.role == Role::embedding && !la.any_requires_grad) continue;
+    c.groups.push_back(&g);
+    c.params += group_params(g);
+    if (g.layer_first < 0 && !is_adapter_group(g) && !g.trainable) {
+      c.frozen_head_params += group_params(g);
+    }
+  }
+  if (c.frozen_head_params > 0) {
+    c.further_head_pieces = loss_pieces(ctx.plan.behaviour, ctx.plan.seq) - 1;
+  }
+  return c;
+}
 
 void add_temporaries(const Context& ctx, Items& items) {
   if (ctx.plan.convention == Convention::textbook || ctx.plan.params_override > 0) return;
   optimizer_scratch(ctx, items);
   const LayerActivations& la = ctx.layers;
   backward_transient(ctx, la, items);
-  autocast_weights(ctx, la, items);
+  autocast_weights(ctx, items);
   dequantised_weight(ctx, items);
   tied_embedding_grad(ctx, items);
 }

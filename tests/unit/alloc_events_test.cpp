@@ -184,6 +184,52 @@ TEST(AllocEvents, LossGradientsAreTwoTensorsEagerAndOneCompiled) {
   EXPECT_EQ(loss_grad_allocs(compiled), (std::vector<std::int64_t>{2 * nv}));
 }
 
+// Autocast's bf16 weight copies are one allocation per fp32 matmul weight, a layer's made in
+// forward and freed in backward with its saved tensors, the last layer's first. qwen3-tiny (h 128,
+// 4 layers, untied head 8,192 x 128): the largest copy is the head's, 8,192 x 128 x 2 B.
+TEST(AllocEvents, AutocastCopiesArePerTensorAndFreedLayerByLayer) {
+  const LoadedModel m = validation_model("qwen3-tiny");
+  TrainingPlan p =
+      plan_for({"qwen3-tiny", Method::full, Checkpointing::none, OptimizerKind::adamw});
+  p.precision = Precision::autocast_bf16;
+  const Ledger l = estimate(m, p);
+  const EventStream s = alloc_events(m, p, l);
+  expect_well_formed(s);
+  expect_phases_match(l, s);
+  std::int32_t label = -1;
+  for (std::size_t i = 0; i < s.labels.size(); ++i) {
+    if (s.labels[i].rfind("autocast bf16 weight copy", 0) == 0) label = static_cast<int>(i);
+  }
+  ASSERT_GE(label, 0) << "the line stayed one block";
+  std::vector<std::int32_t> made;
+  std::int64_t bytes = 0, largest = 0;
+  for (const AllocEvent& e : s.events) {
+    if (e.phase >= kPhaseCount || e.op != Op::alloc || e.label != label) continue;
+    EXPECT_EQ(e.phase, static_cast<int>(Phase::forward));
+    made.push_back(e.id);
+    bytes += e.bytes * e.count;
+    largest = std::max(largest, e.bytes);
+  }
+  for (const LedgerItem& i : l.items) {
+    if (i.id == "temporaries.autocast_weight_copies") {
+      EXPECT_EQ(bytes, i.bytes);
+    }
+  }
+  EXPECT_EQ(largest, 8'192 * 128 * 2);
+  EXPECT_GT(made.size(), 4u * 7u);  // the layers' seven matmul weights each, and the head's
+  // Freed in backward: the head's first, then the last layer's before the first layer's.
+  std::vector<std::int32_t> freed;
+  for (const AllocEvent& e : s.events) {
+    if (e.phase >= kPhaseCount || e.op != Op::free) continue;
+    if (std::find(made.begin(), made.end(), e.id) == made.end()) continue;
+    EXPECT_EQ(e.phase, static_cast<int>(Phase::backward));
+    freed.push_back(e.id);
+  }
+  ASSERT_EQ(freed.size(), made.size());
+  EXPECT_EQ(freed.front(), made.back());           // the head's, made last
+  EXPECT_LT(freed.back(), made[made.size() / 2]);  // the first layer's, made first
+}
+
 TEST(AllocEvents, PagedOptimizerStateStaysOutsideThePool) {
   // bitsandbytes pages only the state of tensors of at least 1e5 elements (get_state_buffer):
   // in qwen3-tiny those are the embedding and the untied lm_head, 8,192 x 128 each, two fp32
