@@ -8,7 +8,9 @@
 # soon as it finishes (rows measured before a time-out come back too; it stops at once if the
 # first two fail; configurations already in validation/data/gpu-measured.jsonl are skipped), then
 # measures a growing KV cache (validation/kv_growth_probe.py,
-# $OUT/kv-growth.jsonl). Copy the rows to validation/data/gpu-measured.jsonl and run
+# $OUT/kv-growth.jsonl), and which request cuts each segment of the two configurations whose CUDA
+# run caches more than their traced stream explains (validation/segment_probe.py,
+# $OUT/segments.jsonl). Copy the rows to validation/data/gpu-measured.jsonl and run
 # `trainmem validate validation/data/gpu-measured.jsonl`.
 set -u
 OUT=${OUT:-/tmp/gpu-run}
@@ -37,4 +39,12 @@ PYTHONUNBUFFERED=1 timeout "${GPU_RUN_SECONDS:-450}" \
 for conf in "" "expandable_segments:True"; do
   timeout "${KV_PROBE_SECONDS:-40}" python3 validation/kv_growth_probe.py --alloc-conf "$conf" \
     --out "$OUT/kv-growth.jsonl" 2>&1 | tee -a "$OUT/kv-growth.log"
+done
+# The LoRA run's extra 594 MiB segment in its second backward, and the checkpointed run's extra
+# 20 MiB one in its first forward (tests/property/traced_replay_test.cpp, kKnownGaps): the request
+# and Python stack behind every segment CUDA cuts.
+for row in qwen3-0.6b_lora-r16_adamw-foreach_bf16_ckpt-none_sdpa_b2_s512 \
+  qwen3-0.6b_full_adamw-foreach_bf16_ckpt-full_sdpa_b2_s512; do
+  timeout "${SEGMENT_PROBE_SECONDS:-60}" python3 validation/segment_probe.py --row "$row" \
+    --out "$OUT/segments.jsonl" 2>&1 | tee -a "$OUT/segments.log"
 done
