@@ -179,6 +179,12 @@ struct Plan {
   Split casts;
   std::vector<std::vector<std::int32_t>> cast_ids;  // per layer
   std::vector<std::int32_t> head_cast_ids;
+  // A tied embedding's gradient (temporaries.tied_embedding_grad holds two of its size): lm_head's
+  // arrives first and waits in the engine's input buffer, so it is made with the head's
+  // gradients; at the end of backward the embedding's dense gradient and the sum are made, the
+  // two addends freed, and the sum is the `.grad` kept (input_buffer.cpp accumulate).
+  std::int64_t tied_bytes = 0;
+  std::int32_t tied_held = -1;  // the held gradient's id in grads.ids, this step
 };
 
 // Claims the items of `tenant` (optionally only those whose mask is `mask`) when their bytes sum
@@ -505,6 +511,24 @@ void autocast_split(const ledger::Context& ctx, const Ledger& l, std::vector<boo
   }
 }
 
+// The tied embedding's accumulation replayed as it happens (Plan::tied_bytes), when the gradient
+// split's only piece before the layers is that embedding's, one tensor of the line's half.
+void tied_embedding_plan(const Ledger& l, Plan& p) {
+  std::int64_t line = 0;
+  for (const LedgerItem& i : l.items) {
+    if (i.id == "temporaries.tied_embedding_grad") line = i.bytes;
+  }
+  const Piece* before = nullptr;
+  for (const Piece& pc : p.grads.pieces) {
+    if (pc.layer >= 0 || pc.after_layers) continue;
+    if (before != nullptr) return;
+    before = &pc;
+  }
+  if (line > 0 && before != nullptr && before->count == 1 && 2 * before->bytes == line) {
+    p.tied_bytes = before->bytes;
+  }
+}
+
 // Equal tensors a whole line is made of: the loss's backward line `logits.loss_grads` (logits.cpp)
 // is two under the eager loss (the gradient nll_loss returns and the one log_softmax's backward
 // makes, per piece) and one under the compiled loss (the fused kernel writes the logits' gradient;
@@ -592,6 +616,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   parameter_splits(ctx, ledger, claimed, p, b);
   activation_splits(ctx, ledger, claimed, p, b);
   if (p.layered) autocast_split(ctx, ledger, claimed, p, b);
+  tied_embedding_plan(ledger, p);
 
   // Every other line: one allocation per run of its mask.
   struct Whole {
@@ -648,6 +673,8 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   }
   auto start = [&](Whole& w, int slot) {
     if (w.held_previous) return;  // the layers' held tensors are made in the layer loop
+    // Replayed with this step's gradients (tied_embedding_plan), below.
+    if (w.item->id == "temporaries.tied_embedding_grad" && p.tied_held >= 0) return;
     if (w.kept >= 0 && whole[static_cast<std::size_t>(w.kept)].id >= 0) {
       Whole& k = whole[static_cast<std::size_t>(w.kept)];
       w.id = k.id;  // the older tensors, freed where this copy ends
@@ -742,6 +769,11 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
     if (ph == Phase::backward) {
       const bool grads_here = run_starts(p.grads.live, slot);
       if (grads_here) alloc_pieces(b, p.grads, slot, -1, true);  // lm_head, final norm
+      p.tied_held = -1;
+      if (grads_here && p.tied_bytes > 0) {
+        alloc_pieces(b, p.grads, slot, -1, false);  // lm_head's gradient of the tied weight
+        p.tied_held = p.grads.ids.back();
+      }
       for (std::int32_t id : p.head_cast_ids) b.free(id, slot);
       p.head_cast_ids.clear();
       for (std::size_t r = layers; r-- > 0;) {
@@ -770,8 +802,18 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
             p.grads.ids.push_back(b.alloc(pc.bytes, pc.count, slot, p.grads.label));
           }
         }
-        alloc_pieces(b, p.grads, slot, -1, false);
+        if (p.tied_held < 0) alloc_pieces(b, p.grads, slot, -1, false);
       }
+    }
+    if (ph == Phase::end_of_backward && p.tied_held >= 0) {
+      const std::int16_t lab =
+          b.label("tied embedding: its dense gradient, then the sum", Tenant::temporaries);
+      const std::int32_t dense = b.alloc(p.tied_bytes, 1, slot, lab);
+      const std::int32_t sum = b.alloc(p.tied_bytes, 1, slot, p.grads.label);
+      b.free(p.tied_held, slot);
+      b.free(dense, slot);
+      std::replace(p.grads.ids.begin(), p.grads.ids.end(), p.tied_held, sum);
+      p.tied_held = -1;
     }
     // Frees at the end of each run.
     if (run_ends(p.scratch.live, slot)) free_all(b, p.scratch, slot);

@@ -230,6 +230,43 @@ TEST(AllocEvents, AutocastCopiesArePerTensorAndFreedLayerByLayer) {
   EXPECT_LT(freed.back(), made[made.size() / 2]);  // the first layer's, made first
 }
 
+// A tied embedding's gradients as the engine makes them (input_buffer.cpp accumulate): lm_head's
+// with the head's gradients at the start of backward, held; at the end the embedding's dense
+// gradient and the out-of-place sum, then both addends are freed and the sum stays as `.grad`
+// until zero_grad. Qwen3-0.6B ties V 151,936 x h 1,024: each is 311,164,928 B in bf16.
+TEST(AllocEvents, TiedEmbeddingGradientIsHeldThenSummedOutOfPlace) {
+  auto m = load_preset("qwen3-0.6b");
+  ASSERT_TRUE(m.ok());
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  const Ledger l = estimate(m.value(), p);
+  const EventStream s = alloc_events(m.value(), p, l);
+  expect_well_formed(s);
+  expect_phases_match(l, s);
+  constexpr std::int64_t kVh = 311'164'928;
+  // The first step's backward events of that size (allocations and their frees).
+  std::vector<const AllocEvent*> first;
+  std::map<std::int32_t, const AllocEvent*> by_id;
+  for (const AllocEvent& e : s.events) {
+    if (e.phase >= kPhaseCount) break;
+    if (e.op == Op::alloc) by_id[e.id] = &e;
+    const bool sized = e.op == Op::alloc ? e.bytes == kVh : by_id[e.id]->bytes == kVh;
+    const bool late = e.phase == static_cast<int>(Phase::backward) ||
+                      e.phase == static_cast<int>(Phase::end_of_backward);
+    if (sized && late) first.push_back(&e);
+  }
+  // alloc held (backward), alloc dense, alloc sum (end_of_backward), free held, free dense.
+  ASSERT_EQ(first.size(), 5u);
+  EXPECT_EQ(first[0]->phase, static_cast<int>(Phase::backward));
+  EXPECT_EQ(first[0]->op, Op::alloc);
+  for (int k : {1, 2, 3, 4}) EXPECT_EQ(first[k]->phase, static_cast<int>(Phase::end_of_backward));
+  EXPECT_EQ(first[3]->op, Op::free);
+  EXPECT_EQ(first[3]->id, first[0]->id);
+  EXPECT_EQ(first[4]->id, first[1]->id);
+  // The sum is a gradient, freed by zero_grad in the optimizer step.
+  EXPECT_EQ(s.label_tenant[static_cast<std::size_t>(first[2]->label)], Tenant::gradients);
+}
+
 TEST(AllocEvents, PagedOptimizerStateStaysOutsideThePool) {
   // bitsandbytes pages only the state of tensors of at least 1e5 elements (get_state_buffer):
   // in qwen3-tiny those are the embedding and the untied lm_head, 8,192 x 128 each, two fp32
