@@ -1,7 +1,9 @@
 #!/bin/sh
 # The CUDA measurement run of issue 9, as one command on a lent GPU machine (docs/accuracy.md,
 # "The CUDA measurement run"). Prepare here with scripts/gpu-wheels.sh, then call the device
-# tool's run with command "sh validation/gpu_run.sh", carry [".whl"] and timeout_s 600.
+# tool's run with carry [".whl"], timeout_s 590 and, to fit one call with the KV probe's rows
+# already committed, command
+#   GPU_RUN_SECONDS=420 KV_PROBE_SECONDS=0 SEGMENT_PROBE_SECONDS=50 sh validation/gpu_run.sh
 # It installs the carried wheels (bitsandbytes, and the transformers and peft the CPU rows were
 # measured with), records the device and library versions, measures the configurations of
 # validation/matrix.py cuda() in fresh processes, writing each row to $OUT/gpu-measured.jsonl as
@@ -36,7 +38,9 @@ PYTHONUNBUFFERED=1 timeout "${GPU_RUN_SECONDS:-450}" \
   --out "$OUT/gpu-measured.jsonl" 2>&1 | tee "$OUT/log.txt"
 # A growing KV cache (generate's DynamicCache) under fixed and expandable segments: whether CUDA
 # strands outgrown segments as the allocator model says (validation/kv_growth_probe.py).
+# KV_PROBE_SECONDS=0 skips it (its rows are committed: data/kv-growth-probe.ndjson).
 for conf in "" "expandable_segments:True"; do
+  [ "${KV_PROBE_SECONDS:-40}" -gt 0 ] || break
   timeout "${KV_PROBE_SECONDS:-40}" python3 validation/kv_growth_probe.py --alloc-conf "$conf" \
     --out "$OUT/kv-growth.jsonl" 2>&1 | tee -a "$OUT/kv-growth.log"
 done
@@ -45,6 +49,7 @@ done
 # and Python stack behind every segment CUDA cuts.
 for row in qwen3-0.6b_lora-r16_adamw-foreach_bf16_ckpt-none_sdpa_b2_s512 \
   qwen3-0.6b_full_adamw-foreach_bf16_ckpt-full_sdpa_b2_s512; do
+  [ "${SEGMENT_PROBE_SECONDS:-60}" -gt 0 ] || break
   timeout "${SEGMENT_PROBE_SECONDS:-60}" python3 validation/segment_probe.py --row "$row" \
     --out "$OUT/segments.jsonl" 2>&1 | tee -a "$OUT/segments.log"
 done
