@@ -40,5 +40,17 @@ TEST(MeasuredAccuracy, EveryFamilyWithinOnePercentMedianThreeWorst) {
   if (files == 0) GTEST_SKIP() << "no family measurements";
 }
 
+// Issue 9's GPU targets (median <= 3 %, worst <= 10 %) for the event stream trainmem derives from
+// its ledger, against the CUDA matrix's loops traced on CPU and replayed through the same
+// allocator model (validation/data/gpu-traced.jsonl; docs/accuracy.md "The derived stream against
+// the traced streams"): a regression in the stream's order or splits shows here without a GPU.
+TEST(MeasuredAccuracy, DerivedStreamWithinTheGpuTargetsOfTheTracedStreams) {
+  const std::string file = std::string(TRAINMEM_SOURCE_DIR) + "/validation/data/gpu-traced.jsonl";
+  ASSERT_TRUE(std::filesystem::exists(file));
+  const std::string cmd = std::string(TRAINMEM_CLI) + " validate " + file +
+                          " --max-median-error 3 --max-error 10 > /dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
+}
+
 }  // namespace
 }  // namespace trainmem
