@@ -3,7 +3,7 @@
 # "The CUDA measurement run"). Prepare here with scripts/gpu-wheels.sh, then call the device
 # tool's run with carry [".whl"], timeout_s 590 and, to fit one call with the KV probe's rows
 # already committed, command
-#   GPU_RUN_SECONDS=420 KV_PROBE_SECONDS=0 SEGMENT_PROBE_SECONDS=50 sh validation/gpu_run.sh
+#   GPU_RUN_SECONDS=380 KV_PROBE_SECONDS=0 SEGMENT_PROBE_SECONDS=50 sh validation/gpu_run.sh
 # It installs the carried wheels (bitsandbytes, and the transformers and peft the CPU rows were
 # measured with), records the device and library versions, measures the configurations of
 # validation/matrix.py cuda() in fresh processes, writing each row to $OUT/gpu-measured.jsonl as
@@ -44,11 +44,13 @@ for conf in "" "expandable_segments:True"; do
   timeout "${KV_PROBE_SECONDS:-40}" python3 validation/kv_growth_probe.py --alloc-conf "$conf" \
     --out "$OUT/kv-growth.jsonl" 2>&1 | tee -a "$OUT/kv-growth.log"
 done
-# The LoRA run's extra 594 MiB segment in its second backward, and the checkpointed run's extra
-# 20 MiB one in its first forward (tests/property/traced_replay_test.cpp, kKnownGaps): the request
-# and Python stack behind every segment CUDA cuts.
+# The LoRA run's extra 594 MiB segment in its second backward, the checkpointed run's extra
+# 20 MiB one in its first forward (tests/property/traced_replay_test.cpp, kKnownGaps), and the
+# paged AdamW run's reserved memory, 9.7 % over the model's (no CPU trace: bitsandbytes): the
+# request and Python stack behind every segment CUDA cuts.
 for row in qwen3-0.6b_lora-r16_adamw-foreach_bf16_ckpt-none_sdpa_b2_s512 \
-  qwen3-0.6b_full_adamw-foreach_bf16_ckpt-full_sdpa_b2_s512; do
+  qwen3-0.6b_full_adamw-foreach_bf16_ckpt-full_sdpa_b2_s512 \
+  qwen3-0.6b_full_paged-adamw_bf16_ckpt-none_sdpa_b2_s512; do
   [ "${SEGMENT_PROBE_SECONDS:-60}" -gt 0 ] || break
   timeout "${SEGMENT_PROBE_SECONDS:-60}" python3 validation/segment_probe.py --row "$row" \
     --out "$OUT/segments.jsonl" 2>&1 | tee -a "$OUT/segments.log"

@@ -7,8 +7,9 @@ Why: the allocator model replays a loop's CPU-traced stream to CUDA's reserved m
 (docs/accuracy.md, "The allocator model on a traced stream"), except where CUDA allocates what the
 CPU loop does not. Two such gaps are known and not identified: the LoRA run's second backward
 caches one more 594 MiB segment (the fp32 logits' size), and the checkpointed full fine-tune's
-first forward one more 20 MiB segment (tests/property/traced_replay_test.cpp, kKnownGaps). The
-request and stack behind each segment name the operation.
+first forward one more 20 MiB segment (tests/property/traced_replay_test.cpp, kKnownGaps); and a
+paged AdamW run reserves 9.7 % more than the model says, with no CPU trace to compare
+(bitsandbytes). The request and stack behind each segment name the operation.
 
     python validation/segment_probe.py --row ROW --out segments.jsonl
 
