@@ -108,13 +108,6 @@ def rows_to_trace():
         s.get("alloc_conf") and record.row_id(dict(s, alloc_conf=None)) in ids)]
 
 
-def spec_of(row):
-    for spec in matrix.cuda():
-        if record.row_id(spec) == row:
-            return dict(spec, mode="real")
-    raise SystemExit(f"{row!r} is not a configuration of matrix.cuda()")
-
-
 def trace_generate(generated):
     """kv_growth_probe.py's generate() (its model and batch, on CPU): phases loaded, generate."""
     import kv_growth_probe as probe
@@ -161,7 +154,7 @@ def main(argv=None):
         return
     if not a.row:
         raise SystemExit("give --row or --kv-probe")
-    spec = spec_of(a.row)
+    spec = dict(matrix.cuda_spec(a.row), mode="real")
     if not traceable(spec):
         raise SystemExit("bitsandbytes needs CUDA: trace the AdamW rows without 4-bit weights")
     torch.manual_seed(0)

@@ -177,6 +177,15 @@ def cuda():
     ]
 
 
+def cuda_spec(row):
+    """The configuration of cuda() whose row id (harness/record.py row_id) is `row`."""
+    from harness import record
+    for spec in cuda():
+        if record.row_id(spec) == row:
+            return spec
+    raise SystemExit(f"{row!r} is not a configuration of matrix.cuda()")
+
+
 # ---- issue 15: every family ------------------------------------------------------------------
 # Supported families: (tiny config, MoE?, attention implementations the family runs). Gemma-2
 # is measured with eager first, as transformers recommends for its soft-capping.

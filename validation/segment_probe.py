@@ -26,7 +26,6 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import matrix  # noqa: E402
-from harness import record  # noqa: E402
 
 FRAMES = 12
 
@@ -62,13 +61,6 @@ class PhaseTimes:
         return name
 
 
-def spec_of(row):
-    for spec in matrix.cuda():
-        if record.row_id(spec) == row:
-            return spec
-    raise SystemExit(f"{row!r} is not a configuration of matrix.cuda()")
-
-
 def segments(snapshot, phases, row):
     """The trace's segment_alloc entries, each with the request it was cut for: the allocator
     records a new segment while serving a request (CUDACachingAllocator.cpp alloc_block), before
@@ -93,7 +85,7 @@ def main(argv=None):
     ap.add_argument("--row", required=True, help="a matrix.cuda() configuration id")
     ap.add_argument("--out", required=True, help="JSON lines, appended")
     a = ap.parse_args(argv)
-    spec = dict(spec_of(a.row), mode="cuda")
+    spec = dict(matrix.cuda_spec(a.row), mode="cuda")
     if spec.get("alloc_conf"):
         os.environ["PYTORCH_CUDA_ALLOC_CONF"] = spec["alloc_conf"]
     import torch
