@@ -101,10 +101,12 @@ def traceable(spec):
 
 
 def rows_to_trace():
-    """The CUDA matrix's traceable rows, less those whose loop another row already is: a row's
+    """The CUDA matrix's traceable rows and the families traced only here (matrix.traced_only),
+    less those whose loop another row already is: a row's
     PYTORCH_CUDA_ALLOC_CONF changes the allocator, not the stream, and the replay applies it."""
-    ids = [record.row_id(s) for s in matrix.cuda()]
-    return [record.row_id(s) for s in matrix.cuda() if traceable(s) and not (
+    specs = matrix.cuda() + matrix.traced_only()
+    ids = [record.row_id(s) for s in specs]
+    return [record.row_id(s) for s in specs if traceable(s) and not (
         s.get("alloc_conf") and record.row_id(dict(s, alloc_conf=None)) in ids)]
 
 

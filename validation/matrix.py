@@ -177,13 +177,25 @@ def cuda():
     ]
 
 
+def traced_only():
+    """Families the CUDA matrix leaves out, traced on CPU only (alloc_stream.py, traced_rows.py):
+    GPT-2 (LayerNorm, GELU, learned positions, a tied head) and Phi-3 (fused qkv and gate_up),
+    at their real widths, so the derived event stream is checked on more than Qwen3 and Llama."""
+    g = dict(mode="cuda")
+    return [
+        _row("gpt2-124m", g, batch=4, seq=512),
+        _row("phi3-mini", g, lora(), batch=1, seq=512),
+    ]
+
+
 def cuda_spec(row):
-    """The configuration of cuda() whose row id (harness/record.py row_id) is `row`."""
+    """The configuration of cuda() or traced_only() whose row id (harness/record.py row_id) is
+    `row`."""
     from harness import record
-    for spec in cuda():
+    for spec in cuda() + traced_only():
         if record.row_id(spec) == row:
             return spec
-    raise SystemExit(f"{row!r} is not a configuration of matrix.cuda()")
+    raise SystemExit(f"{row!r} is not a configuration of matrix.cuda() or traced_only()")
 
 
 # ---- issue 15: every family ------------------------------------------------------------------

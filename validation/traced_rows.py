@@ -103,7 +103,7 @@ def main(argv=None):
     os.chdir(REPO)
     command = f"python3 validation/traced_rows.py --replay {a.replay}"
     rows = []
-    for spec in matrix.cuda():
+    for spec in matrix.cuda() + matrix.traced_only():
         if trace := trace_of(spec):
             rows += rows_of(spec, trace, a.replay, command)
     with open(a.out, "w") as f:
