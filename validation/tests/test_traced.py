@@ -15,7 +15,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def test_traced_rows_skip_bitsandbytes_and_alloc_conf_twins():
     rows = alloc_stream.rows_to_trace()
-    specs = {record.row_id(s): s for s in matrix.cuda()}
+    specs = {record.row_id(s): s for s in matrix.cuda() + matrix.traced_only()}
     assert rows and all(r in specs for r in rows)
     assert not any(specs[r]["method"] == "qlora" or specs[r]["optimizer"] != "adamw" for r in rows)
     # qwen3's expandable-segments row replays the trace of its loop without it; llama's has no
