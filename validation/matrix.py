@@ -180,15 +180,17 @@ def cuda():
 def traced_only():
     """Families the CUDA matrix leaves out, traced on CPU only (alloc_stream.py, traced_rows.py):
     GPT-2 (LayerNorm, GELU, learned positions, a tied head), Phi-3 (fused qkv and gate_up),
-    Gemma (GeGLU, multi-query attention, a tied 256k head) and Phi-2 (parallel attention and MLP,
-    partial rotary), at their real widths, so the derived event stream is checked on more than
-    Qwen3 and Llama. Sizes that fit a 23 GiB CPU box."""
+    Gemma (GeGLU, multi-query attention, a tied 256k head), Phi-2 (parallel attention and MLP,
+    partial rotary) and GPT-NeoX (StableLM-Alpha: fused query_key_value, LayerNorm), at their
+    real widths, so the derived event stream is checked on more than Qwen3 and Llama. Sizes that
+    fit a 23 GiB CPU box."""
     g = dict(mode="cuda")
     return [
         _row("gpt2-124m", g, batch=4, seq=512),
         _row("phi3-mini", g, lora(), batch=1, seq=512),
         _row("gemma-2b", g, lora(), batch=1, seq=512),
         _row("phi-2", g, lora(), batch=1, seq=512),
+        _row("stablelm-base-alpha-3b", g, lora(), batch=1, seq=512),
     ]
 
 
