@@ -497,7 +497,7 @@ void autocast_split(const ledger::Context& ctx, const Ledger& l, std::vector<boo
   }
   for (std::size_t k = 0; k < l.items.size(); ++k) {
     const LedgerItem& i = l.items[k];
-    if (claimed[k] || i.id != "temporaries.autocast_weight_copies" || i.bytes != total(pieces)) {
+    if (claimed[k] || i.id != ledger::kAutocastCopiesId || i.bytes != total(pieces)) {
       continue;
     }
     claimed[k] = true;
@@ -516,7 +516,7 @@ void autocast_split(const ledger::Context& ctx, const Ledger& l, std::vector<boo
 void tied_embedding_plan(const Ledger& l, Plan& p) {
   std::int64_t line = 0;
   for (const LedgerItem& i : l.items) {
-    if (i.id == "temporaries.tied_embedding_grad") line = i.bytes;
+    if (i.id == ledger::kTiedEmbeddingGradId) line = i.bytes;
   }
   const Piece* before = nullptr;
   for (const Piece& pc : p.grads.pieces) {
@@ -524,7 +524,8 @@ void tied_embedding_plan(const Ledger& l, Plan& p) {
     if (before != nullptr) return;
     before = &pc;
   }
-  if (line > 0 && before != nullptr && before->count == 1 && 2 * before->bytes == line) {
+  if (line > 0 && before != nullptr && before->count == 1 &&
+      ledger::kTiedAccumulationTensors * before->bytes == line) {
     p.tied_bytes = before->bytes;
   }
 }
@@ -536,7 +537,7 @@ void tied_embedding_plan(const Ledger& l, Plan& p) {
 // and the sum, temporaries.cpp). 1 for any other line.
 std::int32_t line_tensors(const LedgerItem& i, const TrainingPlan& plan) {
   if (i.id == "logits.loss_grads" && !plan.behaviour.compiled_loss) return 2;
-  return i.id == "temporaries.tied_embedding_grad" ? 2 : 1;
+  return i.id == ledger::kTiedEmbeddingGradId ? ledger::kTiedAccumulationTensors : 1;
 }
 
 // Pieces at `layer` (or outside the layers, before / after them) of a split, their ids into
@@ -674,7 +675,7 @@ EventStream alloc_events(const LoadedModel& model, const TrainingPlan& plan, con
   auto start = [&](Whole& w, int slot) {
     if (w.held_previous) return;  // the layers' held tensors are made in the layer loop
     // Replayed with this step's gradients (tied_embedding_plan), below.
-    if (w.item->id == "temporaries.tied_embedding_grad" && p.tied_held >= 0) return;
+    if (w.item->id == ledger::kTiedEmbeddingGradId && p.tied_held >= 0) return;
     if (w.kept >= 0 && whole[static_cast<std::size_t>(w.kept)].id >= 0) {
       Whole& k = whole[static_cast<std::size_t>(w.kept)];
       w.id = k.id;  // the older tensors, freed where this copy ends

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "ledger/activation_model.h"
@@ -71,6 +72,13 @@ struct AutocastCopies {
   std::int64_t further_head_pieces = 0;
 };
 AutocastCopies autocast_copies(const Context& ctx);
+inline constexpr std::string_view kAutocastCopiesId = "temporaries.autocast_weight_copies";
+
+// A tied embedding's accumulation at the end of backward (temporaries.cpp): the embedding's dense
+// gradient and its out-of-place sum with lm_head's, each V x h in the gradients' dtype
+// (torch/csrc/autograd/input_buffer.cpp accumulate); the event stream replays the two tensors.
+inline constexpr std::string_view kTiedEmbeddingGradId = "temporaries.tied_embedding_grad";
+inline constexpr int kTiedAccumulationTensors = 2;
 
 using Items = std::vector<LedgerItem>;
 

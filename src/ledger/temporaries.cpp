@@ -121,7 +121,7 @@ void autocast_weights(const Context& ctx, Items& items) {
                 "({} matmul weight params + {} further pieces x {} frozen lm_head params) "
                 "x 2 B",
                 with_commas(c.params), c.further_head_pieces, with_commas(c.frozen_head_params));
-  items.push_back({.id = "temporaries.autocast_weight_copies",
+  items.push_back({.id = std::string(kAutocastCopiesId),
                    .tenant = Tenant::temporaries,
                    .label = "Autocast bf16 copies of the fp32 weights",
                    .bytes = 2 * (c.params + head_recasts),
@@ -195,12 +195,12 @@ void tied_embedding_grad(const Context& ctx, Items& items) {
   if (!trains) return;
   const Dtype d = recipe(ctx.plan.precision).gradients;
   items.push_back(
-      {.id = "temporaries.tied_embedding_grad",
+      {.id = std::string(kTiedEmbeddingGradId),
        .tenant = Tenant::temporaries,
        .label = "Tied embedding: its dense gradient and the out-of-place sum with lm_head's",
-       .bytes = 2 * dense_bytes(d, s.vocab * s.hidden),
-       .formula = fmt::format("2 x {} vocab x {} hidden x {} B", with_commas(s.vocab), s.hidden,
-                              dtype_info(d).bits / 8),
+       .bytes = kTiedAccumulationTensors * dense_bytes(d, s.vocab * s.hidden),
+       .formula = fmt::format("{} x {} vocab x {} hidden x {} B", kTiedAccumulationTensors,
+                              with_commas(s.vocab), s.hidden, dtype_info(d).bits / 8),
        .source = "torch/csrc/autograd/input_buffer.cpp accumulate (old_var + var)",
        .live = in_phase(Phase::end_of_backward),
        .estimated = false});
