@@ -30,6 +30,7 @@ from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 import matrix  # noqa: E402
 from harness import build, configs, methods, optim, record, step  # noqa: E402
+from harness.marks import PhaseMarker  # noqa: E402
 
 
 class StreamTracer(TorchDispatchMode):
@@ -73,26 +74,14 @@ class StreamTracer(TorchDispatchMode):
         return out
 
 
-class PhaseMarks:
-    """The tracker interface step.train_steps drives: phase marks only."""
+class PhaseMarks(PhaseMarker):
+    """Phase marks into the tracer's phase list ("s1:forward")."""
 
     def __init__(self, tracer):
         self.tracer = tracer
 
-    def track_external(self, *objs):
-        pass
-
     def mark(self, step_number, phase):
         self.tracer.mark(f"s{step_number}:{phase}")
-
-    def end_of_step(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        return False
 
 
 def traceable(spec):

@@ -26,32 +26,21 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import matrix  # noqa: E402
+from harness.marks import PhaseMarker  # noqa: E402
 
 FRAMES = 12
 
 
-class PhaseTimes:
-    """The tracker interface step.train_steps drives: the wall time at each phase mark, in us."""
+class PhaseTimes(PhaseMarker):
+    """The wall time at each phase mark, in us."""
 
     def __init__(self):
         self.marks = []  # (time_us, "s1:forward")
-
-    def track_external(self, *objs):
-        pass
 
     def mark(self, step, phase):
         import torch
         torch.cuda.synchronize()
         self.marks.append((time.time() * 1e6, f"s{step}:{phase}"))
-
-    def end_of_step(self):
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        return False
 
     def phase_at(self, time_us):
         name = "before"

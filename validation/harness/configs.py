@@ -85,7 +85,13 @@ def load(name):
 
 
 def write(name):
-    """Write the config to validation/configs/NAME.json and return its repo-relative path."""
+    """Write the config to validation/configs/NAME.json and return its repo-relative path; a
+    published config.json (validation/configs/published/, committed as published) is not copied:
+    its own path is returned."""
+    published = os.path.join(CONFIG_DIR, "published", name + ".json")
+    if name not in TINY and name not in FAMILY_TINY and name not in FULL and \
+            os.path.exists(os.path.join(REPO_ROOT, published)):
+        return published
     rel = os.path.join(CONFIG_DIR, name + ".json")
     cfg = load(name)
     os.makedirs(os.path.join(REPO_ROOT, CONFIG_DIR), exist_ok=True)

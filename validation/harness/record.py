@@ -102,6 +102,18 @@ def check_row(row):
     need(isinstance(m["peak_bytes"], int) and m["peak_bytes"] > 0, "peak_bytes")
     need(m["peak_phase"] in PHASES, "peak_phase")
     need(m["peak_step"] in (1, 2), "peak_step")
+    if m.get("tracker") == "traced-replay":
+        # A CPU-traced stream replayed through the allocator model (traced_rows.py): its figures
+        # per phase, no tensor categories (the replay sees sizes, not tensors).
+        figure = {"max_memory_allocated": "allocated",
+                  "max_memory_reserved": "reserved"}.get(m.get("metric"))
+        need(figure is not None, "traced-replay metric")
+        need(max(p[figure] for s in m["gpu_phases"].values() for p in s.values())
+             == m["peak_bytes"], "phase figures reach the peak")
+        need(m.get("device") == "cpu", "traced-replay device")
+        need(all(k in row["provenance"] for k in ("torch", "transformers", "peft", "python", "date",
+                                                  "command", "host", "trace")), "provenance")
+        return row
     need(set(m["by_category"]) == set(CATEGORIES), "categories")
     # A CUDA row of the reserved or nvidia-smi figure keeps the allocated peak's categories and
     # phase peaks beside it (harness/cuda.py metric_rows): they describe max_memory_allocated.
