@@ -84,16 +84,19 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < phases.size() && i < r.phases.size(); ++i) {
       doc["phases"].push_back({{"phase", phases[i]},
                                {"allocated_bytes", r.phases[i].allocated_bytes},
-                               {"reserved_bytes", r.phases[i].reserved_bytes}});
+                               {"reserved_bytes", r.phases[i].reserved_bytes},
+                               {"largest_free_bytes", r.phases[i].largest_free_bytes}});
     }
     std::cout << doc.dump() << "\n";
     return 0;
   }
-  std::cout << fmt::format("{:<22}{:>16}{:>16}\n", "phase", "allocated MiB", "reserved MiB");
+  std::cout << fmt::format("{:<32}{:>16}{:>16}{:>20}\n", "phase", "allocated MiB", "reserved MiB",
+                           "largest free MiB");
   for (std::size_t i = 0; i < phases.size() && i < r.phases.size(); ++i) {
-    std::cout << fmt::format("{:<22}{:>16.1f}{:>16.1f}\n", phases[i],
+    std::cout << fmt::format("{:<32}{:>16.1f}{:>16.1f}{:>20.1f}\n", phases[i],
                              static_cast<double>(r.phases[i].allocated_bytes) / gpu::kMiB,
-                             static_cast<double>(r.phases[i].reserved_bytes) / gpu::kMiB);
+                             static_cast<double>(r.phases[i].reserved_bytes) / gpu::kMiB,
+                             static_cast<double>(r.phases[i].largest_free_bytes) / gpu::kMiB);
   }
   std::cout << fmt::format("peak allocated {:.1f} MiB, peak reserved {:.1f} MiB, {} segments\n",
                            static_cast<double>(r.peak_allocated_bytes) / gpu::kMiB,

@@ -103,6 +103,11 @@ std::string render_gpu_text(const GpuEstimate& gpu, const RenderOptions& render)
 std::string render_alloc_timeline(const LoadedModel& model, const TrainingPlan& plan,
                                   const Ledger& ledger, const GpuOptions& options,
                                   const RenderOptions& render);
+// --timeline events --json: the same stream as a trainmem.alloc-trace/1 document, the schema of
+// a traced loop (validation/alloc_stream.py), one tensor per event, "what" naming each
+// allocation's line; bench/replay_trace.cpp replays either. Empty for the textbook convention.
+std::string render_alloc_events_json(const LoadedModel& model, const TrainingPlan& plan,
+                                     const Ledger& ledger, const GpuOptions& options);
 
 // Renderers of a distributed estimate (estimate/explain with a layout).
 

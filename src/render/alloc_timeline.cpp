@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "gpu/alloc_events.h"
@@ -24,7 +25,54 @@ struct Group {
   std::int64_t bytes = 0;
 };
 
+// The stream of `model`, `plan` and `ledger` as render_alloc_timeline and gpu_estimate build it
+// (the device's cuBLAS workspaces when it is known).
+gpu::EventStream derived_stream(const LoadedModel& model, const TrainingPlan& plan,
+                                const Ledger& ledger, const GpuOptions& options) {
+  return gpu::alloc_events(
+      model, plan, ledger,
+      {.cublas_workspace_bytes = gpu::replay_cublas_workspace(options.compute_capability)});
+}
+
 }  // namespace
+
+std::string render_alloc_events_json(const LoadedModel& model, const TrainingPlan& plan,
+                                     const Ledger& ledger, const GpuOptions& options) {
+  using nlohmann::json;
+  if (plan.convention == Convention::textbook) return "";
+  json doc = {{"schema", "trainmem.alloc-trace/1"}};
+  const gpu::EventStream stream = derived_stream(model, plan, ledger, options);
+  json phases = json::array();
+  for (int slot = 0; slot < kPhaseSlots; ++slot) phases.push_back(slot_name(slot));
+  // One tensor per event, as a traced loop records them (alloc_trace.h): a run of `count`
+  // tensors becomes `count` ids, allocated in order and freed in order, as replay() treats a run.
+  json events = json::array();
+  json what = json::object();
+  struct Run {
+    std::int32_t first = 0, count = 0;
+  };
+  std::map<std::int32_t, Run> runs;
+  std::int32_t next_id = 0;
+  for (const gpu::AllocEvent& e : stream.events) {
+    if (e.op == gpu::Op::alloc) {
+      runs[e.id] = {next_id, e.count};
+      const std::string label =
+          e.label >= 0 ? stream.labels[static_cast<std::size_t>(e.label)] : std::string();
+      for (std::int32_t n = 0; n < e.count; ++n) {
+        events.push_back({"a", next_id, e.bytes, e.phase});
+        if (!label.empty()) what[std::to_string(next_id)] = label;
+        ++next_id;
+      }
+    } else {
+      const Run r = runs[e.id];
+      for (std::int32_t n = 0; n < r.count; ++n) events.push_back({"f", r.first + n, 0, e.phase});
+    }
+  }
+  doc["phases"] = std::move(phases);
+  doc["events"] = std::move(events);
+  doc["what"] = std::move(what);
+  return doc.dump() + "\n";
+}
 
 std::string render_alloc_timeline(const LoadedModel& model, const TrainingPlan& plan,
                                   const Ledger& ledger, const GpuOptions& options,
@@ -34,10 +82,7 @@ std::string render_alloc_timeline(const LoadedModel& model, const TrainingPlan& 
   if (plan.convention == Convention::textbook) {
     return "Allocation events: none for the textbook convention (uniform rates, no tensors).\n";
   }
-  // The device's cuBLAS workspaces when it is known, as gpu_estimate replays them.
-  const gpu::EventStream stream = gpu::alloc_events(
-      model, plan, ledger,
-      {.cublas_workspace_bytes = gpu::replay_cublas_workspace(options.compute_capability)});
+  const gpu::EventStream stream = derived_stream(model, plan, ledger, options);
   const gpu::ReplayResult r = gpu::replay(stream.events, *conf, {}, kPhaseSlots);
   const Unit u = render.unit;
   std::string out = fmt::format(

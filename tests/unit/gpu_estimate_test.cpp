@@ -8,6 +8,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "gpu/alloc_trace.h"
+#include "gpu/caching_allocator.h"
 #include "gpu/cuda_context.h"
 #include "support/models.h"
 #include "trainmem/device.h"
@@ -278,6 +280,36 @@ TEST(GpuCli, TextReportAndEventTimeline) {
   EXPECT_NE(cli("estimate qwen3-0.6b --timeline").out.find("Memory through one step"),
             std::string::npos);
   EXPECT_EQ(cli("estimate qwen3-0.6b --timeline sideways").code, 2);
+}
+
+// --timeline events --json: the stream in a traced loop's schema, which replays (as
+// bench/replay_trace.cpp replays a trace) to the report's figures, phase by phase.
+TEST(GpuCli, JsonEventsReplayToTheReportsFigures) {
+  const CliRun r = cli(
+      "estimate qwen3-0.6b --gpu h100 --checkpointing full --alloc-conf expandable_segments:True "
+      "--timeline events --json",
+      "env -u PYTORCH_CUDA_ALLOC_CONF");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("alloc_events"));
+  auto trace = gpu::parse_alloc_trace(j["alloc_events"].dump(), "alloc_events");
+  ASSERT_TRUE(trace) << trace.error().message();
+  ASSERT_EQ(trace->phases.size(), static_cast<std::size_t>(kPhaseSlots));
+  EXPECT_EQ(j["alloc_events"]["what"]["0"], "weights (one per parameter tensor)");
+  auto conf = gpu::parse_alloc_conf("expandable_segments:True", "--alloc-conf");
+  ASSERT_TRUE(conf);
+  const gpu::ReplayResult replayed = gpu::replay(trace->events, *conf, {}, kPhaseSlots);
+  for (int slot = 0; slot < kPhaseSlots; ++slot) {
+    const auto& phase = j["gpu"]["by_phase"][slot_name(slot)];
+    const gpu::PhaseStats& p = replayed.phases[static_cast<std::size_t>(slot)];
+    EXPECT_EQ(p.allocated_bytes, phase["allocated_bytes"].get<std::int64_t>()) << slot_name(slot);
+    EXPECT_EQ(p.reserved_bytes, phase["reserved_bytes"].get<std::int64_t>()) << slot_name(slot);
+  }
+  EXPECT_EQ(replayed.peak_reserved_bytes, j["gpu"]["peak_reserved_bytes"].get<std::int64_t>());
+  // --timeline phases --json: the phase timeline the web page draws.
+  const auto phases = nlohmann::json::parse(cli("estimate qwen3-0.6b --timeline --json").out);
+  EXPECT_EQ(phases["timeline"]["schema"], "trainmem.timeline/1");
+  EXPECT_FALSE(phases.contains("alloc_events"));
 }
 
 }  // namespace

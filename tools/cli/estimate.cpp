@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "dataset.h"
@@ -26,6 +27,13 @@ struct EstimateArgs {
   std::string timeline;  // --timeline [phases|events]: memory through the step
   std::string dataset;   // --dataset FILE: the plan at the records' lengths
 };
+
+// `document` with `member` (a JSON document too) added under `key`: --timeline with --json.
+std::string with_member(const std::string& document, const char* key, const std::string& member) {
+  nlohmann::json j = nlohmann::json::parse(document);
+  j[key] = nlohmann::json::parse(member);
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 // A plan over several GPUs (or with offload): per-rank ledgers and the host per node.
 GpuOptions gpu_options(const TrainingPlan& plan, const std::optional<Device>& device);
@@ -139,6 +147,12 @@ int run_estimate(const EstimateArgs& a, bool explain) {
   if (a.output.json) {
     std::string doc = render_json(ledger, f, cuda ? &*gpu : nullptr);
     if (data) doc = with_dataset_json(doc, *data);
+    // --timeline: the phases as the web page draws them; the events in a traced loop's schema.
+    if (a.timeline == "phases") doc = with_member(doc, "timeline", render_timeline_json(ledger));
+    if (a.timeline == "events" && cuda) {
+      const std::string events = render_alloc_events_json(in->model, in->plan, ledger, gopt);
+      if (!events.empty()) doc = with_member(doc, "alloc_events", events);
+    }
     std::cout << doc;
   } else if (explain) {
     std::cout << render_explain(ledger, in->options);
