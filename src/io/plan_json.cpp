@@ -16,6 +16,20 @@ namespace {
 
 using nlohmann::json;
 
+// The parsers' return types, complete before plan_from_json() takes the parsers' addresses. Clang
+// 14 (emscripten 3.1.6, the web page's build) declares a function whose address is taken while its
+// return type is a class template not yet instantiated in the file as `void()`; wasm-ld then links
+// every call through that address to a trap ("function signature mismatch"). Native builds are
+// unaffected either way.
+static_assert(sizeof(std::optional<Method>) + sizeof(std::optional<Precision>) +
+                  sizeof(std::optional<OptimizerKind>) + sizeof(std::optional<OptimizerImpl>) +
+                  sizeof(std::optional<Checkpointing>) + sizeof(std::optional<Attention>) +
+                  sizeof(std::optional<Loss>) + sizeof(std::optional<EvalStrategy>) +
+                  sizeof(std::optional<Convention>) + sizeof(std::optional<QuantKind>) +
+                  sizeof(std::optional<Engine>) + sizeof(std::optional<FsdpMode>) +
+                  sizeof(std::optional<OffloadTarget>) >
+              0);
+
 // Reads the keys of one JSON object into fields; remembers the first error.
 class ObjectReader {
  public:
