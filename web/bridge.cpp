@@ -9,12 +9,15 @@
 //                     | {"folder": N, "config_text": T, "index_text": T?,
 //                        "safetensors": [{"name", "size", "prefix_b64"}]},
 //            "plan": {"method": "lora", "batch": 4, ... the plan setting keys (plan.h)},
+//            "layout": {"engine": "deepspeed", "zero_stage": 3, "gpus_per_node": 8, ...}
+//                      (optional: the plan JSON's layout fields, docs/formats.md),
 //            "device": {"gpu": ID} | {"memory": "24GiB"} (optional), "reserve": "2GB",
 //            "units": "gib", "over": "batch"|"seq", "values": [..]}
 // Response: {"ok": true, ...} or {"ok": false, "error": "FILE: FIELD: REASON", "field": F}.
 // devices, models and form answer the library's document with "ok" added (form with a "plan"
 // answers the defaults once that plan's framework and method are given); estimate, explain,
-// advise and sweep embed theirs by name. docs/web.md describes each op.
+// advise and sweep embed theirs by name (estimate and explain across GPUs: "distributed").
+// docs/web.md describes each op.
 #include <emscripten/emscripten.h>
 
 #include <algorithm>
@@ -53,6 +56,18 @@ std::string text_field(const json& obj, const char* key, const std::string& fall
   return (it != obj.end() && it->is_string()) ? it->get<std::string>() : fallback;
 }
 
+// validate() names a plan field ("batch", "lora.rank"); one that is a setting key is named by that
+// setting's flag, as the request's settings are. Layout checks name the flag already ("--tp").
+Error named_by_flag(Error e) {
+  std::string key = e.field;
+  std::replace(key.begin(), key.end(), '.', '_');
+  const std::vector<std::string>& keys = plan_setting_keys();
+  if (e.file.empty() && std::find(keys.begin(), keys.end(), key) != keys.end()) {
+    e.field = flag_name(key);
+  }
+  return e;
+}
+
 Result<PlanResult> plan_of(const json& p) {
   if (!p.is_object()) return usage("plan", "must be an object");
   // The request's fields are the plan setting keys; each applies as the flag of that name would,
@@ -79,19 +94,29 @@ Result<PlanResult> plan_of(const json& p) {
     patch.push_back({key, value, flag, true});
   }
   auto plan = plan_from(patch);
-  if (!plan) {
-    // validate() names a plan field ("batch", "lora.rank"); one that is a setting key is named
-    // by that setting's flag, as the request's settings are.
-    Error e = plan.error();
-    std::string key = e.field;
-    std::replace(key.begin(), key.end(), '.', '_');
-    const std::vector<std::string>& keys = plan_setting_keys();
-    if (e.file.empty() && std::find(keys.begin(), keys.end(), key) != keys.end()) {
-      e.field = flag_name(key);
-    }
-    return e;
-  }
+  if (!plan) return named_by_flag(plan.error());
   return std::move(plan).value();
+}
+
+// The request's "layout" over the plan the settings gave, as Python's layout= is: the plan
+// written as the library's plan JSON, its "layout" object updated with the request's fields (the
+// plan JSON's names: gpus_per_node, nodes, engine, zero_stage, fsdp, tp, pp, offload_optimizer,
+// ...), and read back by plan_from_json(), so names, types, ranges and messages are the library's.
+// An error names the field ("layout.zero_stage") or the flag a layout check names ("--tp").
+Result<TrainingPlan> with_layout(const TrainingPlan& plan, const json& layout) {
+  if (layout.is_null()) return plan;
+  if (!layout.is_object()) {
+    return usage("layout",
+                 "must be an object of the plan's layout fields, such as {\"engine\": "
+                 "\"deepspeed\", \"zero_stage\": 3, \"gpus_per_node\": 8}");
+  }
+  json whole = json::parse(render_plan_json(plan));
+  json merged = whole.value("layout", json::object());
+  merged.update(layout);
+  whole["layout"] = std::move(merged);
+  auto read = plan_from_json(whole.dump(), "");
+  if (!read) return named_by_flag(read.error());
+  return std::move(read).value();
 }
 
 // {"gpu": ID} or {"memory": SIZE}, and "reserve": the command line's --gpu, --memory, --reserve.
@@ -226,7 +251,9 @@ json run(const json& req) {
   if (!model) throw model.error();
   auto settled = plan_of(req.value("plan", json::object()));
   if (!settled) throw settled.error();
-  const TrainingPlan& plan = settled->plan;
+  auto laid_out = with_layout(settled->plan, req.value("layout", json()));
+  if (!laid_out) throw laid_out.error();
+  const TrainingPlan& plan = *laid_out;
   auto device = device_of(req);
   if (!device) throw device.error();
   auto options = options_of(req);
@@ -237,19 +264,35 @@ json run(const json& req) {
   if (auto e = check_plan_for_model(m, plan)) throw *e;
 
   if (op == "estimate" || op == "explain") {
-    Ledger ledger = estimate(m, plan);
     // The notes the command line's report opens with: the defaults the plan took (the LoRA
     // recipe's bf16 base, a framework profile's), then what it means on this model and device.
     std::vector<std::string> notes = settled->notes;
     for (std::string& n : plan_notes(m, plan, *device ? &**device : nullptr))
       notes.push_back(std::move(n));
-    ledger.notes.insert(ledger.notes.begin(), notes.begin(), notes.end());
     // The verdict every command gives (judge(), trainmem/device.h), with the plan's allocator
     // configuration and CUDA runtime (the page's PYTORCH_CUDA_ALLOC_CONF and CUDA fields).
     const GpuOptions gopt = gpu_options_for(*device, plan);
+    const bool cuda = !*device || (*device)->kind != DeviceKind::unified;
+    if (!is_single_device(plan.layout)) {
+      // Across GPUs, as `trainmem estimate --gpus N ... --json` prints it: per-rank ledgers, the
+      // most-loaded rank replayed and judged like one GPU (judge_distributed), host per node.
+      auto v = judge_distributed(m, plan, *device, gopt);
+      if (!v) throw v.error();
+      v->estimate.notes.insert(v->estimate.notes.begin(), notes.begin(), notes.end());
+      const DistributedEstimate& d = v->estimate;
+      const Fit* f = v->fit ? &*v->fit : nullptr;
+      json out = {{"ok", true},
+                  {"distributed", doc(render_distributed_json(d, f, cuda ? &v->gpu : nullptr))},
+                  {"timeline", doc(render_timeline_json(d.ranks[d.most_loaded].ledger))},
+                  {"model_notes", m.notes}};
+      if (f) out["verdict"] = gb_and_gib(f->peak_bytes);
+      if (op == "explain") out["explain"] = render_distributed_explain(d, *options);
+      return out;
+    }
+    Ledger ledger = estimate(m, plan);
+    ledger.notes.insert(ledger.notes.begin(), notes.begin(), notes.end());
     auto gpu = gpu_estimate(m, plan, ledger, gopt);
     if (!gpu) throw gpu.error();
-    const bool cuda = !*device || (*device)->kind != DeviceKind::unified;
     std::optional<Fit> f;
     if (*device) f = judge(*gpu, totals(ledger), **device);
     json out = {{"ok", true},
@@ -262,7 +305,8 @@ json run(const json& req) {
   }
   if (op == "advise") {
     if (!*device) throw usage("--gpu", "advise needs a device");
-    // As `trainmem advise`: the changes on one GPU, then more GPUs when one is not enough.
+    // As `trainmem advise`: the changes on one GPU, then more GPUs when one is not enough; with
+    // a layout, each change judged on its most-loaded rank (judge()), the layout kept.
     Advice adv = advise(m, plan, **device);
     add_layout_options(m, plan, **device, adv);
     return {{"ok", true}, {"advice", doc(render_advice_json(adv, m.spec.name))}};
@@ -272,6 +316,7 @@ json run(const json& req) {
     if (!axis) throw usage("--over", "must be batch or seq");
     std::vector<std::int64_t> values = default_sweep_values(*axis, plan);
     if (req.contains("values")) values = req["values"].get<std::vector<std::int64_t>>();
+    // With a layout, each point is the most-loaded rank's, judged as estimate judges it.
     const Sweep s = sweep(m, plan, *axis, values, *device);
     return {{"ok", true}, {"sweep", doc(render_sweep_json({s}, m.spec.name, name_of(*axis)))}};
   }
