@@ -13,6 +13,7 @@ const DEFAULTS = {
   eval_strategy: 'no', eval_batch: '8', framework: 'hf', compile: false, padding_mask: false,
   keep_outputs: false, use_cache: false,
   device: 'rtx-4090', memory: '24', memory_unit: 'GiB', units: 'gib', alloc_conf: '', cuda: '',
+  gpus: '1', nodes: '1', sharding: 'none', offload: 'none', tp: '1', pp: '1',
 };
 const EXAMPLE = { batch: '4' };
 // The command line's defaults once the form's framework and method are given (op "form" with
@@ -186,6 +187,62 @@ function planRequest(s) {
   return p;
 }
 
+// The GPUs section as a layout in the plan JSON's layout names (docs/formats.md, the names Python's
+// layout= takes), only the fields that differ from one GPU's; null when nothing does, so one GPU
+// sends exactly the request it always did. The engine reads and checks it (plan_from_json).
+const SHARDING = {
+  none: {},
+  zero1: { engine: 'deepspeed', zero_stage: 1 },
+  zero2: { engine: 'deepspeed', zero_stage: 2 },
+  zero3: { engine: 'deepspeed', zero_stage: 3 },
+  'fsdp-full': { engine: 'fsdp', fsdp: 'full' },
+  'fsdp-grad-op': { engine: 'fsdp', fsdp: 'grad-op' },
+  'fsdp-hybrid': { engine: 'fsdp', fsdp: 'hybrid' },
+};
+const OFFLOAD = {
+  none: {}, optimizer: { offload_optimizer: true }, params: { offload_params: true },
+  both: { offload_optimizer: true, offload_params: true },
+};
+
+// A count as typed: a whole number goes as a number, anything else as it is (the engine refuses
+// it naming the field).
+function count(v) {
+  return /^\s*\d+\s*$/.test(String(v)) ? Number(v) : v;
+}
+
+function layoutRequest(s) {
+  const l = {};
+  if (String(s.gpus) !== '1') l.gpus_per_node = count(s.gpus);
+  if (String(s.nodes) !== '1') l.nodes = count(s.nodes);
+  Object.assign(l, SHARDING[s.sharding] || {});
+  // Offload is a sharding engine's (the control shows only with one).
+  if (s.sharding !== 'none') Object.assign(l, OFFLOAD[s.offload] || {});
+  if (String(s.tp) !== '1') l.tp = count(s.tp);
+  if (String(s.pp) !== '1') l.pp = count(s.pp);
+  // Tensor or pipeline parallel without a sharding engine is Megatron-LM's, as the command line's
+  // --tp and --pp imply it.
+  if (s.sharding === 'none' && (Number(l.tp) > 1 || Number(l.pp) > 1)) l.engine = 'megatron';
+  return Object.keys(l).length ? l : null;
+}
+
+// The command line's layout flags for the same layout (--gpus, --nodes, --zero, --fsdp,
+// --offload, --tp, --pp).
+function layoutFlags(l) {
+  if (!l) return [];
+  const args = [];
+  const q = (v) => shellQuote(String(v));
+  if ('gpus_per_node' in l) args.push('--gpus', q(l.gpus_per_node));
+  if ('nodes' in l) args.push('--nodes', q(l.nodes));
+  if (l.engine === 'deepspeed') args.push('--zero', q(l.zero_stage));
+  if (l.engine === 'fsdp') args.push('--fsdp', q(l.fsdp));
+  const offload = l.offload_optimizer && l.offload_params ? 'both'
+    : l.offload_optimizer ? 'optimizer' : l.offload_params ? 'params' : '';
+  if (offload) args.push('--offload', offload);
+  if ('tp' in l) args.push('--tp', q(l.tp));
+  if ('pp' in l) args.push('--pp', q(l.pp));
+  return args;
+}
+
 function deviceRequest(s) {
   if (s.device === 'none') return {};
   if (s.device === 'custom') return { memory: `${s.memory}${s.memory_unit}` };
@@ -206,6 +263,7 @@ function commandFor(s) {
     if (k === 'double_quant') { if (!v) args.push('--no-double-quant'); continue; }
     args.push(`--${k.replace(/_/g, '-')}`, shellQuote(String(v)));
   }
+  args.push(...layoutFlags(layoutRequest(s)));
   const d = deviceRequest(s);
   if (d.gpu) args.push('--gpu', d.gpu);
   if (d.memory) args.push('--memory', d.memory);
@@ -283,20 +341,26 @@ function renderNotes(notes) {
   $('notes').replaceChildren(...[...linkNotes, ...notes].map((n) => el('li', {}, n)));
 }
 
-function renderVerdict(ledger, verdictText, s) {
+// `dist` is the trainmem.distributed/1 document across GPUs (null on one GPU): the ledger is then its
+// most-loaded rank's, and every figure is per GPU.
+function renderVerdict(ledger, verdictText, s, dist) {
   const t = ledger.totals;
   const f = ledger.fit;
   const box = $('verdict');
   box.className = '';
   box.replaceChildren();
-  const peakLine = el('div', { class: 'big' }, 'Peak ',
+  const peakLine = el('div', { class: 'big' }, dist ? 'Peak per GPU ' : 'Peak ',
     el('span', { id: 'peak', 'data-bytes': String(t.peak_bytes) }, fmtBytes(t.peak_bytes, s.units)),
     ` at ${t.peak_phase.replace(/_/g, ' ')}`);
   box.append(peakLine);
+  if (dist) {
+    box.append(el('div', { class: 'help', id: 'most-loaded' },
+      `${dist.layout.describe}: the most-loaded rank, ${dist.most_loaded.name}.`));
+  }
   if (!f) {
     $('summary').replaceChildren(`Peak ${fmtBytes(t.peak_bytes, s.units)}`);
     box.append(el('div', {}, 'No device chosen: pick one to get a verdict.'));
-    renderGpu(null, s);
+    renderGpu(null, s, dist);
     return;
   }
   const state = !f.fits ? 'over' : f.tight ? 'tight' : 'fits';
@@ -306,12 +370,13 @@ function renderVerdict(ledger, verdictText, s) {
   $('summary').replaceChildren(el('span', { class: `word ${state}` }, word),
     ` · ${f.figure === 'device total' ? 'device total' : 'peak'} ${fmtBytes(f.peak_bytes, s.units)}`
     + ` of ${fmtBytes(f.usable_bytes, s.units)} usable`);
+  const whose = dist ? 'the most-loaded rank\'s' : 'the';
   const figure = f.figure === 'device total'
-    ? 'the device total (what nvidia-smi shows: the allocator\'s reserve and the CUDA context on top of the peak)'
-    : 'the peak';
+    ? `${whose} device total (what nvidia-smi shows: the allocator's reserve and the CUDA context on top of the peak)`
+    : `${whose} peak`;
   box.append(el('div', {},
     el('strong', { class: `word ${state}`, id: 'verdict-word', 'data-bytes': String(f.peak_bytes) }, word),
-    ` on ${f.device_name}: ${figure}, ${verdictText}, against ${fmtBytes(f.usable_bytes, s.units)} usable `
+    ` on ${dist ? `each ${f.device_name}` : f.device_name}: ${figure}, ${verdictText}, against ${fmtBytes(f.usable_bytes, s.units)} usable `
     + `(${(100 * f.used_fraction).toFixed(0)}% of it). `,
     f.fits ? `${fmtBytes(f.margin_bytes, s.units)} to spare.`
       : `Over by ${fmtBytes(-f.margin_bytes, s.units)}.`));
@@ -319,22 +384,53 @@ function renderVerdict(ledger, verdictText, s) {
     box.append(el('div', { class: 'help' }, `Capacity ${fmtBytes(f.capacity_bytes, s.units)}, `
       + `${fmtBytes(f.reserve_bytes, s.units)} kept back: the driver's hold and a margin.`));
   }
-  renderGpu(ledger.gpu, s);
+  renderGpu(ledger.gpu, s, dist);
 }
 
 // The caching allocator's replay, as the command line's "On the GPU" block: the three figures
 // PyTorch and nvidia-smi report, and what the replay found (an out-of-memory request, the
 // device's own cuBLAS workspaces).
-function renderGpu(gpu, s) {
+function renderGpu(gpu, s, dist) {
   const box = $('gpu');
   if (!gpu) { box.replaceChildren(); return; }
   box.replaceChildren(
-    el('div', {}, `On the GPU: peak allocated ${fmtBytes(gpu.peak_allocated_bytes, s.units)}`
+    el('div', {}, `${dist ? 'On the most-loaded GPU' : 'On the GPU'}: peak allocated ${fmtBytes(gpu.peak_allocated_bytes, s.units)}`
       + ` (torch.cuda.max_memory_allocated) · peak reserved ${fmtBytes(gpu.peak_reserved_bytes, s.units)}`
       + ` (max_memory_reserved) · CUDA context ${fmtBytes(gpu.context_bytes, s.units)}`
       + `${gpu.context_estimated ? ' (estimated)' : ''} · device total ${fmtBytes(gpu.device_total_bytes, s.units)}`
       + ` (nvidia-smi) · PYTORCH_CUDA_ALLOC_CONF ${gpu.alloc_conf || 'unset'}`),
     el('ul', {}, ...gpu.notes.map((n) => el('li', {}, n))));
+}
+
+// Across GPUs: the layout, the peak of each class of ranks (one per pipeline stage) with the
+// most-loaded one marked, and what one node holds in host memory, from trainmem.distributed/1.
+function renderLayout(dist, s) {
+  $('layout').hidden = !dist;
+  if (!dist) {
+    for (const id of ['layout-describe', 'ranks', 'host']) $(id).replaceChildren();
+    return;
+  }
+  const l = dist.layout;
+  $('layout-describe').replaceChildren(`${l.describe}: ${l.data_parallel} data-parallel `
+    + `replica${l.data_parallel === 1 ? '' : 's'}, states sharded over ${l.shard_group} `
+    + `rank${l.shard_group === 1 ? '' : 's'}.`);
+  const rows = dist.ranks.map((r, i) => el('tr', { class: i === dist.most_loaded.index ? 'most-loaded' : '' },
+    el('td', {}, r.name, i === dist.most_loaded.index ? ' (most loaded)' : ''),
+    el('td', { class: 'num' }, String(r.ranks)),
+    el('td', { class: 'num', 'data-bytes': String(r.peak_bytes) }, fmtBytes(r.peak_bytes, s.units))));
+  $('ranks').replaceChildren(el('table', {}, el('caption', { class: 'sr-only' }, 'Peak per rank'),
+    el('thead', {}, el('tr', {}, el('th', {}, 'Ranks'), el('th', { class: 'num' }, 'GPUs'),
+      el('th', { class: 'num' }, 'Peak per GPU'))),
+    el('tbody', {}, rows)));
+  const host = dist.host_per_node;
+  const items = host.items.map((it) => el('tr', {},
+    el('td', { title: `${it.formula} (${it.source})` }, it.label),
+    el('td', { class: 'num' }, fmtBytes(it.bytes, s.units))));
+  $('host').replaceChildren(
+    el('p', {}, 'Host memory per node: ',
+      el('strong', { id: 'host-peak', 'data-bytes': String(host.peak_bytes) }, fmtBytes(host.peak_bytes, s.units))),
+    items.length ? el('table', {}, el('caption', { class: 'sr-only' }, 'Host memory per node'),
+      el('tbody', {}, items)) : '');
 }
 
 // `timeline` is the trainmem.timeline/1 document: one row per phase slot, live bytes by tenant.
@@ -509,6 +605,8 @@ function update() {
   const s = readState();
   syncVisibility(s);
   const base = { model: modelRequest(s), plan: planRequest(s), device: deviceRequest(s), units: s.units };
+  const layout = layoutRequest(s);
+  if (layout) base.layout = layout;
   const hash = stateToHash(s);
   if (location.hash.replace(/^#/, '') !== hash) history.replaceState(null, '', hash ? `#${hash}` : location.pathname);
   $('share-link').value = location.href;
@@ -522,6 +620,7 @@ function update() {
     showError(r.error);
     markField(/config\.json$/.test(r.file || '') ? '--config' : r.field);
     for (const id of ['verdict', 'summary', 'gpu', 'budget', 'lines', 'explain', 'notes', 'timeline', 'charts', 'advice']) $(id).replaceChildren();
+    renderLayout(null, s);
     $('explain-all').textContent = '';
     lastLedger = null;
     finish(t0, 'updateMs');
@@ -530,11 +629,16 @@ function update() {
   }
   showError('');
   markField('');
-  const ledger = r.ledger;
+  // Across GPUs the answer is trainmem.distributed/1: its most-loaded rank's ledger is drawn, with
+  // the document's totals, verdict, allocator replay and notes (those of `trainmem estimate --gpus`).
+  const dist = r.distributed || null;
+  const ledger = dist ? { ...dist.ranks[dist.most_loaded.index].ledger, totals: dist.totals,
+    fit: dist.fit, gpu: dist.gpu, notes: dist.notes } : r.ledger;
   tenants = r.timeline.tenants;
   if (lastLedger && lastLedger.items.length !== ledger.items.length) selectedLine = -1;
   lastLedger = ledger;
-  renderVerdict(ledger, r.verdict, s);
+  renderVerdict(ledger, r.verdict, s, dist);
+  renderLayout(dist, s);
   renderBudget(ledger, r.timeline, s);
   renderTimeline(r.timeline, ledger, s);
   renderNotes(ledger.notes);
@@ -546,8 +650,8 @@ function update() {
     const seq = call({ op: 'sweep', over: 'seq', values: seqValues(ledger.plan.seq), ...base });
     if (!batch.ok || !seq.ok) return showError(batch.error || seq.error);
     $('charts').replaceChildren(
-      chart(batch.sweep, s.batch, s, 'Peak against micro-batch'),
-      chart(seq.sweep, s.seq, s, 'Peak against sequence length'));
+      chart(batch.sweep, s.batch, s, dist ? 'Peak per GPU against micro-batch' : 'Peak against micro-batch'),
+      chart(seq.sweep, s.seq, s, dist ? 'Peak per GPU against sequence length' : 'Peak against sequence length'));
     later(gen, () => {
       renderAdvice(s.device === 'none' ? null : call({ op: 'advise', ...base }).advice, s);
       finish(t0, 'fullUpdateMs');
@@ -577,11 +681,20 @@ function finish(t0, key) {
   document.body.dataset[count] = String(Number(document.body.dataset[count] || 0) + 1);
 }
 
-// A flag names its field: --lora-dropout is #lora_dropout; --folder-input is #folder-input.
+// The controls of the GPUs section, by the layout flags and plan JSON fields errors name.
+const LAYOUT_CONTROLS = {
+  'gpus-per-node': 'gpus', engine: 'sharding', zero: 'sharding', 'zero-stage': 'sharding',
+  fsdp: 'sharding', 'offload-optimizer': 'offload', 'offload-params': 'offload', 'offload-to': 'offload',
+};
+
+// A flag names its field: --lora-dropout is #lora_dropout; --folder-input is #folder-input; a
+// layout field (layout.zero_stage) or flag (--zero) its control in the GPUs section.
 function markField(flag) {
   for (const e of document.querySelectorAll('[aria-invalid]')) e.removeAttribute('aria-invalid');
   if (!flag) return;
-  const name = flag.replace(/^--/, '');
+  let name = flag.replace(/^--/, '');
+  if (/^layout\./.test(name)) name = name.replace(/^layout\./, '').split('.')[0].replace(/_/g, '-');
+  name = LAYOUT_CONTROLS[name] || name;
   const field = $(name) || $(name.replace(/-/g, '_'));
   if (field) field.setAttribute('aria-invalid', 'true');
 }
@@ -590,6 +703,7 @@ function syncVisibility(s) {
   for (const e of document.querySelectorAll('[data-source]')) e.hidden = e.dataset.source !== s.source;
   for (const e of document.querySelectorAll('[data-when]')) e.hidden = !e.dataset.when.split(' ').includes(s.method);
   $('custom-size').hidden = s.device !== 'custom';
+  for (const e of document.querySelectorAll('[data-sharded]')) e.hidden = s.sharding === 'none';
 }
 
 let pending = false;
@@ -740,5 +854,6 @@ async function start() {
   document.body.dataset.ready = 'true';
 }
 
-window.trainmemPage = { call: (r) => call(r), commandFor: () => commandFor(readState()), update, fmtBytes };
+window.trainmemPage = { call: (r) => call(r), commandFor: () => commandFor(readState()),
+  layoutRequest: () => layoutRequest(readState()), update, fmtBytes };
 start().catch((e) => showError(`the engine failed to start: ${e}`));
