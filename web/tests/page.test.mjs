@@ -86,6 +86,7 @@ async function setPlan(page, plan) {
   for (const k of ['batch', 'seq', 'grad_accum', 'lora_rank', 'lora_targets', 'lora_dropout']) {
     if (await page.isVisible(`#${k}`)) await page.fill(`#${k}`, String(p[k]));
   }
+  await setGpus(page, plan.layout || {});
   if (p.memory) {
     await page.selectOption('#device', 'custom');
     const [, n, unit] = /^([\d.]+)(\w+)$/.exec(p.memory);
@@ -95,6 +96,16 @@ async function setPlan(page, plan) {
     await page.selectOption('#device', p.gpu || 'none');
   }
   await page.evaluate(() => window.trainmemPage.update());
+}
+
+// The GPUs section: GPUs per node, nodes, sharding, offload, tensor and pipeline parallel; what
+// `layout` leaves out is one GPU's default.
+async function setGpus(page, layout) {
+  const l = { gpus: 1, nodes: 1, sharding: 'none', offload: 'none', tp: 1, pp: 1, ...layout };
+  for (const k of ['gpus', 'nodes', 'tp', 'pp']) await page.fill(`#${k}`, String(l[k]));
+  await page.selectOption('#sharding', l.sharding);
+  await page.evaluate(() => window.trainmemPage.update());  // shows the offload choice with sharding
+  if (await page.isVisible('#offload')) await page.selectOption('#offload', l.offload);
 }
 
 // Waits until the sweeps and the advice of the last change are drawn.
@@ -118,7 +129,7 @@ async function readPage(page) {
 function cliArgs(plan) {
   const args = ['estimate', plan.preset || plan.model];
   for (const [k, v] of Object.entries(plan)) {
-    if (['preset', 'model', 'config'].includes(k)) continue;
+    if (['preset', 'model', 'config', 'layout', 'flags'].includes(k)) continue;
     if (v === true) {  // a switch: --compile, --padding-mask
       args.push(`--${k.replace(/_/g, '-')}`);
       continue;
@@ -543,6 +554,181 @@ test('the allocator configuration and the CUDA runtime price as the flags do', a
   await page.fill('#alloc_conf', 'expandable_segments:maybe');
   await page.evaluate(() => window.trainmemPage.update());
   assert.match((await readPage(page)).error || '', /alloc.conf|PYTORCH_CUDA_ALLOC_CONF/i);
+  assert.deepEqual(page.jsErrors, []);
+  await page.context().close();
+});
+
+// Across GPUs: the GPUs section set through the form (`layout`), and the command line's layout
+// flags for the same layout written out by hand (`flags`), so the page's own mapping is checked.
+const LAYOUTS = [
+  { preset: 'llama-3.1-8b', batch: 1, seq: 2048, checkpointing: 'full', gpu: 'a100-40gb',
+    layout: { gpus: 8, sharding: 'zero3' }, flags: ['--gpus', '8', '--zero', '3'] },
+  { preset: 'llama-3.1-8b', batch: 4, seq: 2048, gpu: 'a100-40gb',
+    layout: { gpus: 8, sharding: 'zero3' }, flags: ['--gpus', '8', '--zero', '3'] },
+  { preset: 'qwen3-8b', method: 'lora', batch: 2, seq: 2048, gpu: 'rtx-4090',
+    layout: { gpus: 4, nodes: 2, sharding: 'fsdp-full', offload: 'both' },
+    flags: ['--gpus', '4', '--nodes', '2', '--fsdp', 'full', '--offload', 'both'] },
+  { preset: 'qwen3-8b', batch: 2, seq: 1024, gpu: 'h100-sxm',
+    layout: { gpus: 8, nodes: 2, sharding: 'fsdp-hybrid' }, flags: ['--gpus', '8', '--nodes', '2', '--fsdp', 'hybrid'] },
+  { preset: 'qwen3-8b', batch: 1, layout: { gpus: 8, sharding: 'fsdp-grad-op' }, flags: ['--gpus', '8', '--fsdp', 'grad-op'] },
+  // Tensor and pipeline parallel without sharding: Megatron-LM, two pipeline stages.
+  { preset: 'llama-3.1-8b', batch: 2, seq: 4096, checkpointing: 'full', gpu: 'h100-sxm',
+    layout: { gpus: 8, tp: 2, pp: 2 }, flags: ['--gpus', '8', '--tp', '2', '--pp', '2'] },
+  // One GPU with ZeRO-Offload is a layout too.
+  { preset: 'qwen2.5-1.5b', batch: 4, gpu: 'rtx-4090', layout: { sharding: 'zero2', offload: 'optimizer' },
+    flags: ['--zero', '2', '--offload', 'optimizer'] },
+];
+
+async function readLayout(page) {
+  return page.evaluate(() => ({
+    shown: !document.getElementById('layout').hidden,
+    ranks: [...document.querySelectorAll('#ranks tbody tr')].map((tr) => ({
+      name: tr.cells[0].textContent, gpus: Number(tr.cells[1].textContent),
+      peak: Number(tr.cells[2].dataset.bytes), most: tr.classList.contains('most-loaded') })),
+    host: Number(document.getElementById('host-peak')?.dataset.bytes),
+    hostLines: document.querySelectorAll('#host tbody tr').length,
+    mostLoaded: document.getElementById('most-loaded')?.textContent || '',
+  }));
+}
+
+test('across GPUs the page prices each layout as `trainmem estimate --gpus N ... --json` does', async () => {
+  const page = await openPage();
+  for (const plan of LAYOUTS) {
+    await setPlan(page, plan);
+    const got = await readPage(page);
+    const what = JSON.stringify(plan);
+    assert.equal(got.error, null, `${what}: ${got.error}`);
+    const want = cliJson([...cliArgs(plan), ...plan.flags]);
+    assert.equal(want.schema, 'trainmem.distributed/1', what);
+    // The most-loaded rank's peak and the figure its verdict judges, per GPU.
+    assert.equal(got.peak, want.totals.peak_bytes, `peak per GPU of ${what}`);
+    assert.equal(got.peak, want.ranks[want.most_loaded.index].peak_bytes, what);
+    assert.ok(got.phase.includes(want.totals.peak_phase.replace(/_/g, ' ')), got.phase);
+    assert.deepEqual(got.notes, want.notes, `notes of ${what}`);
+    if (want.fit) {
+      assert.equal(got.word !== 'Does not fit', want.fit.fits, `verdict of ${what}`);
+      assert.equal(got.judged, want.fit.peak_bytes, `the figure judged for ${what}`);
+    } else {
+      assert.equal(got.word, null, what);
+    }
+    // Every class of ranks (one per pipeline stage) and the host memory per node.
+    const layout = await readLayout(page);
+    assert.ok(layout.shown, what);
+    assert.ok(layout.mostLoaded.includes(want.layout.describe), layout.mostLoaded);
+    assert.deepEqual(layout.ranks.map((r) => [r.gpus, r.peak, r.most]),
+      want.ranks.map((r, i) => [r.ranks, r.peak_bytes, i === want.most_loaded.index]), what);
+    assert.equal(layout.host, want.host_per_node.peak_bytes, `host per node of ${what}`);
+    assert.equal(layout.hostLines, want.host_per_node.items.length, what);
+    // The command the page offers carries the layout flags and prices the same layout.
+    for (let i = 0; i < plan.flags.length; i += 2) {
+      assert.ok(got.command.includes(`${plan.flags[i]} ${plan.flags[i + 1]}`), `${got.command} lacks ${plan.flags[i]}`);
+    }
+    const [prog, ...args] = splitCommand(got.command);
+    assert.equal(prog, 'trainmem');
+    const again = cliJson(args);
+    assert.equal(again.schema, 'trainmem.distributed/1', got.command);
+    assert.equal(again.totals.peak_bytes, want.totals.peak_bytes, got.command);
+  }
+  // The share link reopens the layout.
+  await setPlan(page, LAYOUTS[2]);
+  const before = await readPage(page);
+  const other = await openPage({}, await page.inputValue('#share-link'));
+  const after = await readPage(other);
+  assert.equal(after.peak, before.peak);
+  assert.equal(after.command, before.command);
+  assert.equal(await other.inputValue('#sharding'), 'fsdp-full');
+  assert.equal(await other.inputValue('#offload'), 'both');
+  assert.deepEqual(page.jsErrors, []);
+  await page.context().close();
+  await other.context().close();
+});
+
+test('across GPUs the sweeps and the advice are per GPU, as the command line gives them', async () => {
+  const page = await openPage({ viewport: { width: 1280, height: 1000 } });
+  const plan = { preset: 'llama-3.1-8b', batch: 8, seq: 4096, gpu: 'rtx-4090',
+    layout: { gpus: 8, sharding: 'zero3' }, flags: ['--gpus', '8', '--zero', '3'] };
+  await setPlan(page, plan);
+  await settle(page);
+  assert.equal((await readPage(page)).error, null);
+  const typed = ['llama-3.1-8b', '--batch', '8', '--seq', '4096', '--gpu', 'rtx-4090', ...plan.flags];
+  const advice = JSON.parse(execFileSync(cli, ['advise', ...typed, '--json'], { encoding: 'utf8' }));
+  const shown = await page.$$eval('#advice li strong', (es) => es.map((e) => e.textContent));
+  assert.ok(shown.length > 0);
+  assert.equal(shown[0], advice.options.find((o) => o.fits).change);
+  const sweep = JSON.parse(execFileSync(cli, ['sweep', ...typed, '--over', 'batch', '--json'], { encoding: 'utf8' }));
+  const batchChart = page.locator('#charts svg').first();
+  assert.match(await batchChart.getAttribute('aria-label'), /per GPU/);
+  assert.equal(await batchChart.locator('circle.over').count(), sweep.points.filter((p) => !p.fits).length);
+  assert.equal(await batchChart.locator('circle.fits').count(), sweep.points.filter((p) => p.fits).length);
+  await page.evaluate(() => document.getElementById('verdict').scrollIntoView());
+  await page.screenshot({ path: path.join(shots, 'layout.png'), fullPage: true });
+  assert.deepEqual(page.jsErrors, []);
+  await page.context().close();
+});
+
+test('a layout the engine refuses shows its error and marks the control', async () => {
+  const page = await openPage();
+  // Tensor parallel 8 does not divide Qwen2.5-1.5B's 12 attention heads.
+  await setPlan(page, { preset: 'qwen2.5-1.5b', gpu: 'rtx-4090', layout: { gpus: 8, tp: 8 } });
+  let got = await readPage(page);
+  const refused = (args) => {
+    try {
+      execFileSync(cli, args, { encoding: 'utf8', stdio: 'pipe' });
+    } catch (e) {
+      return e.stderr.trim().replace(/^trainmem: error: /, '');
+    }
+    assert.fail(`${args.join(' ')} was priced`);
+  };
+  const tpError = refused(['estimate', 'qwen2.5-1.5b', '--batch', '1', '--gpu', 'rtx-4090', '--gpus', '8', '--tp', '8']);
+  assert.match(tpError, /--tp: 8 does not divide the 12 attention heads/);
+  assert.ok(got.error && got.error.includes(tpError), `${got.error} should say ${tpError}`);
+  assert.ok(Number.isNaN(got.peak), 'no peak beside the error');
+  assert.equal(await page.getAttribute('#tp', 'aria-invalid'), 'true');
+  // FSDP hybrid on one node: the layout's own check, naming --fsdp, marks the sharding select.
+  await setGpus(page, { gpus: 8, sharding: 'fsdp-hybrid' });
+  await page.evaluate(() => window.trainmemPage.update());
+  got = await readPage(page);
+  const hybridError = refused(['estimate', 'qwen2.5-1.5b', '--gpus', '8', '--fsdp', 'hybrid']);
+  assert.ok(got.error && got.error.includes(hybridError), `${got.error} should say ${hybridError}`);
+  assert.equal(await page.getAttribute('#sharding', 'aria-invalid'), 'true');
+  assert.equal(await page.getAttribute('#tp', 'aria-invalid'), null);
+  // A GPU count that is not a whole number: the plan reader's error names the layout field.
+  await setGpus(page, { gpus: '', sharding: 'zero3' });
+  await page.evaluate(() => window.trainmemPage.update());
+  got = await readPage(page);
+  assert.match(got.error || '', /layout\.gpus_per_node: must be an integer/);
+  assert.equal(await page.getAttribute('#gpus', 'aria-invalid'), 'true');
+  // Set right again, the plan is priced and nothing stays marked.
+  await setGpus(page, { gpus: 8, sharding: 'zero3' });
+  await page.evaluate(() => window.trainmemPage.update());
+  got = await readPage(page);
+  assert.equal(got.error, null);
+  assert.equal(await page.locator('[aria-invalid]').count(), 0);
+  assert.deepEqual(page.jsErrors, []);
+  await page.context().close();
+});
+
+test('one GPU is priced as before: no layout is sent and nothing per rank is shown', async () => {
+  const page = await openPage();
+  const plan = { preset: 'qwen3-8b', method: 'lora', batch: 2, seq: 2048, gpu: 'rtx-4090' };
+  const one = cliJson(cliArgs(plan));
+  assert.equal(one.schema, 'trainmem.ledger/1');
+  await setPlan(page, { ...plan, layout: { gpus: 8, sharding: 'zero3' } });
+  const spread = await readPage(page);
+  assert.notEqual(spread.peak, one.totals.peak_bytes, 'ZeRO-3 on 8 GPUs prices another peak');
+  // Back to one GPU: the request carries no layout, and the page is the single-GPU page.
+  await setGpus(page, {});
+  await page.evaluate(() => window.trainmemPage.update());
+  const got = await readPage(page);
+  assert.equal(got.error, null);
+  assert.equal(await page.evaluate(() => window.trainmemPage.layoutRequest()), null);
+  assert.equal(got.peak, one.totals.peak_bytes);
+  assert.equal(got.judged, one.fit.peak_bytes);
+  assert.deepEqual(got.notes, one.notes);
+  assert.equal((await readLayout(page)).shown, false);
+  assert.match(await page.textContent('#verdict'), /^Peak \d/);
+  assert.doesNotMatch(got.command, /--gpus|--nodes|--zero|--fsdp|--offload|--tp|--pp/);
+  assert.doesNotMatch(await page.inputValue('#share-link'), /gpus|sharding|offload|nodes|tp=|pp=/);
   assert.deepEqual(page.jsErrors, []);
   await page.context().close();
 });
