@@ -172,6 +172,16 @@ struct ModelSpec {
   // v reaches attention as a view of the fused q/k/v projection output while q and k are new
   // tensors after rotary, so the saved v keeps the whole output (Phi-3, GPT-NeoX).
   bool fused_qkv_view = false;
+  // q reaches attention as a tensor contiguous in (batch, heads, seq, head_dim) order, not as a
+  // transposed view of the projection: rotary rebuilds it with torch.cat of the rotated and the
+  // passed-through part (Phi, Phi-3, GPT-NeoX apply_rotary_pos_emb, even at a full rotary width).
+  // A fused kernel lays its output out like q (flash_api.cpp mha_fwd: empty_like(q); the CPU
+  // flash kernel alike), so the transpose back before o_proj copies it: the o_proj input is a
+  // tensor of its own.
+  bool q_heads_major = false;
+  // The model hands SDPA its materialised causal mask even without padding (Falcon), so each
+  // layer's SDPA converts it to a float bias and keeps it (convert_boolean_attn_mask).
+  bool sdpa_mask_always = false;
   // A learned sink logit per head is appended to every row of scores before the softmax and
   // dropped after it (gpt-oss eager_attention_forward): one more column per row.
   bool attention_sinks = false;

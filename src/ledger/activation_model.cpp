@@ -98,11 +98,15 @@ void output_cache_terms(Sink& s, const ModelSpec& spec, const ActivationSettings
 //  rms_norm_fp32 (GemmaRMSNorm PR #29402, Olmo2RMSNorm, litgpt's RMSNorm): the weight multiplies
 //  the fp32 x_norm,
 //    so the saved x_norm is fp32.
-//  layer_norm (nn.LayerNorm): native_layer_norm saves its input, mean and rstd (fp32 per row).
+//  layer_norm (nn.LayerNorm): native_layer_norm saves its input, mean and rstd (fp32 per row);
+//    `input_kept`: another op already saves that same input tensor (the other norm of a parallel
+//    block with two), so only mean and rstd are new. The other kinds save fp32 copies of their
+//    own, so it does not apply to them.
 //  mean_centered (CohereLayerNorm): x - mean is computed twice, once for pow (saved) and once for
 //    the rstd mul (saved), both fp32; the fp32 weight mul saves the fp32 result.
 bool norm_terms(Sink& s, const ModelSpec& spec, const std::string& what, std::int64_t width,
-                std::int64_t rows, bool input_rg, bool trainable, const ActivationSettings& cfg) {
+                std::int64_t rows, bool input_rg, bool trainable, const ActivationSettings& cfg,
+                bool input_kept = false) {
   constexpr const char* kGemmaNorm =
       "transformers models/gemma/modeling_gemma.py GemmaRMSNorm; olmo2 Olmo2RMSNorm; litgpt "
       "model.py RMSNorm";
@@ -113,7 +117,9 @@ bool norm_terms(Sink& s, const ModelSpec& spec, const std::string& what, std::in
       if (input_rg || trainable) {
         // Three tensors (the caching allocator places each: mean and rstd are small requests).
         constexpr const char* kLayerNorm = "PyTorch derivatives.yaml native_layer_norm";
-        s.token(what + ": input (native_layer_norm)", cfg.stream_bytes * width, kLayerNorm);
+        if (!input_kept) {
+          s.token(what + ": input (native_layer_norm)", cfg.stream_bytes * width, kLayerNorm);
+        }
         s.token(what + ": mean (native_layer_norm)", 4 * rows, kLayerNorm);
         s.token(what + ": rstd (native_layer_norm)", 4 * rows, kLayerNorm);
       }
@@ -285,20 +291,23 @@ void math_attention(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool q_r
                 count(l.adapted, {Role::o}), false, cfg);
 }
 
-// SDPA receives a materialised mask: a padding mask, or a sliding window shorter than the
-// sequence (masking_utils sliding-window mask; with seq <= window the mask is plain causal and
-// dropped). transformers then repeats K/V itself (sdpa_attention.py use_gqa_in_sdpa needs no mask)
-// and the bool mask becomes a float bias (convert_boolean_attn_mask).
+// SDPA receives a materialised mask: a padding mask, a model that always hands it one
+// (ModelSpec::sdpa_mask_always), or a sliding window shorter than the sequence (masking_utils
+// sliding-window mask; with seq <= window the mask is plain causal and dropped). transformers then
+// repeats K/V itself (sdpa_attention.py use_gqa_in_sdpa needs no mask) and the bool mask becomes a
+// float bias (convert_boolean_attn_mask).
 bool sdpa_with_mask(const ModelSpec& spec, const LayerPlan& l, const ActivationSettings& cfg) {
   if (cfg.attention != Attention::sdpa) return false;
-  return cfg.padding_mask || (is_sliding_layer(spec, l.layer) && cfg.seq > spec.sliding_window);
+  return cfg.padding_mask || spec.sdpa_mask_always ||
+         (is_sliding_layer(spec, l.layer) && cfg.seq > spec.sliding_window);
 }
 
 // What attention keeps for backward after the scores: eager's probabilities (and the o_proj input
 // it makes with transpose + contiguous), or a fused kernel's output and logsumexp, whose output
-// the o_proj input shares. `value_width` is heads x value head width.
+// the o_proj input shares unless `output_copied` (q was heads-major, ModelSpec::q_heads_major:
+// the o_proj input is the transpose's copy). `value_width` is heads x value head width.
 void attention_output(Sink& s, const ModelSpec& spec, const LayerPlan& l, std::int64_t value_width,
-                      const char* src, const ActivationSettings& cfg) {
+                      const char* src, const ActivationSettings& cfg, bool output_copied) {
   const int e = cfg.compute_bytes;
   if (attention_kernel(spec, cfg) == AttentionKernel::eager) {
     eager_scores(s, spec, cfg);
@@ -306,18 +315,25 @@ void attention_output(Sink& s, const ModelSpec& spec, const LayerPlan& l, std::i
                   count(l.adapted, {Role::o}), false, cfg);
     return;
   }
-  if (cfg.bnb_saves_input) {
+  const bool shared = !output_copied;  // the o_proj input is the output itself
+  if (cfg.bnb_saves_input && shared) {
     // The 4-bit o_proj keeps this same tensor in ctx.tensors (bitsandbytes < 0.43.2): the graph
     // holds it past the attention node's backward.
     s.held("attention output (shared with the o_proj input, kept by MatMul4Bit)", e * value_width,
            kBnbCtx);
   } else {
-    s.token("attention output (shared with the o_proj input)", e * value_width, src);
+    s.token(shared ? "attention output (shared with the o_proj input)" : "attention output",
+            e * value_width, src);
   }
   s.token("attention logsumexp, fp32", 4 * spec.heads, src);
   if (sdpa_with_mask(spec, l, cfg)) {
     s.pair("SDPA: float copy of the bool mask (padding or sliding window)", e,
            "PyTorch aten attention.cpp convert_boolean_attn_mask");
+  }
+  if (!shared) {
+    linear_inputs(s, "o_proj input (transpose(1, 2).contiguous() copy of the output)", value_width,
+                  e, count(l.trainable, {Role::o}), count(l.adapted, {Role::o}), false, cfg);
+    return;
   }
   linear_inputs(s, "o_proj input", value_width, e, 0, count(l.adapted, {Role::o}), true, cfg);
 }
@@ -387,7 +403,7 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
     } else {
       s.token("MLA: full-head q (nope + rope)", e * a * qk, src);
       s.token("MLA: full-head k (nope + rope)", e * a * qk, src);
-      attention_output(s, spec, l, a * vd, src, cfg);
+      attention_output(s, spec, l, a * vd, src, cfg, false);
     }
     output_cache_terms(s, spec, cfg);  // MLA: priced as tensors of their own
     return {true, saved};
@@ -434,7 +450,9 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
     } else {
       s.token("attention: fused qkv output kept by the v view (litgpt)", e * (a + 2 * kv) * d, lit);
     }
-    attention_output(s, spec, l, a * d, src, cfg);
+    // litgpt builds its own attention: whether its SDPA output reaches proj as a copy has not
+    // been traced, so the output is priced as proj's input (docs/accuracy.md, litgpt).
+    attention_output(s, spec, l, a * d, src, cfg, false);
     return {true, saved};
   }
   // v is a view of the fused projection's output in Phi-3 (qkv_proj) and GPT-NeoX
@@ -461,13 +479,13 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
              cfg);
     s.cached(std::string(v_name) + ", held by the output's DynamicCache", v_bytes, kOutputCacheSrc,
              cfg);
-    attention_output(s, spec, l, a * d, src, cfg);
+    attention_output(s, spec, l, a * d, src, cfg, spec.q_heads_major);
     return {true, saved};
   }
   if (cache_on && !unrepeated) output_cache_terms(s, spec, cfg);
   s.token(k_name, k_bytes, src);
   s.token(v_name, v_bytes, src);
-  attention_output(s, spec, l, a * d, src, cfg);
+  attention_output(s, spec, l, a * d, src, cfg, spec.q_heads_major);
   return {true, saved};
 }
 
@@ -797,8 +815,10 @@ std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& 
     bool mlp_in_rg = n1;
     bool shared = spec.parallel_norms == 1 && attn.input_saved;
     if (spec.parallel_norms == 2) {
-      mlp_in_rg =
-          norm_terms(s, spec, "post_attention_layernorm (MLP branch)", h, 1, in_rg, t_norm, cfg);
+      // Both norms read the layer input: the second saves the tensor the first already saves
+      // (CPU trace of StableLM-Alpha's and the tiny GPT-NeoX's layers: one copy per layer).
+      mlp_in_rg = norm_terms(s, spec, "post_attention_layernorm (MLP branch)", h, 1, in_rg, t_norm,
+                             cfg, /*input_kept=*/true);
       shared = false;
     }
     const bool out_rg = in_rg || attn.output_rg || l.trainable || l.adapted || l.trainable_routed ||

@@ -285,7 +285,8 @@ LayerActivations layer_activations(const Context& ctx) {
 // instead of being freed with the forward. Eager attention gets each mask kind as an additive
 // tensor of the hidden dtype, (B, 1, L, L); SDPA gets a bool mask only where one is needed, a
 // sliding window shorter than the sequence (one (1, 1, L, L) expanded over the batch) or
-// padding (B, 1, L, L), and none for plain causal attention (is_causal). Measured on CPU:
+// padding (B, 1, L, L), and none for plain causal attention (is_causal) unless the model always
+// materialises it (Falcon: one (1, 1, L, L) expanded over the batch). Measured on CPU:
 // Gemma 2 and gpt-oss eager 2 x B x L^2 x 2 B, Mistral and cohere2 SDPA L^2 x 1 B
 // (validation/data/families.jsonl, checkpointing rows).
 void add_checkpointed_masks(const Context& ctx, Items& items) {
@@ -318,6 +319,12 @@ void add_checkpointed_masks(const Context& ctx, Items& items) {
     } else if (sliding_mask) {
       bytes = pairs;
       formula = fmt::format("one bool sliding-window mask, {}^2 (broadcast over the batch)", p.seq);
+    } else if (s.sdpa_mask_always) {
+      bytes = pairs;
+      formula = fmt::format(
+          "one bool causal mask, {}^2 (broadcast over the batch; {} always "
+          "materialises it)",
+          p.seq, s.model_type);
     }
   }
   if (bytes <= 0) return;

@@ -82,12 +82,51 @@ TEST(FamilyActivation, ParallelBlockSharesTheNormOutput) {
   const LoadedModel m = model_from_spec(s, SourceKind::config_file, "test");
   const auto all = layers(m, bf16_full());
   EXPECT_EQ(terms_per_token(all[1]), 3'352);
-  // A norm per branch (GPT-NeoX) and exact gelu: + LN 136 + the MLP's own input 128, and the
-  // activation keeps one tensor (512) instead of four: 3,352 + 264 - 1,536 = 2,080.
+  // A norm per branch (GPT-NeoX) and exact gelu: the second LayerNorm saves the layer input the
+  // first already saves, so only its mean and rstd are new (8), + the MLP's own input 128, and
+  // the activation keeps one tensor (512) instead of four: 3,352 + 136 - 1,536 = 1,952.
   s.parallel_norms = 2;
   s.activation = Activation::gelu;
   const auto neox = layers(model_from_spec(s, SourceKind::config_file, "test"), bf16_full());
-  EXPECT_EQ(terms_per_token(neox[1]), 2'080);
+  EXPECT_EQ(terms_per_token(neox[1]), 1'952);
+}
+
+// q made heads-major before a fused kernel (torch.cat in Phi's, Phi-3's and GPT-NeoX's rotary):
+// the kernel's output is laid out like q, so the transpose back copies it and a trained o_proj
+// saves that copy, 2h = 128 B/token in bf16; a frozen o_proj keeps nothing more.
+TEST(FamilyActivation, HeadsMajorQueryCopiesTheOprojInput) {
+  ModelSpec s = small("phi3");
+  const auto plain =
+      terms_per_token(layers(model_from_spec(s, SourceKind::config_file, "t"), bf16_full())[1]);
+  s.q_heads_major = true;
+  const LoadedModel major = model_from_spec(s, SourceKind::config_file, "t");
+  EXPECT_EQ(terms_per_token(layers(major, bf16_full())[1]) - plain, 2 * 64);
+  TrainingPlan frozen_o = bf16_full();
+  frozen_o.method = Method::lora;
+  frozen_o.lora.targets = {"q", "v"};
+  s.q_heads_major = false;
+  const auto lora_plain =
+      terms_per_token(layers(model_from_spec(s, SourceKind::config_file, "t"), frozen_o)[1]);
+  EXPECT_EQ(terms_per_token(layers(major, frozen_o)[1]), lora_plain);
+}
+
+// Falcon hands SDPA its materialised causal mask (create_causal_mask(allow_is_causal_skip=
+// False)): every layer keeps the float bias SDPA converts it to, 2 B per (query, key) pair in
+// bf16, where a model that lets SDPA run is_causal keeps none.
+TEST(FamilyActivation, FalconKeepsTheCausalMaskPerLayer) {
+  const LoadedModel falcon = testing_support::validation_model("falcon-tiny");
+  EXPECT_TRUE(falcon.spec.sdpa_mask_always);
+  std::int64_t pair = 0;
+  for (const ActivationTerm& t : layers(falcon, bf16_full())[1]) pair += t.bytes_per_pair;
+  EXPECT_EQ(pair, 2);
+  ModelSpec s = falcon.spec;
+  s.sdpa_mask_always = false;
+  pair = 0;
+  for (const ActivationTerm& t :
+       layers(model_from_spec(s, SourceKind::config_file, "t"), bf16_full())[1]) {
+    pair += t.bytes_per_pair;
+  }
+  EXPECT_EQ(pair, 0);
 }
 
 // OLMo-2-like post-norm layer, full-width q/k norms, fp32 weight mul, silu gated MLP (I 128):

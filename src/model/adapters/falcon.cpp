@@ -33,6 +33,9 @@ void read_falcon(ConfigReader& r, ModelSpec& s) {
     s.kv_heads = multi_query ? 1 : s.heads;
     s.sdpa_math_only = multi_query;
   }
+  // FalconModel.forward: create_causal_mask(..., allow_is_causal_skip=False), "always materialize
+  // the mask so alibi can be added onto it"; every layer's SDPA gets it.
+  s.sdpa_mask_always = true;
   s.fused_qkv = true;
   s.fused_mlp = false;
   s.mlp = MlpKind::plain;

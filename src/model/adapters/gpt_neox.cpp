@@ -23,6 +23,7 @@ void read_gpt_neox(ConfigReader& r, ModelSpec& s) {
   s.norm = NormKind::layer_norm;
   s.fused_qkv = true;
   s.fused_qkv_view = true;  // q, k, v = qkv.transpose(1, 2).chunk(3, dim=-1) (views)
+  s.q_heads_major = true;   // apply_rotary_pos_emb: torch.cat([q_embed, q_pass], dim=-1)
   s.fused_mlp = false;
   s.mlp = MlpKind::plain;
   s.qkv_bias = s.o_bias = r.flag("attention_bias", true);

@@ -29,6 +29,7 @@ void read_phi(ConfigReader& r, ModelSpec& s) {
   s.embedding_dropout = read_probability(r, "embd_pdrop", 0.0);
   const double partial = r.number("partial_rotary_factor", 0.5);
   s.rotary_dim = static_cast<std::int64_t>(static_cast<double>(s.head_dim) * partial);
+  s.q_heads_major = true;  // PhiAttention: torch.cat((query_rot, query_pass), dim=-1)
 }
 
 }  // namespace trainmem::adapters

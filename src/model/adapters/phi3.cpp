@@ -16,6 +16,7 @@ void read_phi3(ConfigReader& r, ModelSpec& s) {
               s);
   s.fused_qkv = true;
   s.fused_qkv_view = true;  // value_states = qkv[..., query_pos + kv_dim:] (a view)
+  s.q_heads_major = true;   // apply_rotary_pos_emb: torch.cat([(q_rot * cos) + ..., q_pass])
   s.hidden_dropout = read_probability(r, "resid_pdrop", 0.0);
 }
 
