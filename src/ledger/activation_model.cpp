@@ -225,6 +225,31 @@ bool linear_inputs(Sink& s, const std::string& what, std::int64_t width, int in_
   return shared_saved;
 }
 
+// litgpt's LoRAQKVLinear (litgpt 0.4.13 lora.py; lit-gpt 8641822 the same): one lora_A of
+// r x (adapted q/k/v) outputs, whose output the grouped conv1d of lora_B saves (linear_inputs
+// priced r of it), and, unless all three are adapted (zero_pad returns its input then),
+// zero_pad's out-of-place index_copy into the fused q/k/v width, which keeps its source,
+// lora_B's output, for backward (derivatives.yaml index_copy: the source's shape). Both in the
+// adapters' dtype, bf16 under autocast. Measured on CPU with litgpt's own GPT-NeoX layer
+// (saved tensors: IndexCopyBackward0 source, ConvolutionBackward0 input).
+void litgpt_qkv_lora_terms(Sink& s, const ModelSpec& spec, const ActivationSettings& cfg) {
+  constexpr const char* kLitLora = "litgpt lora.py LoRAQKVLinear (conv1d lora_B, zero_pad)";
+  const int adapted = (cfg.lora_q ? 1 : 0) + (cfg.lora_k ? 1 : 0) + (cfg.lora_v ? 1 : 0);
+  if (adapted == 0) return;
+  const std::int64_t bytes = cfg.autocast ? 2 : cfg.adapter_bytes;
+  const std::int64_t kv_width = spec.kv_heads * spec.head_dim;
+  const std::int64_t width = (cfg.lora_q ? spec.heads * spec.head_dim : 0) +
+                             (cfg.lora_k ? kv_width : 0) + (cfg.lora_v ? kv_width : 0);
+  if (adapted > 1) {
+    s.token("litgpt LoRA A output of the other adapted q/k/v (conv1d input)",
+            bytes * cfg.lora_rank * (adapted - 1), kLitLora);
+  }
+  if (adapted < 3) {
+    s.token("litgpt LoRA B output of the adapted q/k/v (zero_pad index_copy source)", bytes * width,
+            kLitLora);
+  }
+}
+
 int count(RoleSet set, std::initializer_list<Role> roles) {
   int n = 0;
   for (Role r : roles) n += has(set, r) ? 1 : 0;
@@ -419,6 +444,7 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
   if (cfg.fused_qkv_attention) ad_in = std::min(ad_in, 1);
   const bool saved = linear_inputs(s, "q/k/v input (norm output)", spec.hidden, cfg.stream_bytes,
                                    t_in, ad_in, false, cfg, in_rg);
+  if (cfg.fused_qkv_attention && ad_in > 0) litgpt_qkv_lora_terms(s, spec, cfg);
   const bool q_rg = in_rg || (l.trainable & qkv_roles) || (l.adapted & qkv_roles) ||
                     has(l.trainable, Role::qkv) || has(l.adapted, Role::qkv);
   if (!q_rg) {
@@ -644,6 +670,15 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   cfg.bnb_saves_input = plan.method == Method::qlora && plan.behaviour.bnb_saves_4bit_input;
   cfg.lm_head_quantised = plan.method == Method::qlora && plan.behaviour.quantises_lm_head;
   cfg.fused_qkv_attention = plan.behaviour.fused_qkv_attention;
+  if (lora && cfg.fused_qkv_attention) {
+    const auto targets = [&](const char* name) {
+      return std::find(plan.lora.targets.begin(), plan.lora.targets.end(), name) !=
+             plan.lora.targets.end();
+    };
+    cfg.lora_q = targets("q") || targets("qkv");
+    cfg.lora_k = targets("k") || targets("qkv");
+    cfg.lora_v = targets("v") || targets("qkv");
+  }
   cfg.compiled_layers = plan.behaviour.compiled_layers;
   // Gradient checkpointing turns use_cache off (transformers utils/generic.py
   // merge_with_config_defaults; modeling_utils.py gradient_checkpointing_enable).

@@ -81,6 +81,9 @@ struct ActivationSettings {
   bool bnb_saves_input = false;      // bitsandbytes < 0.43.2: every 4-bit linear keeps its input
   bool lm_head_quantised = false;    // the lm_head is a 4-bit linear too (quantises_lm_head)
   bool fused_qkv_attention = false;  // litgpt CausalSelfAttention (FrameworkBehaviour)
+  // With fused_qkv_attention and LoRA: which of q, k, v litgpt's LoRAQKVLinear adapts
+  // (enable_lora), from the plan's targets.
+  bool lora_q = false, lora_k = false, lora_v = false;
   // torch.compile'd decoder layers (FrameworkBehaviour::compiled_layers): in a layer of the probed
   // kind (a Llama layer, compiled_layer_probed in the .cpp) RMSNorms, the SwiGLU MLP and LoRA's
   // input casts take the saved set the min-cut partitioner leaves (probed on CPU, bf16,

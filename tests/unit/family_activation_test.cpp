@@ -110,23 +110,52 @@ TEST(FamilyActivation, HeadsMajorQueryCopiesTheOprojInput) {
   EXPECT_EQ(terms_per_token(layers(major, frozen_o)[1]), lora_plain);
 }
 
+// litgpt's LoRAQKVLinear: one lora_A of r per adapted q/k/v (the conv1d of lora_B saves its
+// output; the common linear path priced r of it) and, unless all three are adapted, zero_pad's
+// index_copy keeping lora_B's output in the fused width. bf16 adapters, r 8, h 64 (4 heads of
+// 16, MHA): q and v adapted, A 2 x 8 x 1 = 16 B/token more and B 2 x (64 + 64) = 256; all three,
+// A 2 x 8 x 2 = 32 and no zero_pad copy.
+TEST(FamilyActivation, LitgptQkvLoraKeepsTheZeroPadSource) {
+  const LoadedModel m = model_from_spec(small("llama"), SourceKind::config_file, "t");
+  TrainingPlan p = bf16_full();
+  p.method = Method::lora;
+  p.lora.rank = 8;
+  p.lora.targets = {"q", "v"};
+  p.behaviour.fused_qkv_attention = true;
+  p.behaviour.adapters_fp32 = false;
+  auto bytes_of = [&](const std::string& what) {
+    std::int64_t b = 0;
+    const auto all = layers(m, p);  // a range-for over layers(...)[1] would outlive the vector
+    for (const ActivationTerm& t : all[1]) {
+      if (t.name.find(what) != std::string::npos) b += t.bytes_per_token;
+    }
+    return b;
+  };
+  EXPECT_EQ(bytes_of("zero_pad index_copy source"), 256);
+  EXPECT_EQ(bytes_of("LoRA A output of the other adapted"), 16);
+  p.lora.targets = {"q", "k", "v"};
+  EXPECT_EQ(bytes_of("zero_pad index_copy source"), 0);
+  EXPECT_EQ(bytes_of("LoRA A output of the other adapted"), 32);
+  p.behaviour.fused_qkv_attention = false;  // PEFT: a LoraLayer per module, no zero_pad
+  EXPECT_EQ(bytes_of("litgpt"), 0);
+}
+
 // Falcon hands SDPA its materialised causal mask (create_causal_mask(allow_is_causal_skip=
 // False)): every layer keeps the float bias SDPA converts it to, 2 B per (query, key) pair in
 // bf16, where a model that lets SDPA run is_causal keeps none.
 TEST(FamilyActivation, FalconKeepsTheCausalMaskPerLayer) {
   const LoadedModel falcon = testing_support::validation_model("falcon-tiny");
   EXPECT_TRUE(falcon.spec.sdpa_mask_always);
-  std::int64_t pair = 0;
-  for (const ActivationTerm& t : layers(falcon, bf16_full())[1]) pair += t.bytes_per_pair;
-  EXPECT_EQ(pair, 2);
+  auto pair_bytes = [](const LoadedModel& m) {
+    std::int64_t pair = 0;
+    const auto all = layers(m, bf16_full());
+    for (const ActivationTerm& t : all[1]) pair += t.bytes_per_pair;
+    return pair;
+  };
+  EXPECT_EQ(pair_bytes(falcon), 2);
   ModelSpec s = falcon.spec;
   s.sdpa_mask_always = false;
-  pair = 0;
-  for (const ActivationTerm& t :
-       layers(model_from_spec(s, SourceKind::config_file, "t"), bf16_full())[1]) {
-    pair += t.bytes_per_pair;
-  }
-  EXPECT_EQ(pair, 0);
+  EXPECT_EQ(pair_bytes(model_from_spec(s, SourceKind::config_file, "t")), 0);
 }
 
 // OLMo-2-like post-norm layer, full-width q/k norms, fp32 weight mul, silu gated MLP (I 128):
