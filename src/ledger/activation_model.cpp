@@ -671,13 +671,16 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   cfg.lm_head_quantised = plan.method == Method::qlora && plan.behaviour.quantises_lm_head;
   cfg.fused_qkv_attention = plan.behaviour.fused_qkv_attention;
   if (lora && cfg.fused_qkv_attention) {
-    const auto targets = [&](const char* name) {
-      return std::find(plan.lora.targets.begin(), plan.lora.targets.end(), name) !=
-             plan.lora.targets.end();
+    // litgpt's enable_lora: which of q, k, v the targets reach, read as apply_method reads them
+    // (targets_group: "all-linear" and "attention" reach all three).
+    const auto reaches = [&](Role role) {
+      TensorGroup g;
+      g.role = role;
+      return targets_group(plan.lora.targets, g, false);
     };
-    cfg.lora_q = targets("q") || targets("qkv");
-    cfg.lora_k = targets("k") || targets("qkv");
-    cfg.lora_v = targets("v") || targets("qkv");
+    cfg.lora_q = reaches(Role::q);
+    cfg.lora_k = reaches(Role::k);
+    cfg.lora_v = reaches(Role::v);
   }
   cfg.compiled_layers = plan.behaviour.compiled_layers;
   // Gradient checkpointing turns use_cache off (transformers utils/generic.py
