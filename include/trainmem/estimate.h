@@ -182,6 +182,8 @@ struct GpuEstimate {
   std::int64_t run_peak_allocated_bytes = 0;
   std::int64_t run_peak_reserved_bytes = 0;
   std::int64_t run_device_total_bytes = 0;
+  int run_peak_allocated_slot = 0;  // where the run's allocated and device total peak (a
+  int run_peak_slot = 0;            // step's slot: first step or steady state)
   std::vector<std::string> notes;
 };
 

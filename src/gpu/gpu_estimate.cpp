@@ -39,8 +39,7 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
   gpu::ReplayResult r =
       gpu::replay(run->events, conf, step_fits ? limits : gpu::ReplayLimits{}, run->phase_count);
   if (r.oom) {
-    const int at_step = r.oom_phase < kPhaseSlots ? 1 + r.oom_phase / kPhaseCount
-                                                  : 2 + (r.oom_phase - kPhaseSlots) / kPhaseCount;
+    const int at_step = 1 + r.oom_phase / kPhaseCount;
     g.oom = true;
     g.oom_slot = gpu::run_phase_slot(r.oom_phase);
     g.oom_request_bytes = r.oom_request_bytes;
@@ -56,8 +55,13 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
   g.run_peak_allocated_bytes = r.peak_allocated_bytes;
   g.run_peak_reserved_bytes = r.peak_reserved_bytes;
   int peak_phase = 0;
+  std::int64_t allocated_high = -1;
   for (int ph = 0; ph < run->phase_count; ++ph) {
     const int slot = gpu::run_phase_slot(ph);
+    if (r.phases[static_cast<std::size_t>(ph)].allocated_bytes > allocated_high) {
+      allocated_high = r.phases[static_cast<std::size_t>(ph)].allocated_bytes;
+      g.run_peak_allocated_slot = slot;
+    }
     const std::int64_t outside = slot >= step.outside_pool_from_slot ? step.outside_pool_bytes : 0;
     const std::int64_t total =
         r.phases[static_cast<std::size_t>(ph)].reserved_bytes + g.context_bytes + outside;
@@ -67,6 +71,7 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
     }
   }
   g.run_device_total_bytes += g.nccl_bytes;
+  g.run_peak_slot = gpu::run_phase_slot(peak_phase);
   const std::string over = fmt::format(
       "Over {} of the dataset's batches (shuffled, each padded to its longest record) the "
       "cache reaches {} reserved",

@@ -82,8 +82,8 @@ std::vector<std::int32_t> handed_over(const std::vector<AllocEvent>& events) {
 }  // namespace
 
 int run_phase_slot(int phase) {
-  if (phase < kPhaseSlots) return phase;
-  return kPhaseCount + (phase - kPhaseSlots) % kPhaseCount;
+  if (phase < kPhaseCount) return phase;
+  return kPhaseCount + phase % kPhaseCount;
 }
 
 std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan& plan,
@@ -99,28 +99,33 @@ std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan
     return it->second;
   };
 
+  // Step 1 is the first step of its length's stream (it creates the optimizer state); each later
+  // step is the steady step of its own length's stream. Every micro-batch is replayed once.
   RunStream run;
   const Stream& first = stream_at(lengths.front());
-  run.events = first.events;
   std::int32_t next_id = 0;
-  for (const AllocEvent& e : run.events) next_id = std::max(next_id, e.id + 1);
-  std::vector<std::int32_t> live_out = left_live(first.events);
+  std::int64_t tensors = 0;
+  for (const AllocEvent& e : first.events) {
+    if (!in_first_step(e)) continue;
+    run.events.push_back(e);
+    next_id = std::max(next_id, e.id + 1);
+    tensors += e.op == Op::alloc ? e.count : 0;
+  }
+  std::vector<std::int32_t> live_out = handed_over(first.events);
 
-  std::int64_t tensors = 0;  // allocated so far: both steps of the first stream
-  for (const AllocEvent& e : first.events) tensors += e.op == Op::alloc ? e.count : 0;
   std::size_t steps = 1;
   for (std::size_t i = 1; i < lengths.size(); ++i, ++steps) {
     const Stream& s = stream_at(lengths[i]);
     if (run.events.size() + s.events.size() > kMaxRunEvents) break;
     if (tensors + s.steady_tensors > kMaxRunTensors) break;
-    // AllocEvent::phase is 16 bits: at most 4,679 steps.
-    if (kPhaseSlots + static_cast<std::int64_t>(i) * kPhaseCount > INT16_MAX) break;
+    // AllocEvent::phase is 16 bits: at most 4,681 steps.
+    if (static_cast<std::int64_t>(i + 1) * kPhaseCount > INT16_MAX) break;
     tensors += s.steady_tensors;
     const std::vector<std::int32_t> in = handed_over(s.events);
     if (in.size() != live_out.size()) return std::nullopt;
     std::unordered_map<std::int32_t, std::int32_t> id_of;  // this stream's id -> the run's
     for (std::size_t k = 0; k < in.size(); ++k) id_of.emplace(in[k], live_out[k]);
-    const auto base = static_cast<std::int16_t>(kPhaseSlots + (i - 1) * kPhaseCount);
+    const auto base = static_cast<std::int16_t>(i * kPhaseCount);
     for (const AllocEvent& e : s.events) {
       if (in_first_step(e)) continue;
       AllocEvent out = e;
@@ -140,7 +145,7 @@ std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan
     live_out = std::move(next_out);
   }
   run.steps = static_cast<int>(steps);
-  run.phase_count = kPhaseSlots + (run.steps - 1) * kPhaseCount;
+  run.phase_count = run.steps * kPhaseCount;
   return run;
 }
 

@@ -27,14 +27,14 @@ inline constexpr std::int64_t kMaxRunTensors = 10'000'000;
 
 struct RunStream {
   std::vector<AllocEvent> events;
-  int phase_count = 0;  // kPhaseSlots + (steps - 1) x kPhaseCount
+  int phase_count = 0;  // steps x kPhaseCount
   int steps = 0;
 };
 
-// The steps at `lengths` (each step's padded sequence length, in order; `plan.seq` is ignored):
-// the first as alloc_events builds it (the first step, which creates the optimizer state, then a
-// steady one), every later one as a steady step at its own length, with its own phases
-// (kPhaseSlots + (i - 1) x kPhaseCount + phase). What one step hands to the next (the gradients a
+// The steps at `lengths` (each step's padded sequence length, in order; `plan.seq` is ignored),
+// one step per length: the first as alloc_events builds its first step (which creates the
+// optimizer state), every later one as a steady step at its own length, with its own phases
+// (i x kPhaseCount + phase for the i-th, from 0). What one step hands to the next (the gradients a
 // late zero_grad frees, the logits a loop keeps until the next forward) is freed by the next step
 // as alloc_events frees the first step's. Empty `lengths`, or steps whose hand-over does not line
 // up (a framework whose steps differ in structure): nullopt. The run stops before the step that
@@ -45,7 +45,8 @@ std::optional<RunStream> run_events(const LoadedModel& model, const TrainingPlan
                                     std::span<const std::int64_t> lengths,
                                     std::int64_t cublas_workspace_bytes = 0);
 
-// The slot of the two-step layout (0 .. kPhaseSlots - 1) that a phase of a run stream stands for.
+// The slot of the two-step layout (0 .. kPhaseSlots - 1) that a phase of a run stream stands for:
+// the first step's, or the steady step's for every later step.
 int run_phase_slot(int phase);
 
 }  // namespace trainmem::gpu

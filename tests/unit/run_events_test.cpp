@@ -49,12 +49,13 @@ std::int64_t live_at_end(const std::vector<gpu::AllocEvent>& events) {
 }
 
 TEST(RunEvents, PhasesOfLaterStepsMapToTheSteadySlots) {
+  // Step 1 is the first step's slots; step 2 (phases kPhaseCount ..) and every later one the
+  // steady step's: step 3's first phase is the steady step's first slot, its last the last.
   EXPECT_EQ(gpu::run_phase_slot(0), 0);
-  EXPECT_EQ(gpu::run_phase_slot(kPhaseSlots - 1), kPhaseSlots - 1);
-  // Step 3's first phase (after the two-step layout's kPhaseSlots and step 2's kPhaseCount) is
-  // the steady step's first slot; its last is the steady step's last.
-  EXPECT_EQ(gpu::run_phase_slot(kPhaseSlots + kPhaseCount), kPhaseCount);
-  EXPECT_EQ(gpu::run_phase_slot(kPhaseSlots + 2 * kPhaseCount - 1), kPhaseSlots - 1);
+  EXPECT_EQ(gpu::run_phase_slot(kPhaseCount - 1), kPhaseCount - 1);
+  EXPECT_EQ(gpu::run_phase_slot(kPhaseCount), kPhaseCount);
+  EXPECT_EQ(gpu::run_phase_slot(2 * kPhaseCount), kPhaseCount);
+  EXPECT_EQ(gpu::run_phase_slot(3 * kPhaseCount - 1), kPhaseSlots - 1);
 }
 
 TEST(RunEvents, EqualStepsReplayAsOneStep) {
@@ -67,7 +68,7 @@ TEST(RunEvents, EqualStepsReplayAsOneStep) {
   const auto run = gpu::run_events(m, p, lengths);
   ASSERT_TRUE(run.has_value());
   EXPECT_EQ(run->steps, 4);
-  EXPECT_EQ(run->phase_count, kPhaseSlots + 3 * kPhaseCount);
+  EXPECT_EQ(run->phase_count, 4 * kPhaseCount);
   const gpu::ReplayResult r = replay_run(*run);
   // The steady state repeats: every later step finds the blocks the one before freed.
   EXPECT_EQ(r.peak_allocated_bytes, single.peak_allocated_bytes);
@@ -76,6 +77,28 @@ TEST(RunEvents, EqualStepsReplayAsOneStep) {
   // does not keep (weights, optimizer state, workspaces).
   EXPECT_EQ(live_at_end(run->events),
             live_at_end(gpu::alloc_events(m, p, l, {.close_steady_step = true}).events));
+}
+
+// Each length is one step: a run of one length is the first step alone (no steady step after
+// it), and the run's peak is the first step's of the two-step stream.
+TEST(RunEvents, OneLengthIsTheFirstStepAlone) {
+  const LoadedModel m = testing_support::validation_model("published/llama-2-7b");
+  const TrainingPlan p = tutorial_plan(512);
+  const Ledger l = estimate(m, p);
+  const gpu::ReplayResult two =
+      gpu::replay(gpu::alloc_events(m, p, l).events, *gpu::parse_alloc_conf(""), {}, kPhaseSlots);
+  std::int64_t first_step = 0;
+  for (int ph = 0; ph < kPhaseCount; ++ph) {
+    first_step = std::max(first_step, two.phases[static_cast<std::size_t>(ph)].allocated_bytes);
+  }
+  const std::vector<std::int64_t> one = {512};
+  const auto run = gpu::run_events(m, p, one);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->steps, 1);
+  EXPECT_EQ(run->phase_count, kPhaseCount);
+  EXPECT_EQ(replay_run(*run).peak_allocated_bytes, first_step);
+  // The steady step keeps the previous step's fp32 logits into its forward: above the first.
+  EXPECT_GT(two.peak_allocated_bytes, first_step);
 }
 
 TEST(RunEvents, VaryingLengthsLeaveTheCacheLarger) {
@@ -100,7 +123,7 @@ TEST(RunEvents, TheStepBeforeHandsOverItsKeptLogits) {
   const TrainingPlan p = tutorial_plan(512);
   const std::vector<std::int64_t> flat = {512, 512};
   const std::vector<std::int64_t> rising = {384, 512};
-  const int forward = kPhaseSlots + static_cast<int>(Phase::forward);  // the 512 step's
+  const int forward = kPhaseCount + static_cast<int>(Phase::forward);  // the 512 step's
   const auto a = gpu::run_events(m, p, flat);
   const auto b = gpu::run_events(m, p, rising);
   ASSERT_TRUE(a.has_value());
@@ -122,13 +145,13 @@ TEST(RunEvents, TheStepBeforeHandsOverItsKeptLogits) {
   EXPECT_EQ(high(*a) - high(*b), kept(512) - kept(384));
 }
 
-// A run stops before the step that would overflow the 16-bit phase numbers: 4,679 steps.
+// A run stops before the step that would overflow the 16-bit phase numbers: 4,681 steps.
 TEST(RunEvents, LongRunsStopAtThePhaseLimit) {
   const LoadedModel m = testing_support::validation_model("qwen3-tiny");
   const std::vector<std::int64_t> lengths(6000, 32);
   const auto run = gpu::run_events(m, tutorial_plan(64), lengths);
   ASSERT_TRUE(run.has_value());
-  EXPECT_EQ(run->steps, 1 + (INT16_MAX - kPhaseSlots) / kPhaseCount);
+  EXPECT_EQ(run->steps, INT16_MAX / kPhaseCount);
   EXPECT_LE(run->phase_count, INT16_MAX + 1);
   const gpu::ReplayResult r = replay_run(*run);
   EXPECT_GT(r.peak_allocated_bytes, 0);
