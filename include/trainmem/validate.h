@@ -37,6 +37,10 @@ struct MeasurementRecord {
   std::string device_name;
   std::string cuda_version;
   std::string source;  // who published the row (source.name), "" for our own measurements
+  // config.step_lengths: the padded length of each micro-batch of the run, in order, where the
+  // source says what the run fed (e.g. litgpt 0.1 runs the longest sample first); empty: every
+  // step at the plan's seq. validate then compares the figure of that run (GpuOptions).
+  std::vector<std::int64_t> step_lengths;
 };
 
 // One record per non-empty line; an error names the file, the line and the field.

@@ -6,6 +6,7 @@
 #include "gpu/cuda_context.h"
 #include "io/json_parse.h"
 #include "io/read_file.h"
+#include "trainmem/import.h"
 #include "trainmem/validate.h"
 #include "util/json_text.h"
 
@@ -71,7 +72,27 @@ Result<MeasurementRecord> parse_record(const json& j, const std::string& where) 
     const json& config = j.at("config");
     r.model = config.at("model").get<std::string>();
     for (const auto& [key, value] : config.items()) {
-      if (key != "model" && key != "layout" && !value.is_null()) r.plan[key] = as_text(value);
+      if (key != "model" && key != "layout" && key != "step_lengths" && !value.is_null()) {
+        r.plan[key] = as_text(value);
+      }
+    }
+    if (config.contains("step_lengths")) {
+      const json& lengths = config["step_lengths"];
+      if (!lengths.is_array() || lengths.empty() || std::ssize(lengths) > kRunSteps) {
+        return bad_input(where, "config.step_lengths",
+                         fmt::format("must be a list of 1 to {} token counts (the run's "
+                                     "micro-batch lengths, in order)",
+                                     kRunSteps));
+      }
+      for (std::size_t k = 0; k < lengths.size(); ++k) {
+        const auto n = integer(lengths[k]);
+        if (!n || *n < 1) {
+          return bad_input(where, fmt::format("config.step_lengths[{}]", k),
+                           fmt::format("must be a positive integer token count, got {}",
+                                       json_excerpt(lengths[k])));
+        }
+        r.step_lengths.push_back(*n);
+      }
     }
     if (config.contains("layout")) {
       const json& layout = config["layout"];

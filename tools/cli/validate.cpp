@@ -127,10 +127,11 @@ GpuOptions row_gpu_options(const MeasurementRecord& r, const TrainingPlan& plan)
     if (name.empty() || device) continue;
     if (auto d = find_device(name)) device = d.value();
   }
-  if (r.cuda_version.empty()) return gpu_options_for(device, plan);
   TrainingPlan with_runtime = plan;  // read_measurements checked the version
-  with_runtime.library_versions.emplace_back("cuda", r.cuda_version);
-  return gpu_options_for(device, with_runtime);
+  if (!r.cuda_version.empty()) with_runtime.library_versions.emplace_back("cuda", r.cuda_version);
+  GpuOptions o = gpu_options_for(device, with_runtime);
+  o.step_lengths = r.step_lengths;
+  return o;
 }
 
 // The figure a GPU row's metric names, and the slot where it peaks.
@@ -140,6 +141,17 @@ Result<std::pair<std::int64_t, int>> gpu_figure(const MeasurementRecord& r,
   auto gpu = gpu_estimate(model, plan, ledger, row_gpu_options(r, plan));
   if (!gpu) return gpu.error();
   const GpuEstimate& g = gpu.value();
+  // A row that states its run's lengths is the run: its figures, not a step's at the plan's
+  // length (which the estimate keeps as a floor for the steps a replayed run did not meet).
+  if (g.run_steps > 0) {
+    if (r.metric == "max_memory_allocated") {
+      return std::pair{g.run_peak_allocated_bytes, g.run_peak_allocated_slot};
+    }
+    if (r.metric == "max_memory_reserved") {
+      return std::pair{g.run_peak_reserved_bytes, g.run_peak_slot};
+    }
+    return std::pair{g.run_device_total_bytes, g.run_peak_slot};
+  }
   if (r.metric == "max_memory_allocated") {
     return std::pair{g.peak_allocated_bytes, g.peak_allocated_slot};
   }
@@ -163,6 +175,16 @@ Result<AccuracyRow> price_record(const MeasurementRecord& r, const std::string& 
   // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
   const bool traced = r.device.empty() || r.device == "cpu";
   plan->cpu_kernels = traced;
+  for (std::size_t k = 0; k < r.step_lengths.size(); ++k) {
+    if (r.metric.empty() || r.step_lengths[k] > plan->seq) {
+      return Error{
+          ErrorCode::bad_input, file + " " + r.id, fmt::format("config.step_lengths[{}]", k),
+          r.metric.empty()
+              ? std::string("a run of lengths is replayed for GPU rows only (measured.metric)")
+              : fmt::format("{} tokens is longer than the row's seq, {}", r.step_lengths[k],
+                            plan->seq)};
+    }
+  }
   if (auto e = validate_layout(plan->layout, model->spec)) return row_error(*e, file + " " + r.id);
   // A multi-rank row is compared with the most-loaded rank of the same layout (its measured
   // peak is the largest of its ranks'; validation/distributed.py).
