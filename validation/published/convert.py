@@ -189,6 +189,18 @@ CONFIG_HUB_LORA_DROPOUT = {
 # texts with length > 1304"). The shared caveat's "~500 tokens" is a guess in characters.
 PEFT_MMQA_MAX_SEQ_LENGTH = 768
 
+# lit-gpt's finetune scripts from PR #184 (2023-06-21) until the data refactor #950 (2024-02-29)
+# run the longest training sample first: 8641822 finetune/lora.py train() calls
+# `get_batch(fabric, train_data, longest_seq_ix if iter_num == 0 else None)`, and get_batch sets
+# `ix[0] = longest_seq_ix` ("force the longest sample at the beginning so potential OOMs happen
+# right away"); every later micro-batch is random. So the run's one step at the longest length is
+# its first, with no previous step's graph held, and the step after it is a typical sample: the
+# median of lit-gpt's own Alpaca histogram (8641822 tutorials/prepare_dataset.md,
+# images/prepare_dataset/alpaca.jpg: "Min: 42, Max: 1304, Median: 110"). The rows' figures do not
+# depend on that second length anywhere from 42 to 600 tokens (docs/accuracy.md, ninth pass).
+LITGPT_LONGEST_FIRST_NOTE = "iteration 0 force-includes the longest"
+ALPACA_MEDIAN_TOKENS = 110
+
 # gradient_accumulation_steps of the torchtune recipe configs the April 2024 tutorial rows name
 # ("Config llama2/7B_lora_single_device at ff594c231"; the tutorial: "All the finetuning runs
 # below use the llama2/7B_lora_single_device config"), by row id prefix. The README's Llama-3.1
@@ -210,6 +222,12 @@ def plan_of(r):
     # Sequence: the longest sequence of the peak batch.
     if isinstance(r["seq_len"], int):
         cfg["seq"] = r["seq_len"]
+        if LITGPT_LONGEST_FIRST_NOTE in (r.get("seq_len_notes") or ""):
+            cfg["step_lengths"] = [cfg["seq"], ALPACA_MEDIAN_TOKENS]
+            notes.append(f"step_lengths: lit-gpt runs the longest sample ({cfg['seq']} tokens) "
+                         "at iteration 0 (finetune/lora.py get_batch), then random ones: the "
+                         f"second step at Alpaca's median, {ALPACA_MEDIAN_TOKENS} tokens "
+                         "(tutorials/prepare_dataset.md histogram)")
     else:
         # MetaMathQA: the longest batch is not logged. As with the 2023 litgpt rows, an unknown
         # longest batch is priced at the bound the source states.

@@ -35,6 +35,21 @@ def test_peft_rows_take_the_truncation_length_their_source_sets():
     assert rows["lg23_phi15_qlora_mb1"]["config"]["seq"] == 1044
 
 
+def test_litgpt_2023_rows_replay_the_longest_sample_first():
+    rows = _rows()
+    lg23 = [r for rid, r in rows.items() if rid.startswith("lg23_")]
+    assert len(lg23) == 14
+    # lit-gpt 8641822 ran the longest sample at iteration 0, then random ones: each row's run is
+    # its longest length, then Alpaca's published median (110 tokens).
+    for r in lg23:
+        assert r["config"]["step_lengths"] == [r["config"]["seq"], 110], r["id"]
+        assert any(n.startswith("step_lengths: lit-gpt runs the longest sample")
+                   for n in r["conversion_notes"]), r["id"]
+    # No other source says what its run fed.
+    assert not [rid for rid, r in rows.items()
+                if not rid.startswith("lg23_") and "step_lengths" in r["config"]]
+
+
 def test_a_second_figure_keeps_its_own_published_value():
     rows = _rows()
     reserved = rows["ttn_pr527_l2_7b_full_paged"]["measured"]
