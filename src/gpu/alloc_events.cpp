@@ -485,7 +485,7 @@ void autocast_split(const ledger::Context& ctx, const Ledger& l, std::vector<boo
   const ledger::AutocastCopies c = ledger::autocast_copies(ctx);
   if (c.params == 0) return;
   std::vector<Piece> pieces;
-  for (const TensorGroup* g : c.groups) add_group(pieces, *g, 2 * tensor_elements(*g));
+  for (const TensorGroup& g : c.groups) add_group(pieces, g, 2 * tensor_elements(g));
   for (Piece& pc : pieces) {
     // The forward's layer loop makes the layers' copies: a piece beyond them stays whole.
     if (pc.layer >= static_cast<std::int64_t>(p.layer_terms.size())) return;

@@ -44,6 +44,11 @@ bool compiled_layer_probed(const ModelSpec& spec, const LayerPlan& l,
 
 struct Sink {
   std::vector<ActivationTerm>& out;
+  // When set: the linears whose matmul input does not require grad (linears_without_grad_input).
+  RoleSet* no_grad_inputs = nullptr;
+  void linear_input(RoleSet roles, bool requires_grad) {
+    if (no_grad_inputs != nullptr && !requires_grad) *no_grad_inputs |= roles;
+  }
   void token(std::string name, std::int64_t bytes, const char* source) {
     if (bytes > 0)
       out.push_back({.name = std::move(name), .bytes_per_token = bytes, .source = source});
@@ -444,9 +449,11 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
   if (cfg.fused_qkv_attention) ad_in = std::min(ad_in, 1);
   const bool saved = linear_inputs(s, "q/k/v input (norm output)", spec.hidden, cfg.stream_bytes,
                                    t_in, ad_in, false, cfg, in_rg);
+  s.linear_input(qkv_roles | role_bit(Role::qkv), in_rg);
   if (cfg.fused_qkv_attention && ad_in > 0) litgpt_qkv_lora_terms(s, spec, cfg);
   const bool q_rg = in_rg || (l.trainable & qkv_roles) || (l.adapted & qkv_roles) ||
                     has(l.trainable, Role::qkv) || has(l.adapted, Role::qkv);
+  s.linear_input(role_bit(Role::o), q_rg);  // o_proj reads the attention output
   if (!q_rg) {
     output_cache_terms(s, spec, cfg);
     return {false, saved};
@@ -610,6 +617,8 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
         fused_mlp ? count(l.adapted, {Role::gate_up}) : count(l.adapted, {Role::gate, Role::up});
     linear_inputs(s, "gate/up input (norm output)", h, cfg.stream_bytes, t_in, ad_in, input_saved,
                   cfg, in_rg);
+    s.linear_input(role_bit(Role::gate) | role_bit(Role::up) | role_bit(Role::gate_up), in_rg);
+    s.linear_input(role_bit(Role::down), in_rg || t_in > 0 || ad_in > 0);
     gated_mlp(s, spec, "mlp", spec.intermediate, 1, in_rg, l.trainable, false, l.adapted, cfg);
   } else {
     // Plain MLP: fc_in, the activation (its intermediates by ACT2FN: GPT-2/Phi's gelu_new saves
@@ -617,6 +626,9 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
     linear_inputs(s, "fc_in input (norm output)", h, cfg.stream_bytes,
                   count(l.trainable, {Role::up}), count(l.adapted, {Role::up}), input_saved, cfg,
                   in_rg);
+    s.linear_input(role_bit(Role::up), in_rg);
+    s.linear_input(role_bit(Role::down),
+                   in_rg || has(l.trainable, Role::up) || has(l.adapted, Role::up));
     if (in_rg || has(l.trainable, Role::up) || has(l.adapted, Role::up)) {
       s.token("activation intermediates of the fc_in output",
               activation_saved_tensors(spec.activation) * e * spec.intermediate,
@@ -827,12 +839,13 @@ bool same_layer_terms(const ModelSpec& spec, const LayerPlan& a, const LayerPlan
          is_moe_layer(spec, a.layer) == is_moe_layer(spec, b.layer);
 }
 
-std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& l,
-                                        const ActivationSettings& settings) {
+namespace {
+
+// layer_terms() into `s`, which may also record the linears whose input needs no grad.
+void layer_terms_into(Sink& s, const ModelSpec& spec, const LayerPlan& l,
+                      const ActivationSettings& settings) {
   ActivationSettings cfg = settings;
   cfg.compiled_layers = settings.compiled_layers && compiled_layer_probed(spec, l, settings);
-  std::vector<ActivationTerm> out;
-  Sink s{out};
   const std::int64_t h = spec.hidden;
   const bool t_norm = has(l.trainable, Role::layer_norm);
   const bool in_rg = l.input_requires_grad;
@@ -865,7 +878,7 @@ std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& 
     mlp_terms(s, spec, l, mlp_in_rg, shared, cfg);
     residual_dropout(spec.residual_dropouts >= 2 ? "the MLP" : "attention + MLP", out_rg);
     dora_terms(s, spec, l, cfg);
-    return out;
+    return;
   }
   bool rg = in_rg;
   bool attn_in_rg = rg;
@@ -900,7 +913,25 @@ std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& 
   }
   residual_dropout("the MLP", mlp_rg);
   dora_terms(s, spec, l, cfg);
+}
+
+}  // namespace
+
+std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& l,
+                                        const ActivationSettings& settings) {
+  std::vector<ActivationTerm> out;
+  Sink s{out};
+  layer_terms_into(s, spec, l, settings);
   return out;
+}
+
+RoleSet linears_without_grad_input(const ModelSpec& spec, const LayerPlan& l,
+                                   const ActivationSettings& settings) {
+  std::vector<ActivationTerm> terms;
+  RoleSet roles = 0;
+  Sink s{terms, &roles};
+  layer_terms_into(s, spec, l, settings);
+  return roles;
 }
 
 std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bool norm_trainable,

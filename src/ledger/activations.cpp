@@ -250,6 +250,7 @@ LayerActivations layer_activations(const Context& ctx) {
     // strings.
     if (i == 0 || !same_layer_terms(spec, out.plans[i - 1], l)) {
       out.term_lists.push_back(layer_terms(spec, l, out.settings));
+      out.no_grad_inputs.push_back(linears_without_grad_input(spec, l, out.settings));
       const std::vector<ActivationTerm>& terms = out.term_lists.back();
       bytes = terms_bytes(terms, spec, ctx.plan.batch, ctx.plan.seq);
       freed = terms_bytes(terms, spec, ctx.plan.batch, ctx.plan.seq, TermLife::freed_in_backward);

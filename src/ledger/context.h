@@ -23,7 +23,10 @@ struct LayerActivations {
   // (same_layer_terms) share one list: copying it per layer was 1,300 string copies a process.
   std::vector<std::vector<ActivationTerm>> term_lists;
   std::vector<std::size_t> layer_list;  // per layer
-  std::vector<bool> needs_input;        // a checkpoint keeps this layer's input
+  // Per list of term_lists: the linears whose matmul input needs no grad
+  // (linears_without_grad_input), whose weight backward does not keep.
+  std::vector<RoleSet> no_grad_inputs;
+  std::vector<bool> needs_input;  // a checkpoint keeps this layer's input
   std::vector<ActivationTerm> final_terms;
   std::int64_t max_layer_bytes = 0;  // the largest layer's terms, all of them (a recompute)
   // The largest layer's terms its nodes free in backward (not held by the graph).
@@ -35,6 +38,10 @@ struct LayerActivations {
   std::size_t layer_count() const { return layer_list.size(); }
   const std::vector<ActivationTerm>& terms(std::size_t layer) const {
     return term_lists[layer_list[layer]];
+  }
+  // Whether `role`'s matmul in `layer` reads an input that requires grad.
+  bool grad_input(std::size_t layer, Role role) const {
+    return (no_grad_inputs[layer_list[layer]] & role_bit(role)) == 0;
   }
 };
 
@@ -64,8 +71,10 @@ std::int64_t loss_pieces(const FrameworkBehaviour& b, std::int64_t seq);
 // The fp32 weights torch.autocast keeps a bf16 copy of from forward to their layer's backward
 // (temporaries.cpp): the ledger's line and the GPU event stream's per-tensor split share them.
 struct AutocastCopies {
-  std::vector<const TensorGroup*> groups;  // each tensor of these is cast once
-  std::int64_t params = 0;                 // the groups' parameters
+  // Each tensor of these is cast once and kept: the inventory's groups, a layer group cut to the
+  // layers whose matmul input requires grad (LayerActivations::grad_input).
+  std::vector<TensorGroup> groups;
+  std::int64_t params = 0;  // the groups' parameters
   // A frozen lm_head (or the tied embedding) that runs in P pieces is cast P - 1 more times: its
   // parameters, and the further pieces.
   std::int64_t frozen_head_params = 0;

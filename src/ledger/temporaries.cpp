@@ -208,11 +208,60 @@ void tied_embedding_grad(const Context& ctx, Items& items) {
 
 }  // namespace
 
+namespace {
+
+// Whether the matmul of `g` (a layer's weight, or its adapter) in `layer` reads an input that
+// requires grad. lora_B reads lora_A's output, which does; lora_A and the base weight read the
+// projection's input.
+bool keeps_copy(const LayerActivations& la, const TensorGroup& g, std::int64_t layer) {
+  const auto i = static_cast<std::size_t>(layer);
+  if (i >= la.layer_count() || !la.needs_input[i]) return false;
+  if (g.adapter == AdapterPart::lora_b || g.adapter == AdapterPart::magnitude) return true;
+  return la.grad_input(i, g.role);
+}
+
+// `g` cut to the runs of its layers that keep their copy; whole when its tensors do not divide
+// evenly over its layers (then kept if any layer keeps it).
+void add_kept_layers(const LayerActivations& la, const TensorGroup& g, AutocastCopies& c) {
+  const std::int64_t layers = g.layer_last - g.layer_first + 1;
+  if (layers <= 0 || g.multiplicity % layers != 0) {
+    for (std::int64_t i = g.layer_first; i <= g.layer_last; ++i) {
+      if (keeps_copy(la, g, i)) {
+        c.groups.push_back(g);
+        c.params += group_params(g);
+        return;
+      }
+    }
+    return;
+  }
+  const std::int64_t per_layer = g.multiplicity / layers;
+  for (std::int64_t i = g.layer_first; i <= g.layer_last;) {
+    if (!keeps_copy(la, g, i)) {
+      ++i;
+      continue;
+    }
+    std::int64_t last = i;
+    while (last + 1 <= g.layer_last && keeps_copy(la, g, last + 1)) ++last;
+    TensorGroup run = g;
+    run.layer_first = i;
+    run.layer_last = last;
+    run.multiplicity = per_layer * (last - i + 1);
+    c.params += group_params(run);
+    c.groups.push_back(std::move(run));
+    i = last + 1;
+  }
+}
+
+}  // namespace
+
 // torch.autocast caches one bf16 copy of every fp32 trainable weight it casts, and a frozen fp32
 // weight is re-cast at every use; mm saves the cast weight while its input requires grad, so the
 // copies live from forward to that layer's backward (aten/src/ATen/autocast_mode.cpp cached_cast:
-// only a leaf that requires grad is cached). A frozen lm_head that runs in pieces (litgpt's
-// lm_head_chunk_size) is cast once per piece, and every piece's matmul keeps its copy.
+// only a leaf that requires grad is cached). A matmul whose input needs no grad keeps nothing
+// (derivatives.yaml: mm's self gradient reads mat2): in litgpt's bf16-mixed LoRA on q and v, the
+// first layer's qkv, and in a parallel block its MLP, are cast and freed (CPU saved-tensor dump of
+// litgpt 0.4.13's GPT-NeoX layers, docs/accuracy.md). A frozen lm_head that runs in pieces
+// (litgpt's lm_head_chunk_size) is cast once per piece, and every piece's matmul keeps its copy.
 AutocastCopies autocast_copies(const Context& ctx) {
   AutocastCopies c;
   const LayerActivations& la = ctx.layers;
@@ -226,16 +275,13 @@ AutocastCopies autocast_copies(const Context& ctx) {
     // Inside a checkpointed layer, saved tensors are dropped and recomputed, so only the
     // weights outside the layers (lm_head) keep their copy to backward.
     if (g.layer_first >= 0 && ctx.plan.checkpointing == Checkpointing::full) continue;
-    if (g.layer_first >= 0 && !is_adapter_group(g)) {
-      // Only layers whose matmuls see an input that requires grad keep the copy.
-      bool any = false;
-      for (std::int64_t i = g.layer_first; i <= g.layer_last && i < ctx.spec.layers; ++i) {
-        any = any || la.needs_input[static_cast<std::size_t>(i)];
-      }
-      if (!any) continue;
+    if (g.layer_first >= 0) {
+      // Only matmuls that see an input that requires grad keep the copy.
+      add_kept_layers(la, g, c);
+      continue;
     }
     if (g.role == Role::embedding && !la.any_requires_grad) continue;
-    c.groups.push_back(&g);
+    c.groups.push_back(g);
     c.params += group_params(g);
     if (g.layer_first < 0 && !is_adapter_group(g) && !g.trainable) {
       c.frozen_head_params += group_params(g);

@@ -100,6 +100,39 @@ void append_adapter(ParameterInventory& out, const TensorGroup& base, std::int64
   }
 }
 
+// litgpt's LoRAQKVLinear on the fused qkv weight: one lora_A of r rows per enabled projection
+// and one lora_B over the enabled projections' widths (litgpt 0.4.13 lora.py:233-244, lit-gpt
+// 8641822 lit_gpt/lora.py:208-218): q, k, v as the targets reach them (targets_group, as
+// activation_settings reads them).
+void append_litgpt_qkv_adapter(ParameterInventory& out, const TensorGroup& base,
+                               const ModelSpec& spec, const TrainingPlan& plan, Dtype dtype,
+                               const std::string& name_stem) {
+  auto reaches = [&](Role role) {
+    TensorGroup g;
+    g.role = role;
+    return targets_group(plan.lora.targets, g, false);
+  };
+  const std::int64_t enabled =
+      (reaches(Role::q) ? 1 : 0) + (reaches(Role::k) ? 1 : 0) + (reaches(Role::v) ? 1 : 0);
+  // A fused target named as such (qkv_proj, query_key_value) adapts all three.
+  const std::int64_t n = enabled == 0 ? 3 : enabled;
+  const std::int64_t q_out = spec.heads * spec.head_dim;
+  const std::int64_t kv_out = spec.kv_heads * spec.head_dim;
+  const std::int64_t widths = enabled == 0 ? q_out + 2 * kv_out
+                                           : (reaches(Role::q) ? q_out : 0) +
+                                                 (reaches(Role::k) ? kv_out : 0) +
+                                                 (reaches(Role::v) ? kv_out : 0);
+  const std::int64_t in_features = base.shape[1];
+  append_adapter(out, base, widths, in_features, plan, dtype, false, name_stem);
+  // append_adapter made lora_A r x in; litgpt's has r rows per enabled projection.
+  for (auto it = out.groups.rbegin(); it != out.groups.rend(); ++it) {
+    if (it->adapter == AdapterPart::lora_a) {
+      it->shape = {plan.lora.rank * n, in_features};
+      break;
+    }
+  }
+}
+
 // The adapter dtype: PEFT get_peft_model(autocast_adapter_dtype=True) upcasts bf16/fp16 adapter
 // weights to fp32 (peft/tuners/tuners_utils.py _cast_adapter_dtype). The textbook prices an
 // adapter parameter like any trainable one, at the recipe's weight dtype.
@@ -154,8 +187,12 @@ void add_adapters(const LoadedModel& model, const TrainingPlan& plan, ParameterI
     const std::int64_t out_f = embedding ? g.shape[1] : g.shape[0];
     const std::int64_t in_f = embedding ? g.shape[0] : g.shape[1];
     const TensorGroup site = in_chosen_layers(g, plan.freeze.train_layers);
-    if (site.multiplicity > 0)
+    if (site.multiplicity <= 0) continue;
+    if (plan.behaviour.fused_qkv_attention && g.role == Role::qkv) {
+      append_litgpt_qkv_adapter(inv, site, model.spec, plan, dtype, stem(g.name));
+    } else {
       append_adapter(inv, site, out_f, in_f, plan, dtype, embedding, stem(g.name));
+    }
   }
   // Tied embeddings: lm_head is a Linear sharing the embedding matrix; PEFT still adapts it.
   if (has(t, "lm_head") && !lm_head_seen) {

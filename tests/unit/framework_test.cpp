@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "plan/framework_layers.h"
+#include "plan/method.h"
 #include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/plan.h"
@@ -704,6 +705,53 @@ TEST(FrameworkLedger, StepOnlyLeavesOutTheRunPhases) {
       << slot_name(with_eval.peak_slot);
   EXPECT_EQ(slot_name(step_alone.peak_slot).find("loaded"), std::string::npos)
       << slot_name(step_alone.peak_slot);
+}
+
+// litgpt's LoRAQKVLinear on a fused qkv (GPT-NeoX's query_key_value): one lora_A of r rows per
+// enabled projection, one lora_B over the enabled widths (litgpt 0.4.13 lora.py:233-244). The
+// scaled GPT-NeoX (4 heads of 128, hidden 512, 2 layers) at r 32: q and v, lora_A 64 x 512 =
+// 32,768 and lora_B 1,024 x 32 = 32,768 per layer; q alone, 32 x 512 and 512 x 32, 16,384 each.
+// (PEFT's adapter on the fused weight is 32 x 512 and 1,536 x 32 whatever is named.) A model whose
+// q, k and v are separate tensors gets one adapter each, the same shapes split per projection.
+TEST(FrameworkLedger, LitgptQkvAdapterShapes) {
+  const LoadedModel m = testing_support::validation_model("litgpt/neox-scaled");
+  auto adapters = [&](std::vector<std::string> targets) {
+    TrainingPlan lora = plan_for("litgpt", Method::lora);
+    lora.lora.targets = std::move(targets);
+    lora.lora.rank = 32;
+    std::pair<std::int64_t, std::int64_t> ab{0, 0};
+    for (const TensorGroup& g : apply_method(m, lora).groups) {
+      if (g.adapter == AdapterPart::lora_a) ab.first += group_params(g);
+      if (g.adapter == AdapterPart::lora_b) ab.second += group_params(g);
+    }
+    return ab;
+  };
+  EXPECT_EQ(adapters({"q", "v"}),
+            std::make_pair(std::int64_t{2 * 32'768}, std::int64_t{2 * 32'768}));
+  EXPECT_EQ(adapters({"q"}), std::make_pair(std::int64_t{2 * 16'384}, std::int64_t{2 * 16'384}));
+}
+
+// Under autocast a matmul keeps its bf16 weight copy only while its input requires grad. litgpt's
+// bf16-mixed LoRA on q and v of the scaled GPT-NeoX (parallel block, hidden 512, intermediate
+// 2,048, V 6,336, 2 layers, b2 x 256, lm_head in 2 chunks): layer 0 reads the frozen embedding's
+// output, so its qkv, fc and proj (and lora_A) copies die with their matmuls; its dense reads
+// the adapted attention. Kept: layer 1's qkv 786,432 + dense 262,144 + fc 1,048,576 + proj
+// 1,048,576; layer 0's dense 262,144; lora_A 32,768 (layer 1) and lora_B 2 x 32,768; the head
+// 3,244,032, twice: 9,994,240 x 2 B = 19,988,480 B, the bytes of the copies a saved-tensor dump
+// of litgpt 0.4.13's step finds (docs/accuracy.md, litgpt CPU section).
+TEST(FrameworkLedger, AutocastKeepsOnlyCopiesWhoseMatmulInputRequiresGrad) {
+  const LoadedModel m = testing_support::validation_model("litgpt/neox-scaled");
+  TrainingPlan lora = plan_for("litgpt", Method::lora);
+  lora.precision = Precision::autocast_bf16;
+  apply_framework(lora);
+  lora.lora.targets = {"q", "v"};
+  lora.lora.rank = 32;
+  lora.batch = 2;
+  lora.seq = 256;
+  const LedgerItem* copies = find_item(estimate(m, lora), "temporaries.autocast_weight_copies");
+  ASSERT_NE(copies, nullptr);
+  EXPECT_EQ(copies->bytes, 2 * (786'432 + 262'144 + 1'048'576 + 1'048'576 + 262'144 + 32'768 +
+                                2 * 32'768 + 2 * 3'244'032));
 }
 
 }  // namespace
