@@ -474,11 +474,15 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
                             "signature (q, k, v, out, logsumexp)";
   s.token("attention: q after rotary", e * a * d, src);
   if (cfg.fused_qkv_attention && cfg.attention != Attention::eager) {
-    // litgpt CausalSelfAttention: k, v expanded to every head when kv < heads (SDPA saves the
-    // contiguous copies); otherwise v is a view of the fused qkv output, which stays whole.
+    // litgpt CausalSelfAttention: k, v expanded to every head when kv < heads, then reshaped to
+    // (B, heads, T, hs). Under several groups the reshape merges a real stride with the expand's
+    // zero stride and copies; under one group (multi-query) and under multi-head it is a view, so
+    // SDPA's saved v keeps the fused qkv output whole (a CPU saved-tensor dump of the scaled
+    // TinyLlama, one group: v's storage is the (B, T, (heads + 2) x hs) qkv output). k is new
+    // after rotary either way.
     const char* lit = "litgpt model.py CausalSelfAttention.forward (qkv split, expand, SDPA)";
     s.token("attention: k after rotary, every head (litgpt)", e * a * d, lit);
-    if (kv < a) {
+    if (kv < a && kv > 1) {
       s.token("attention: v expanded to every head (litgpt)", e * a * d, lit);
     } else {
       s.token("attention: fused qkv output kept by the v view (litgpt)", e * (a + 2 * kv) * d, lit);

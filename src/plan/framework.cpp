@@ -77,8 +77,9 @@ constexpr std::array<Difference, 41> kDifferences{{
      "litgpt finetune/lora.py model(input_ids, lm_head_chunk_size=128); utils.py "
      "chunked_cross_entropy(chunk_size=128)"},
     {"litgpt", "", "", "", "", Knob::fused_qkv_attention, 1,
-     "one fused qkv projection: SDPA's v view keeps all of it (MHA), or k and v are expanded to "
-     "every head (GQA); LoRA on q/k/v shares one dropout",
+     "one fused qkv projection: SDPA's v view keeps all of it (MHA, and multi-query, where the "
+     "expand stays a view), or k and v are expanded to every head (GQA); LoRA on q/k/v shares "
+     "one dropout",
      "litgpt model.py CausalSelfAttention.forward; lora.py LoRAQKVLinear"},
     {"litgpt", "", "", "", "", Knob::fp32_logits_in_model, 1,
      "Fabric's bf16-true precision casts the model output to the default dtype (fp32): the kept "

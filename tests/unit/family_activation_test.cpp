@@ -140,6 +140,32 @@ TEST(FamilyActivation, LitgptQkvLoraKeepsTheZeroPadSource) {
   EXPECT_EQ(bytes_of("litgpt"), 0);
 }
 
+// litgpt expands k and v to every head and reshapes them: a copy under several groups, a view
+// of the fused qkv output under one group (multi-query) and under multi-head, so SDPA's saved v
+// keeps the whole output there. The small decoder (4 heads of 16, bf16): MHA 2 x (4 + 8) x 16 =
+// 384 B/token; one group 2 x (4 + 2) x 16 = 192; two groups, v copied to 4 heads, 2 x 64 = 128.
+TEST(FamilyActivation, LitgptValueViewKeepsTheQkvOutputUnlessGrouped) {
+  auto v_bytes = [](std::int64_t kv_heads) {
+    ModelSpec s = small("llama");
+    s.kv_heads = kv_heads;
+    const LoadedModel m = model_from_spec(s, SourceKind::config_file, "t");
+    TrainingPlan p = bf16_full();
+    p.behaviour.fused_qkv_attention = true;
+    std::int64_t b = 0;
+    const auto all = layers(m, p);
+    for (const ActivationTerm& t : all[1]) {
+      if (t.name.find("v view (litgpt)") != std::string::npos ||
+          t.name.find("v expanded to every head (litgpt)") != std::string::npos) {
+        b += t.bytes_per_token;
+      }
+    }
+    return b;
+  };
+  EXPECT_EQ(v_bytes(4), 2 * (4 + 8) * 16);
+  EXPECT_EQ(v_bytes(1), 2 * (4 + 2) * 16);
+  EXPECT_EQ(v_bytes(2), 2 * 4 * 16);
+}
+
 // Falcon hands SDPA its materialised causal mask (create_causal_mask(allow_is_causal_skip=
 // False)): every layer keeps the float bias SDPA converts it to, 2 B per (query, key) pair in
 // bf16, where a model that lets SDPA run is_causal keeps none.
