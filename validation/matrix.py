@@ -354,6 +354,22 @@ def dora():
     return rows
 
 
+def autocast_lora():
+    """LoRA under autocast without checkpointing (validation/data/autocast-lora.jsonl): which
+    bf16 weight copies the matmuls keep. A frozen weight's copy is kept only where its input
+    requires grad, so the first layer's q/k/v (beside frozen embeddings) and a parallel block's MLP
+    keep none; the family grid has LoRA under autocast only with checkpointing, where no layer
+    keeps any."""
+    rows = []
+    for model in ("llama-tiny", "qwen3-tiny"):
+        for targets in (ALL_LINEAR, "q,v"):
+            rows.append(_row(model, lora(targets=targets), AUTOCAST))
+    for model in ("phi-tiny", "gpt_neox-tiny", "falcon-tiny"):  # parallel blocks
+        rows.append(_row(model, lora(targets="q,v"), AUTOCAST))
+    return rows
+
+
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
             "families": families, "families-subset": families_subset,
-            "families-crosscheck": families_crosscheck, "dora": dora}
+            "families-crosscheck": families_crosscheck, "dora": dora,
+            "autocast-lora": autocast_lora}

@@ -8,6 +8,8 @@
 #   make measure-families         every family (issue 15) -> validation/data/families.jsonl, then
 #                                 fake-vs-real per family -> validation/data/families-crosscheck.jsonl
 #   make measure-families-subset  one row per family -> validation/out/families-subset.jsonl
+#   make measure-autocast-lora    LoRA under autocast, no checkpointing, five families
+#                                 -> validation/data/autocast-lora.jsonl
 #   make measure-distributed      DDP / FSDP1 / FSDP2 on 2 and 4 CPU ranks (gloo, torchrun)
 #                                 -> validation/data/distributed.jsonl (issue 10 item 6)
 #   make measure-distributed-zero DeepSpeed ZeRO 1-3 on 2 and 4 CPU ranks
@@ -28,6 +30,7 @@ $(VALIDATION_STAMP): validation/requirements.txt
 	touch $@
 
 .PHONY: measure measure-subset measure-test measure-families measure-families-subset measure-dora \
+	measure-autocast-lora \
 	measure-distributed measure-distributed-subset measure-distributed-zero alloc-traces traced-rows
 
 measure: $(VALIDATION_STAMP)
@@ -51,6 +54,10 @@ measure-families-subset: $(VALIDATION_STAMP)
 # DoRA against LoRA (issue 9: DoRA's activations), two families, real tensors.
 measure-dora: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix dora --out validation/data/dora.jsonl
+
+# LoRA under autocast without checkpointing: which bf16 weight copies the matmuls keep.
+measure-autocast-lora: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix autocast-lora --out validation/data/autocast-lora.jsonl
 
 measure-distributed: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/distributed.py --matrix dist --out validation/data/distributed.jsonl

@@ -34,6 +34,12 @@ TrainingPlan tutorial_plan(std::int64_t seq) {
   return p;
 }
 
+// The two-step stream of the plan at its own length, replayed.
+gpu::ReplayResult replay_two_steps(const LoadedModel& m, const TrainingPlan& p) {
+  return gpu::replay(gpu::alloc_events(m, p, estimate(m, p)).events, *gpu::parse_alloc_conf(""), {},
+                     kPhaseSlots);
+}
+
 gpu::ReplayResult replay_run(const gpu::RunStream& run) {
   return gpu::replay(run.events, *gpu::parse_alloc_conf(""), {}, run.phase_count);
 }
@@ -62,8 +68,7 @@ TEST(RunEvents, EqualStepsReplayAsOneStep) {
   const LoadedModel m = testing_support::validation_model("published/llama-2-7b");
   const TrainingPlan p = tutorial_plan(512);
   const Ledger l = estimate(m, p);
-  const gpu::ReplayResult single =
-      gpu::replay(gpu::alloc_events(m, p, l).events, *gpu::parse_alloc_conf(""), {}, kPhaseSlots);
+  const gpu::ReplayResult single = replay_two_steps(m, p);
   const std::vector<std::int64_t> lengths = {512, 512, 512, 512};
   const auto run = gpu::run_events(m, p, lengths);
   ASSERT_TRUE(run.has_value());
@@ -84,9 +89,7 @@ TEST(RunEvents, EqualStepsReplayAsOneStep) {
 TEST(RunEvents, OneLengthIsTheFirstStepAlone) {
   const LoadedModel m = testing_support::validation_model("published/llama-2-7b");
   const TrainingPlan p = tutorial_plan(512);
-  const Ledger l = estimate(m, p);
-  const gpu::ReplayResult two =
-      gpu::replay(gpu::alloc_events(m, p, l).events, *gpu::parse_alloc_conf(""), {}, kPhaseSlots);
+  const gpu::ReplayResult two = replay_two_steps(m, p);
   std::int64_t first_step = 0;
   for (int ph = 0; ph < kPhaseCount; ++ph) {
     first_step = std::max(first_step, two.phases[static_cast<std::size_t>(ph)].allocated_bytes);
