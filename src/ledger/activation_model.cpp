@@ -939,20 +939,25 @@ RoleSet linears_without_grad_input(const ModelSpec& spec, const LayerPlan& l,
 }
 
 std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bool norm_trainable,
-                                        bool lm_head_trainable, const ActivationSettings& cfg) {
+                                        bool lm_head_trainable, const ActivationSettings& cfg,
+                                        bool lm_head_adapted) {
   std::vector<ActivationTerm> out;
   Sink s{out};
   // The final norm is outside the compiled layers (torchtune compiles each layer and the loss).
   ActivationSettings eager = cfg;
   eager.compiled_layers = false;
-  norm_terms(s, spec, "final norm", spec.hidden, 1, input_rg, norm_trainable, eager);
+  const bool head_in_rg =
+      norm_terms(s, spec, "final norm", spec.hidden, 1, input_rg, norm_trainable, eager);
   // A 4-bit lm_head keeps its input under bitsandbytes < 0.43.2 like the layers' linears;
   // MatMul4Bit saves it only when it requires grad (ctx.needs_input_grad). A 16-bit one keeps
   // nothing.
   ActivationSettings head = cfg;
   head.bnb_saves_input = cfg.bnb_saves_input && cfg.lm_head_quantised && input_rg;
+  // An adapted head's LoRA path runs on the whole input (litgpt: on each chunk, the same bytes):
+  // peft tuners/lora/layer.py Linear.forward, litgpt lora.py LoRALinear.
   linear_inputs(s, "lm_head input", spec.hidden, cfg.stream_bytes,
-                lm_head_trainable && cfg.head_saves_input ? 1 : 0, 0, false, head);
+                lm_head_trainable && cfg.head_saves_input ? 1 : 0, lm_head_adapted ? 1 : 0, false,
+                head, head_in_rg);
   return out;
 }
 

@@ -141,9 +141,12 @@ RoleSet linears_without_grad_input(const ModelSpec& spec, const LayerPlan& layer
 bool same_layer_terms(const ModelSpec& spec, const LayerPlan& a, const LayerPlan& b);
 
 // After the last layer: the final norm and the lm_head input (bytes per token).
+// `lm_head_adapted`: the head carries a LoRA adapter (its dropout mask, lora_A's input and
+// output are saved like a layer linear's).
 std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_requires_grad,
                                         bool norm_trainable, bool lm_head_trainable,
-                                        const ActivationSettings& settings);
+                                        const ActivationSettings& settings,
+                                        bool lm_head_adapted = false);
 
 // Bytes per token of one layer's key and value states in a DynamicCache: 2 x kv heads x head_dim
 // x compute bytes (MLA: heads x (q/k head width + v head width)). transformers 5 cache_utils.py

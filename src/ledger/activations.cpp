@@ -265,7 +265,10 @@ LayerActivations layer_activations(const Context& ctx) {
   bool norm_t = false;
   bool head_t = false;
   bool embed_t = false;
+  bool head_adapted = false;
   for (const TensorGroup& g : ctx.inventory.groups) {
+    head_adapted = head_adapted || (g.role == Role::lm_head && g.adapter != AdapterPart::none &&
+                                    g.adapter != AdapterPart::magnitude && !g.mtp);
     if (!g.trainable || g.mtp || g.adapter != AdapterPart::none) continue;
     norm_t = norm_t || g.role == Role::final_norm;
     head_t = head_t || g.role == Role::lm_head;
@@ -274,9 +277,9 @@ LayerActivations layer_activations(const Context& ctx) {
   if (spec.tied_embeddings) head_t = head_t || embed_t;
   out.lm_head_trainable = head_t;
   const bool rg = !out.needs_input.empty() && out.needs_input.back();
-  out.final_terms = final_terms(spec, rg, norm_t, head_t, out.settings);
+  out.final_terms = final_terms(spec, rg, norm_t, head_t, out.settings, head_adapted);
   out.held_by_graph = out.held_by_graph || any_held_by_graph(out.final_terms);
-  out.any_requires_grad = rg || norm_t || head_t;
+  out.any_requires_grad = rg || norm_t || head_t || head_adapted;
   return out;
 }
 

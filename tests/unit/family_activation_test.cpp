@@ -166,6 +166,24 @@ TEST(FamilyActivation, LitgptValueViewKeepsTheQkvOutputUnlessGrouped) {
   EXPECT_EQ(v_bytes(2), 2 * 4 * 16);
 }
 
+// A LoRA adapter on the lm_head saves what a layer linear's does: on the small decoder (h 64) in
+// bf16 with PEFT's fp32 adapters at r 8, the input cast to fp32 (4 x 64 = 256 B/token) and
+// lora_A's fp32 output (4 x 8 = 32); with dropout the dropped fp32 copy instead of the cast and
+// its bool mask (64). Measured with litgpt's Phi and Gemma heads (docs/accuracy.md, ninth pass).
+TEST(FamilyActivation, AdaptedHeadSavesItsLoraInputs) {
+  const ModelSpec spec = small("llama");
+  TrainingPlan p = bf16_full();
+  p.method = Method::lora;
+  p.lora.rank = 8;
+  ActivationSettings cfg = activation_settings(p);
+  auto head_bytes = [&](bool adapted) {
+    return terms_per_token(final_terms(spec, true, false, false, cfg, adapted));
+  };
+  EXPECT_EQ(head_bytes(true) - head_bytes(false), 256 + 32);
+  cfg.lora_dropout = 0.1;
+  EXPECT_EQ(head_bytes(true) - head_bytes(false), 64 + 256 + 32);
+}
+
 // Falcon hands SDPA its materialised causal mask (create_causal_mask(allow_is_causal_skip=
 // False)): every layer keeps the float bias SDPA converts it to, 2 B per (query, key) pair in
 // bf16, where a model that lets SDPA run is_causal keeps none.
