@@ -326,6 +326,11 @@ struct FrameworkBehaviour {
   // kept previous step's logits (outputs_kept), released when `logits = model(...)` rebinds, are
   // gone before the loss's tensors exist.
   bool loss_in_model = true;
+  // While accumulating, the loop skips the gradient reduction on every micro-batch but the last:
+  // accelerate's Accelerator.accumulate (no_sync; FSDP2 set_requires_gradient_sync(False), unless
+  // GradientAccumulationPlugin(sync_each_batch=True)), Lightning Fabric's no_backward_sync
+  // (litgpt). Under FSDP each unit then keeps its gradients unsharded until the reduction.
+  bool skips_grad_sync_while_accumulating = true;
 };
 
 struct TrainingPlan {

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "gpu/alloc_events.h"
+#include "trainmem/distributed.h"
 
 namespace trainmem::gpu {
 namespace {
@@ -36,7 +37,15 @@ Stream step_stream(const LoadedModel& model, const TrainingPlan& plan, std::int6
                    std::int64_t cublas_workspace_bytes) {
   TrainingPlan p = plan;
   p.seq = length;
-  const Ledger l = estimate(model, p);
+  // Across ranks, the most-loaded rank's ledger at this length, as the single step is priced
+  // (validate's multi-rank rows, judge_distributed).
+  Ledger l;
+  if (is_single_device(p.layout)) {
+    l = estimate(model, p);
+  } else {
+    DistributedEstimate d = estimate_distributed(model, p);
+    l = std::move(d.ranks[d.most_loaded].ledger);
+  }
   Stream s;
   s.events =
       alloc_events(model, p, l,

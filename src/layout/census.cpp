@@ -85,7 +85,10 @@ Census take_census(const ParameterInventory& inventory, const ModelSpec& spec) {
   c.tied = !has_head;
   c.all_prefix.assign(static_cast<std::size_t>(spec.layers) + 1, Split{});
   c.trainable_prefix.assign(static_cast<std::size_t>(spec.layers) + 1, Split{});
+  c.trained_layers_prefix.assign(static_cast<std::size_t>(spec.layers) + 1, Split{});
   for (std::size_t l = 0; l < all.size(); ++l) {
+    c.trained_layers_prefix[l + 1] = c.trained_layers_prefix[l];
+    if (trainable[l].params() > 0) c.trained_layers_prefix[l + 1] += all[l];
     c.all_prefix[l + 1] = c.all_prefix[l];
     c.all_prefix[l + 1] += all[l];
     c.trainable_prefix[l + 1] = c.trainable_prefix[l];
@@ -140,6 +143,11 @@ StageParams stage_params(const Census& c, std::int64_t tp, std::int64_t ep, std:
     }
   }
   out.all += out.root;
+  out.in_trained_units =
+      minus(c.trained_layers_prefix[e], c.trained_layers_prefix[f]).on_rank(tp, ep);
+  const double root_trainable =
+      out.trainable - minus(c.trainable_prefix[e], c.trainable_prefix[f]).on_rank(tp, ep);
+  if (root_trainable > 0) out.in_trained_units += out.root;
   return out;
 }
 

@@ -34,6 +34,10 @@ struct Census {
   std::int64_t layers = 0;
   // Prefix sums over layers: prefix[i] = sum of layers [0, i). Size layers + 1.
   std::vector<Split> all_prefix, trainable_prefix;
+  // Prefix sums of the parameters of the layers that hold a trainable parameter: an FSDP1 unit
+  // flattens all of a layer's parameters into one FlatParameter, whose gradient covers the frozen
+  // ones too (torch/distributed/fsdp/fully_sharded_data_parallel.py:210-213).
+  std::vector<Split> trained_layers_prefix;
   Split embedding_all, embedding_trainable;  // token and position embeddings (first stage)
   Split head_all, head_trainable;            // lm_head and final norm (last stage)
   bool tied = false;                         // no separate lm_head tensor
@@ -57,6 +61,9 @@ struct StageParams {
   double trainable = 0;
   double root = 0;  // outside the decoder layers (embedding, head, final norm) on this rank
   double embedding = 0, head = 0;  // of root: the input embedding and the lm_head on this rank
+  // Parameters on this rank of the FSDP1 units that hold a trainable parameter (each decoder
+  // layer, the root): what an FSDP1 FlatParameter's gradient covers.
+  double in_trained_units = 0;
   std::int64_t layers = 0;
 };
 StageParams stage_params(const Census& c, std::int64_t tp, std::int64_t ep, std::int64_t pp,

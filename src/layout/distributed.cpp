@@ -31,6 +31,8 @@ Basis make_basis(const LoadedModel& model, const TrainingPlan& plan) {
   b.grad_bytes = dtype_info(r.gradients).bits / 8;
   b.master = r.master.has_value();
   b.micro_batches = plan.grad_accum;
+  b.unreduced_accumulation =
+      plan.grad_accum > 1 && plan.behaviour.skips_grad_sync_while_accumulating;
   for (const LedgerItem& item : b.lines) {
     if (item.tenant == Tenant::gradients) b.grad_live = item.live;
     if (item.tenant == Tenant::optimizer_states) b.state_live = item.live;
@@ -323,9 +325,9 @@ LayoutPricer::Price LayoutPricer::price(const Layout& l) const {
   const layout::LoadShare load = layout::load_share(l);
   // The loaded model in the basis this layout is priced in, as estimate_distributed counts it.
   const std::int64_t loaded = engine ? impl_->engine_weight_bytes : impl_->weight_bytes;
-  out.host_bytes = std::max(host * l.gpus_per_node,
-                            static_cast<std::int64_t>(std::llround(
-                                static_cast<double>(loaded) * load.processes)));
+  out.host_bytes = std::max(
+      host * l.gpus_per_node,
+      static_cast<std::int64_t>(std::llround(static_cast<double>(loaded) * load.processes)));
   return out;
 }
 

@@ -27,11 +27,14 @@ namespace trainmem::layout {
 // Everything the per-rank arithmetic reads, computed once per (model, plan without layout).
 struct Basis {
   Census census;
-  std::vector<LedgerItem> lines;      // the single-device ledger
-  std::int64_t weight_bytes = 2;      // bytes of the compute/storage weight dtype (bf16: 2)
-  std::int64_t grad_bytes = 2;        // bytes of the gradient dtype
-  bool master = false;                // the recipe keeps a separate fp32 master copy
-  std::int64_t micro_batches = 1;     // micro-batches per optimizer step (grad_accum)
+  std::vector<LedgerItem> lines;   // the single-device ledger
+  std::int64_t weight_bytes = 2;   // bytes of the compute/storage weight dtype (bf16: 2)
+  std::int64_t grad_bytes = 2;     // bytes of the gradient dtype
+  bool master = false;             // the recipe keeps a separate fp32 master copy
+  std::int64_t micro_batches = 1;  // micro-batches per optimizer step (grad_accum)
+  // The loop accumulates over micro-batches without reducing the gradients until the last
+  // (FrameworkBehaviour::skips_grad_sync_while_accumulating, grad_accum > 1).
+  bool unreduced_accumulation = false;
   PhaseMask grad_live = kAllPhases;   // when gradients exist (from the gradients tenant)
   PhaseMask state_live = kAllPhases;  // when optimizer states exist
 };
@@ -97,6 +100,14 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
   const double unit = c.largest_layer.on_rank(l.tp, l.ep);
   const bool last = stage == l.pp - 1;
 
+  // FSDP1 flattens a unit's parameters into one FlatParameter, whose gradient covers the frozen
+  // ones of a unit that trains any (fully_sharded_data_parallel.py:210-213): the gradient lines
+  // cover those units' parameters, not only the trainable ones (LoRA's base included).
+  const bool fsdp1 = l.engine == Engine::fsdp && l.fsdp_version == 1;
+  const double grad_params = fsdp1 ? std::max(sp.in_trained_units, Tr) : Tr;
+  const double cover = detail::ratio(grad_params, Tr);
+  const bool unreduced =
+      l.engine == Engine::fsdp && l.fsdp != FsdpMode::none && b.unreduced_accumulation;
   // Shares of the single-device lines kept on this rank's GPU, per tenant.
   double f_w = 1, f_g = 1, f_o = 1;  // weights, gradients, master + optimizer states
   bool states_to_host = false, params_to_host = false, grads_to_host = false;
@@ -127,6 +138,12 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         case FsdpMode::none:
           break;
       }
+      // While the loop accumulates without the reduction (FSDP1 no_sync, FSDP2
+      // set_requires_gradient_sync(False)), each unit keeps its gradients unsharded until the last
+      // micro-batch reduces them (torch/distributed/fsdp/fully_sharded_data_parallel.py no_sync:
+      // "gradients accumulated ... in unsharded form"; FSDP2 _fully_shard.py
+      // set_requires_gradient_sync).
+      if (unreduced) f_g = 1.0;
       // FSDP with mixed precision keeps the sharded parameter in fp32: it is the master copy
       // (torch/distributed/fsdp/_fully_shard/_fsdp_api.py:23-26 MixedPrecisionPolicy docstring),
       // and gradients reach the optimizer in that dtype. Priced below as one fp32 line each.
@@ -142,7 +159,14 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         sink.scaled(item, params_to_host ? 0.0 : share_all * f_w, "weights on this rank");
         break;
       case Tenant::gradients:
-        sink.scaled(item, grads_to_host ? 0.0 : share_tr * f_g, "gradients on this rank");
+        sink.scaled(item, grads_to_host ? 0.0 : share_tr * f_g * cover,
+                    unreduced ? (fsdp1 ? "gradients, unsharded until the last micro-batch, of "
+                                         "every FSDP1 unit that trains (its frozen parameters too)"
+                                       : "gradients, unsharded until the last micro-batch")
+                              : (fsdp1 && cover > 1 ? "gradients of every FSDP1 unit that trains "
+                                                      "(its frozen parameters too), this rank's "
+                                                      "shard"
+                                                    : "gradients on this rank"));
         break;
       case Tenant::master_weights:
         sink.scaled(
@@ -427,13 +451,13 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
       if (b.master) {
         const double sharded = l.fsdp == FsdpMode::none ? 1.0 : 1.0 / n;
         const auto param_bytes = to_bytes(Pr * 4 * sharded);
-        const auto grad_bytes = to_bytes(Tr * 4 * sharded);
+        const auto grad_bytes = to_bytes(grad_params * 4 * sharded);
         auto pf = [=] {
           return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Pr)),
                              l.fsdp == FsdpMode::none ? 1 : N);
         };
         auto gf = [=] {
-          return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(Tr)),
+          return fmt::format("{} params / {} x 4 B", with_commas(to_bytes(grad_params)),
                              l.fsdp == FsdpMode::none ? 1 : N);
         };
         if (params_to_host) {
@@ -454,6 +478,20 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
                    "keep_low_precision_grads=False; FSDP2 _fsdp_api.py:50-51 reduced shards keep "
                    "the param's grad dtype",
                    false);
+          if (unreduced) {
+            // The accumulated unsharded gradients, in the compute dtype, until the reduction.
+            sink.add(
+                Tenant::gradients, "Unsharded gradients accumulated until the last micro-batch",
+                to_bytes(grad_params * static_cast<double>(b.grad_bytes)), b.grad_live,
+                [=] {
+                  return fmt::format("{} params x {} B", with_commas(to_bytes(grad_params)),
+                                     b.grad_bytes);
+                },
+                "torch/distributed/fsdp/fully_sharded_data_parallel.py no_sync; FSDP2 "
+                "_fully_shard.py set_requires_gradient_sync(False); accelerate "
+                "Accelerator.accumulate",
+                true);
+          }
         }
       }
       if (!b.master && params_to_host) {

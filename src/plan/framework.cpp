@@ -33,7 +33,7 @@ constexpr std::array<std::string_view, 10> kLibraries{
     "torchtune",    "unsloth", "axolotl", "mlx-lm",       "cuda"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 41> kDifferences{{
+constexpr std::array<Difference, 42> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -142,6 +142,11 @@ constexpr std::array<Difference, 41> kDifferences{{
     {"torchtune", "", "", "", "", Knob::adapters_fp32, 0,
      "LoRA weights are built in the model dtype",
      "torchtune modules/peft/lora.py LoRALinear; recipes set_default_dtype(bf16)"},
+    {"torchtune", "", "", "", "", Knob::skips_grad_sync_while_accumulating, 0,
+     "the distributed recipes reduce the gradients after every micro-batch (no no_sync): FSDP "
+     "keeps only its sharded gradients while accumulating",
+     "torchtune@bd2a0fc7 recipes/*_distributed.py (no no_sync or set_requires_gradient_sync "
+     "anywhere in recipes/ or torchtune/)"},
     {"torchtune", "", "torchtune", "0.3", "", Knob::loss_chunks, 8,
      "CEWithChunkedOutputLoss: the output projection and the fp32 upcast run in 8 chunks",
      "torchtune modules/loss/ce_chunked_output_loss.py (PR #1390)"},

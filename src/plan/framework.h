@@ -53,6 +53,7 @@ enum class Knob {
   fused_gelu,
   rms_norm_fp32_weight,
   loss_in_model,
+  skips_grad_sync_while_accumulating,
 };
 // How a knob's value reads: a switch (0/1), a count, or a LoadQuantiser.
 enum class KnobKind { flag, count, load_quantiser };

@@ -76,6 +76,8 @@ constexpr std::array kKnobs{
     flag<&B::fused_gelu>(Knob::fused_gelu, "fused_gelu"),
     flag<&B::rms_norm_fp32_weight>(Knob::rms_norm_fp32_weight, "rms_norm_fp32_weight"),
     flag<&B::loss_in_model>(Knob::loss_in_model, "loss_in_model"),
+    flag<&B::skips_grad_sync_while_accumulating>(Knob::skips_grad_sync_while_accumulating,
+                                                 "skips_grad_sync_while_accumulating"),
 };
 
 constexpr std::array<std::string_view, 4> kLoadQuantisers{"none", "lightning_bnb",

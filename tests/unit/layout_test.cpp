@@ -276,6 +276,45 @@ TEST(LayoutFsdp, FrozenBaseWeightsReduceScatterNoGradients) {
   EXPECT_EQ(find_line(frozen.ranks[0].ledger, "Unsharded gradients of one"), nullptr);
 }
 
+// FSDP1's FlatParameter gradient covers the whole unit once any of it trains, in its shard as
+// well: LoRA r16 on q and v of llama-3.1-8b on 8 GPUs, fp32 master (the sharded fp32 gradients):
+// FSDP1 every decoder layer, 32 x 218,324,992 params / 8 x 4 B; FSDP2 the adapters only,
+// 32 x 212,992 / 8 x 4 B.
+TEST(LayoutFsdp, Fsdp1ShardedGradientsCoverTheTrainedUnits) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = plan_on(8, Engine::fsdp);
+  p.method = Method::lora;
+  p.lora.rank = 16;
+  p.lora.targets = {"q", "v"};
+  for (int version : {1, 2}) {
+    p.layout.fsdp_version = version;
+    const DistributedEstimate d = estimate_distributed(m, p);
+    const LedgerItem* grads = find_line(d.ranks[0].ledger, "Sharded gradients, f32");
+    ASSERT_NE(grads, nullptr) << "v" << version;
+    const std::int64_t params = std::int64_t{32} * (version == 1 ? 218'324'992 : 212'992);
+    EXPECT_EQ(grads->bytes, params / 8 * 4) << "v" << version;
+  }
+}
+
+// Accumulating without the reduction (accelerate's accumulate -> no_sync, the hf profile's
+// default) keeps every unit's gradients unsharded until the last micro-batch: the full fine-tune
+// of llama-3.1-8b on 8 GPUs at grad_accum 2 holds all 8,030,261,248 gradients in bf16 beside the
+// fp32 shards; grad_accum 1, or torchtune's recipes (which reduce every micro-batch), none.
+TEST(LayoutFsdp, UnreducedAccumulationKeepsGradientsUnsharded) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = plan_on(8, Engine::fsdp);
+  p.grad_accum = 2;
+  const std::string label = "Unsharded gradients accumulated until the last micro-batch";
+  const LedgerItem* kept = find_line(estimate_distributed(m, p).ranks[0].ledger, label);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->bytes, std::int64_t{8'030'261'248} * 2);
+  p.grad_accum = 1;
+  EXPECT_EQ(find_line(estimate_distributed(m, p).ranks[0].ledger, label), nullptr);
+  p.grad_accum = 2;
+  p.behaviour.skips_grad_sync_while_accumulating = false;  // torchtune
+  EXPECT_EQ(find_line(estimate_distributed(m, p).ranks[0].ledger, label), nullptr);
+}
+
 TEST(LayoutFsdp, SeparateUnitsLeaveTheRoot) {
   // torchtune's custom_sharded_layers: ['tok_embeddings', 'output'] on llama-3.1-8b (untied):
   // the root keeps the final norm (4,096 x 2 B); the lm_head (128,256 x 4,096 x 2 B) is gathered

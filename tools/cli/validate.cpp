@@ -175,14 +175,16 @@ Result<AccuracyRow> price_record(const MeasurementRecord& r, const std::string& 
   // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
   const bool traced = r.device.empty() || r.device == "cpu";
   plan->cpu_kernels = traced;
+  // A run of lengths is the allocator replay of the steps (run_events): a GPU figure.
+  if (!r.step_lengths.empty() && r.metric.empty()) {
+    return Error{ErrorCode::bad_input, file + " " + r.id, "config.step_lengths",
+                 "a run of lengths is replayed for GPU rows only (measured.metric)"};
+  }
   for (std::size_t k = 0; k < r.step_lengths.size(); ++k) {
-    if (r.metric.empty() || r.step_lengths[k] > plan->seq) {
+    if (r.step_lengths[k] > plan->seq) {
       return Error{
           ErrorCode::bad_input, file + " " + r.id, fmt::format("config.step_lengths[{}]", k),
-          r.metric.empty()
-              ? std::string("a run of lengths is replayed for GPU rows only (measured.metric)")
-              : fmt::format("{} tokens is longer than the row's seq, {}", r.step_lengths[k],
-                            plan->seq)};
+          fmt::format("{} tokens is longer than the row's seq, {}", r.step_lengths[k], plan->seq)};
     }
   }
   if (auto e = validate_layout(plan->layout, model->spec)) return row_error(*e, file + " " + r.id);

@@ -58,15 +58,14 @@ DEVICES = {
 UNIT_BYTES = {"GB": 10**9, "GiB": 2**30, "MiB": 2**20, "bytes": 1}
 
 
-# Multi-GPU rows left out, with what keeps each out.
-MULTI_GPU_EXCLUDED = {
-    "lg23_llama2_7b_lora_fsdp2_mb1": "FSDP on 2 GPUs: rank 0's peak (22.18 GB at micro-batch 1) "
-    "is above the same LoRA run's on one GPU (21.30 GB), so it is not the sharded training step "
-    "that trainmem's FSDP layout prices, and the source does not say what sets it",
-    "lg23_llama2_7b_lora_fsdp2_mb4": "FSDP on 2 GPUs: rank 0's peak (23.39 GB at micro-batch 4) "
-    "is about the 1-GPU micro-batch-1 run's, so it is not the sharded training step that "
-    "trainmem's FSDP layout prices, and the source does not say what sets it",
-}
+# Multi-GPU rows left out, with what keeps each out (none today).
+MULTI_GPU_EXCLUDED = {}
+
+# lit-gpt 8641822 finetune/lora.py:25-30: batch_size 128 of micro_batch_size, accumulated
+# (gradient_accumulation_iters = batch_size // micro_batch_size) under Fabric's
+# no_backward_sync, which FSDP runs as no_sync (FrameworkBehaviour
+# skips_grad_sync_while_accumulating).
+LIT_GPT_BATCH_SIZE = 128
 
 
 def layout_of(r):
@@ -75,6 +74,11 @@ def layout_of(r):
     fsdp_cpu_offload, parameters, gradients and optimizer state on the host; with
     custom_sharded_layers, the embedding and the output as FSDP2 units of their own)."""
     dist = (r.get("distributed") or "").lower()
+    # lit-gpt 8641822 finetune/lora.py:70-79: Fabric's FSDPStrategy (torch 2.1's FSDP1, full
+    # shard, a unit per Block, limit_all_gathers) when devices > 1.
+    lit = re.match(r"(\d+) gpus,? (fabric fsdpstrategy|fsdp)", dist)
+    if lit and r["id"].startswith("lg23"):
+        return {"engine": "fsdp", "fsdp": "full", "fsdp_version": 1, "gpus": int(lit.group(1))}
     gpus = re.match(r"(\d+) gpus fsdp2 full shard", dist)
     if not gpus or not r["id"].startswith("ttn_l31"):
         return None
@@ -348,8 +352,14 @@ def plan_of(r):
     if layout:
         cfg["layout"] = layout
         notes.append(f"layout: {r['distributed']}")
-    # Checkpointing.
-    cfg["checkpointing"] = "full" if r["gradient_checkpointing"] is True else "none"
+    # Checkpointing: true, or the source's "yes: ..." (lit-gpt's FSDP activation_checkpointing_policy).
+    ckpt = r["gradient_checkpointing"]
+    on = ckpt is True or (isinstance(ckpt, str) and ckpt.lower().startswith("yes"))
+    cfg["checkpointing"] = "full" if on else "none"
+    if layout and src.startswith("lg23"):
+        cfg["grad_accum"] = LIT_GPT_BATCH_SIZE // cfg["batch"]
+        notes.append(f"grad_accum {cfg['grad_accum']}: lit-gpt 8641822 finetune/lora.py "
+                     f"batch_size {LIT_GPT_BATCH_SIZE} // micro_batch_size {cfg['batch']}")
     cfg["attention"] = "sdpa"
     if versions:
         cfg["versions"] = ",".join(versions)

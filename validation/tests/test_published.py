@@ -38,7 +38,7 @@ def test_peft_rows_take_the_truncation_length_their_source_sets():
 def test_litgpt_2023_rows_replay_the_longest_sample_first():
     rows = _rows()
     lg23 = [r for rid, r in rows.items() if rid.startswith("lg23_")]
-    assert len(lg23) == 14
+    assert len(lg23) == 16
     # lit-gpt 8641822 ran the longest sample at iteration 0, then random ones: each row's run is
     # its longest length, then Alpaca's published median (110 tokens).
     for r in lg23:
@@ -48,6 +48,17 @@ def test_litgpt_2023_rows_replay_the_longest_sample_first():
     # No other source says what its run fed.
     assert not [rid for rid, r in rows.items()
                 if not rid.startswith("lg23_") and "step_lengths" in r["config"]]
+
+
+def test_litgpt_fsdp_rows_run_as_the_source_states():
+    rows = _rows()
+    # lit-gpt 8641822: Fabric's FSDPStrategy (FSDP1) on 2 GPUs, a unit and a checkpoint per Block,
+    # batch_size 128 accumulated over micro-batches.
+    for rid, micro in (("lg23_llama2_7b_lora_fsdp2_mb1", 1), ("lg23_llama2_7b_lora_fsdp2_mb4", 4)):
+        c = rows[rid]["config"]
+        assert c["layout"] == {"engine": "fsdp", "fsdp": "full", "fsdp_version": 1, "gpus": 2}
+        assert c["checkpointing"] == "full"
+        assert c["grad_accum"] == 128 // micro
 
 
 def test_a_second_figure_keeps_its_own_published_value():
