@@ -270,6 +270,16 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
         "of activations (Megatron schedules.py:957); set --grad-accum to the micro-batch count.",
         l.pp, plan.grad_accum));
   }
+  if (l.engine == Engine::fsdp && l.fsdp != FsdpMode::none && plan.grad_accum > 1 &&
+      plan.behaviour.skips_grad_sync_while_accumulating) {
+    out.notes.push_back(fmt::format(
+        "Gradient accumulation ({} micro-batches) without the reduction until the last "
+        "(accelerate's "
+        "accumulate runs the others under no_sync; Lightning Fabric's no_backward_sync too): every "
+        "FSDP unit keeps its gradients unsharded for the whole step. --sync-each-batch "
+        "(accelerate GradientAccumulationPlugin(sync_each_batch=True)) keeps them sharded.",
+        plan.grad_accum));
+  }
   if (l.pp > 1 && plan.grad_accum < l.pp) {
     out.notes.push_back(
         fmt::format("Only {} micro-batches for {} stages: the pipeline bubble is large.",

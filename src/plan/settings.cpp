@@ -33,13 +33,15 @@ struct BehaviourSwitch {
   bool false_turns_off = false;
   bool true_turns_off = false;  // true sets the knobs to 0
 };
-constexpr std::array<BehaviourSwitch, 7> kBehaviourSwitches{{
+constexpr std::array<BehaviourSwitch, 8> kBehaviourSwitches{{
     {"padding_mask", {Knob::padding_mask}},
     {"offload_activations", {Knob::offload_checkpoints}},
     {"optimizer_in_backward", {Knob::optimizer_in_backward}, true},
     {"keep_outputs", {Knob::outputs_kept}},
     {"compile", {Knob::compiled_loss, Knob::compiled_layers}},
     {"use_cache", {Knob::kv_cache_in_output}, true},
+    // accelerate GradientAccumulationPlugin(sync_each_batch=True): reduce every micro-batch.
+    {"sync_each_batch", {Knob::skips_grad_sync_while_accumulating}, false, true},
     {"step_only",
      {Knob::eval_between_steps, Knob::generates_sample, Knob::load_quantiser},
      false,
@@ -346,6 +348,7 @@ const std::vector<std::string>& plan_setting_keys() {
                                                 "optimizer_in_backward",
                                                 "keep_outputs",
                                                 "use_cache",
+                                                "sync_each_batch",
                                                 "compile",
                                                 "step_only",
                                                 "eval_strategy",

@@ -38,6 +38,33 @@ TEST(CliDistributed, ZeroStagesPerRankJson) {
   }
 }
 
+// accelerate's accumulate skips FSDP's reduction until the last micro-batch (the hf profile);
+// --sync-each-batch reduces every micro-batch: the unsharded gradients' line and the note go, and
+// the rank holds less by exactly that line (8,030,261,248 bf16 gradients).
+TEST(CliDistributed, SyncEachBatchKeepsFsdpGradientsSharded) {
+  const std::string plan = "estimate llama-3.1-8b --seq 2048 --gpus 8 --fsdp full --grad-accum 4";
+  const auto kept = run_json(plan);
+  const auto synced = run_json(plan + " --sync-each-batch");
+  auto line = [](const nlohmann::json& j) -> std::int64_t {
+    for (const auto& item : j["ranks"][0]["ledger"]["items"]) {
+      if (item["label"].get<std::string>().rfind("Unsharded gradients accumulated", 0) == 0) {
+        return item["bytes"].get<std::int64_t>();
+      }
+    }
+    return 0;
+  };
+  EXPECT_EQ(line(kept), std::int64_t{8'030'261'248} * 2);
+  EXPECT_EQ(line(synced), 0);
+  auto says = [](const nlohmann::json& j) {
+    for (const auto& n : j["notes"]) {
+      if (n.get<std::string>().find("--sync-each-batch") != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(says(kept));
+  EXPECT_FALSE(says(synced));
+}
+
 TEST(CliDistributed, PipelineNamesTheMostLoadedStage) {
   const auto j = run_json(
       "estimate llama-3.1-8b --seq 2048 --gpus 8 --tp 2 --sequence-parallel --pp 4 "

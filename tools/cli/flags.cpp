@@ -274,6 +274,10 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
               "without gradient checkpointing, the Trainer before transformers 5)");
   switch_flag(*g, f, "--no-use-cache,--no_use_cache", "use_cache", "false",
               "the forward builds no KV cache (use_cache=False), whatever the framework's default");
+  switch_flag(*g, f, "--sync-each-batch,--sync_each_batch", "sync_each_batch", "true",
+              "reduce the gradients after every micro-batch (accelerate "
+              "GradientAccumulationPlugin(sync_each_batch=True)): FSDP keeps them sharded while "
+              "accumulating");
   switch_flag(*g, f, "--step-only", "step_only", "true",
               "price the training step alone: not the framework's validation pass, sample "
               "generation or QLoRA load transient (litgpt runs them in the process it reports)");
