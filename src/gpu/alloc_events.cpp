@@ -227,21 +227,30 @@ std::int64_t claim_one(const Ledger& l, std::vector<bool>& claimed, Tenant tenan
 // 3 GiB over the ledger's peak. The rank's line is split as the full gradients are, each piece
 // scaled by the rank's share (floored; the remainder goes with the head's pieces, first).
 void shard_gradient_split(const Ledger& l, std::vector<bool>& claimed,
-                          const std::vector<Piece>& full, Split& split, Builder& b) {
+                          const std::vector<Piece>& full, const std::vector<Piece>& weights,
+                          Split& split, Builder& b) {
   // A rank's share is at most the whole, in fp32 where the full gradients are 16-bit (FSDP's
-  // sharded fp32 gradients on one rank): twice their bytes. A larger line is not this share.
+  // sharded fp32 gradients on one rank): twice their bytes. A larger line covers frozen
+  // parameters too (FSDP1's flat gradient of a unit that trains, kept unsharded under no_sync):
+  // it is laid over the layers' weights instead, which is where those units' gradients appear.
   constexpr std::int64_t kFp32Over16Bit = 2;
   const std::int64_t whole = total(full);
   if (whole <= 0) return;
+  std::vector<Piece> layer_weights;
+  for (const Piece& pc : weights) {
+    if (pc.layer >= 0) layer_weights.push_back(pc);
+  }
   for (std::size_t k = 0; k < l.items.size(); ++k) {
     const LedgerItem& i = l.items[k];
     if (claimed[k] || i.tenant != Tenant::gradients ||
-        (i.id != "gradients.all" && i.id != "gradients.sharded_gradients_f32") || i.bytes <= 0 ||
-        i.bytes > whole * kFp32Over16Bit) {
+        (i.id != "gradients.all" && i.id != "gradients.sharded_gradients_f32") || i.bytes <= 0) {
       continue;
     }
-    std::vector<Piece> pieces = full;
-    const double share = static_cast<double>(i.bytes) / static_cast<double>(whole);
+    const bool covers_frozen = i.bytes > whole * kFp32Over16Bit;
+    if (covers_frozen && total(layer_weights) <= 0) continue;
+    const std::int64_t base = covers_frozen ? total(layer_weights) : whole;
+    std::vector<Piece> pieces = covers_frozen ? layer_weights : full;
+    const double share = static_cast<double>(i.bytes) / static_cast<double>(base);
     for (Piece& pc : pieces) {
       pc.bytes = static_cast<std::int64_t>(static_cast<double>(pc.bytes) * share);
     }
@@ -305,11 +314,14 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
     split.label = b.label(lab, tenant);
     ++b.out.items_split;
   };
+  const std::vector<Piece> all_weights = w;  // every tensor, for a rank's gradient line below
   take(p.weights, std::move(w), Tenant::weights, "weights (one per parameter tensor)");
   take(p.master, std::move(m), Tenant::master_weights, "master weights, fp32 (per tensor)");
   const std::vector<Piece> full_grads = g;
   take(p.grads, std::move(g), Tenant::gradients, "gradients (AccumulateGrad, per tensor)");
-  if (p.grads.pieces.empty()) shard_gradient_split(l, claimed, full_grads, p.grads, b);
+  if (p.grads.pieces.empty()) {
+    shard_gradient_split(l, claimed, full_grads, all_weights, p.grads, b);
+  }
   if (row.paged) {
     // bitsandbytes paged optimizers keep the state of large tensors in cudaMallocManaged memory,
     // outside the pool (the textbook convention's uniform line counts all of it there).

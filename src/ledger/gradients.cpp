@@ -18,7 +18,12 @@ namespace {
 
 PhaseMask gradient_phases(const TrainingPlan& plan) {
   if (plan.convention == Convention::textbook) return kAllPhases;
-  if (plan.grad_accum > 1) return from_phase(0, Phase::backward);
+  // Accumulating, they live from the first backward on, across micro-batches, except at the
+  // optimizer-step boundary (the steady state's "loaded" slot): zero_grad has freed them there,
+  // and that is where a framework evaluates between steps (litgpt's validate() after
+  // optimizer.step(); zero_grad()). Between micro-batches nothing but them and the weights is live,
+  // which the forward slot already holds with more.
+  if (plan.grad_accum > 1) return from_phase(0, Phase::backward) & ~phase_bit(1, Phase::loaded);
   return between(0, Phase::backward, Phase::optimizer_step) |
          between(1, Phase::backward, Phase::optimizer_step);
 }

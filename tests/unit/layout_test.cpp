@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "gpu/alloc_events.h"
 #include "layout/census.h"
 #include "support/models.h"
 #include "trainmem/distributed.h"
@@ -313,6 +314,36 @@ TEST(LayoutFsdp, UnreducedAccumulationKeepsGradientsUnsharded) {
   p.grad_accum = 2;
   p.behaviour.skips_grad_sync_while_accumulating = false;  // torchtune
   EXPECT_EQ(find_line(estimate_distributed(m, p).ranks[0].ledger, label), nullptr);
+}
+
+// A rank's gradient line that covers frozen parameters (FSDP1 LoRA accumulating under no_sync,
+// 32 layers x 218,324,992 params x 2 B on each of 2 ranks) is replayed layer by layer, as each
+// unit's backward makes its gradient, not whole at the start of backward beside every
+// checkpointed input.
+TEST(LayoutFsdp, UnitGradientsAppearLayerByLayerInTheReplay) {
+  const LoadedModel m = load_or_fail("llama-3.1-8b");
+  TrainingPlan p = plan_on(2, Engine::fsdp);
+  p.precision = Precision::bf16;
+  p.method = Method::lora;
+  p.lora.rank = 16;
+  p.lora.targets = {"q", "v"};
+  p.behaviour.adapters_fp32 = false;  // FSDP1 flattens one dtype per unit (litgpt's adapters)
+  p.layout.fsdp_version = 1;
+  p.checkpointing = Checkpointing::full;
+  p.grad_accum = 8;
+  const DistributedEstimate d = estimate_distributed(m, p);
+  const Ledger& rank = d.ranks[d.most_loaded].ledger;
+  const gpu::EventStream s = gpu::alloc_events(m, p, rank);
+  std::int64_t in_backward = 0, bytes = 0;
+  for (const gpu::AllocEvent& e : s.events) {
+    if (e.op != gpu::Op::alloc || e.label < 0 || e.phase != static_cast<int>(Phase::backward) ||
+        s.labels[static_cast<std::size_t>(e.label)] != "gradients, this rank's shard (per tensor)")
+      continue;
+    in_backward += e.count;
+    bytes += e.bytes * e.count;
+  }
+  EXPECT_GE(in_backward, 32);  // at least a tensor per layer
+  EXPECT_NEAR(static_cast<double>(bytes), 32.0 * 218'324'992 * 2, 1e-3 * 32 * 218'324'992 * 2);
 }
 
 TEST(LayoutFsdp, SeparateUnitsLeaveTheRoot) {

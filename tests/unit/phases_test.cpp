@@ -47,6 +47,9 @@ TEST(Phases, GradientAccumulationKeepsGradientsAtBackwardStart) {
   const Ledger l = estimate(testing_support::validation_model("qwen3-tiny"), p);
   EXPECT_GT(tenant_in(l, Tenant::gradients, slot(1, Phase::backward_start)), 0);
   EXPECT_GT(tenant_in(l, Tenant::gradients, slot(1, Phase::forward)), 0);
+  // At the optimizer-step boundary (where a framework evaluates between steps) zero_grad has
+  // freed them.
+  EXPECT_EQ(tenant_in(l, Tenant::gradients, slot(1, Phase::loaded)), 0);
 }
 
 TEST(Phases, OptimizerStepScratchOnlyInTheStep) {
