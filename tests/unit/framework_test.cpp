@@ -748,7 +748,8 @@ TEST(FrameworkLedger, AutocastKeepsOnlyCopiesWhoseMatmulInputRequiresGrad) {
   lora.lora.rank = 32;
   lora.batch = 2;
   lora.seq = 256;
-  const LedgerItem* copies = find_item(estimate(m, lora), "temporaries.autocast_weight_copies");
+  const Ledger ledger = estimate(m, lora);
+  const LedgerItem* copies = find_item(ledger, "temporaries.autocast_weight_copies");
   ASSERT_NE(copies, nullptr);
   EXPECT_EQ(copies->bytes, 2 * (786'432 + 262'144 + 1'048'576 + 1'048'576 + 262'144 + 32'768 +
                                 2 * 32'768 + 2 * 3'244'032));

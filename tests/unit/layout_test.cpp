@@ -306,7 +306,8 @@ TEST(LayoutFsdp, UnreducedAccumulationKeepsGradientsUnsharded) {
   TrainingPlan p = plan_on(8, Engine::fsdp);
   p.grad_accum = 2;
   const std::string label = "Unsharded gradients accumulated until the last micro-batch";
-  const LedgerItem* kept = find_line(estimate_distributed(m, p).ranks[0].ledger, label);
+  const DistributedEstimate accumulating = estimate_distributed(m, p);
+  const LedgerItem* kept = find_line(accumulating.ranks[0].ledger, label);
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(kept->bytes, std::int64_t{8'030'261'248} * 2);
   p.grad_accum = 1;
