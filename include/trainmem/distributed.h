@@ -51,6 +51,10 @@ struct DistributedEstimate {
 // The plan must have passed validate() and validate_layout(plan.layout, model.spec).
 DistributedEstimate estimate_distributed(const LoadedModel& model, const TrainingPlan& plan);
 
+// The ledger of the most-loaded rank of estimate_distributed(model, plan): what a multi-rank
+// measurement is compared with and what a run of steps across ranks replays.
+Ledger most_loaded_ledger(const LoadedModel& model, const TrainingPlan& plan);
+
 // The verdict for a layout, as judge() gives it for one GPU: the most-loaded rank's ledger replayed
 // through the caching allocator model (its sharded flat buffers and the activation lines the
 // replay cannot split per tensor are one allocation each, as those engines allocate them; NCCL's

@@ -39,13 +39,7 @@ Stream step_stream(const LoadedModel& model, const TrainingPlan& plan, std::int6
   p.seq = length;
   // Across ranks, the most-loaded rank's ledger at this length, as the single step is priced
   // (validate's multi-rank rows, judge_distributed).
-  Ledger l;
-  if (is_single_device(p.layout)) {
-    l = estimate(model, p);
-  } else {
-    DistributedEstimate d = estimate_distributed(model, p);
-    l = std::move(d.ranks[d.most_loaded].ledger);
-  }
+  const Ledger l = is_single_device(p.layout) ? estimate(model, p) : most_loaded_ledger(model, p);
   Stream s;
   s.events =
       alloc_events(model, p, l,

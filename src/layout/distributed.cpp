@@ -270,8 +270,7 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
         "of activations (Megatron schedules.py:957); set --grad-accum to the micro-batch count.",
         l.pp, plan.grad_accum));
   }
-  if (l.engine == Engine::fsdp && l.fsdp != FsdpMode::none && plan.grad_accum > 1 &&
-      plan.behaviour.skips_grad_sync_while_accumulating) {
+  if (layout::keeps_unsharded_gradients(l, basis.unreduced_accumulation)) {
     out.notes.push_back(fmt::format(
         "Gradient accumulation ({} micro-batches) without the reduction until the last "
         "(accelerate's "
@@ -286,6 +285,11 @@ DistributedEstimate estimate_distributed(const LoadedModel& model, const Trainin
                     plan.grad_accum, l.pp));
   }
   return out;
+}
+
+Ledger most_loaded_ledger(const LoadedModel& model, const TrainingPlan& plan) {
+  DistributedEstimate d = estimate_distributed(model, plan);
+  return std::move(d.ranks[d.most_loaded].ledger);
 }
 
 // Two bases: the plan as given (DDP) and under a master-copy engine (with_engine_precision), so

@@ -79,6 +79,12 @@ inline double in_flight(const Layout& l, std::int64_t stage, std::int64_t micro_
 
 }  // namespace detail
 
+// FSDP keeps every unit's gradients unsharded over an accumulating step when the loop skips the
+// reduction until the last micro-batch (Basis::unreduced_accumulation).
+inline bool keeps_unsharded_gradients(const Layout& l, bool unreduced_accumulation) {
+  return l.engine == Engine::fsdp && l.fsdp != FsdpMode::none && unreduced_accumulation;
+}
+
 // The per-rank arithmetic. Sink must provide:
 //   void scaled(const LedgerItem& base, double factor, const char* why);
 //   template <class F> void add(Tenant, const char* label, std::int64_t bytes, PhaseMask live,
@@ -106,8 +112,11 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
   const bool fsdp1 = l.engine == Engine::fsdp && l.fsdp_version == 1;
   const double grad_params = fsdp1 ? std::max(sp.in_trained_units, Tr) : Tr;
   const double cover = detail::ratio(grad_params, Tr);
-  const bool unreduced =
-      l.engine == Engine::fsdp && l.fsdp != FsdpMode::none && b.unreduced_accumulation;
+  const bool unreduced = keeps_unsharded_gradients(l, b.unreduced_accumulation);
+  const char* grads_why = unreduced   ? "gradients, unsharded until the last micro-batch"
+                          : cover > 1 ? "gradients of every FSDP1 unit that trains (its frozen "
+                                        "parameters too), this rank's shard"
+                                      : "gradients on this rank";
   // Shares of the single-device lines kept on this rank's GPU, per tenant.
   double f_w = 1, f_g = 1, f_o = 1;  // weights, gradients, master + optimizer states
   bool states_to_host = false, params_to_host = false, grads_to_host = false;
@@ -159,14 +168,7 @@ void price_rank(const Basis& b, const TrainingPlan& plan, std::int64_t stage, Si
         sink.scaled(item, params_to_host ? 0.0 : share_all * f_w, "weights on this rank");
         break;
       case Tenant::gradients:
-        sink.scaled(item, grads_to_host ? 0.0 : share_tr * f_g * cover,
-                    unreduced ? (fsdp1 ? "gradients, unsharded until the last micro-batch, of "
-                                         "every FSDP1 unit that trains (its frozen parameters too)"
-                                       : "gradients, unsharded until the last micro-batch")
-                              : (fsdp1 && cover > 1 ? "gradients of every FSDP1 unit that trains "
-                                                      "(its frozen parameters too), this rank's "
-                                                      "shard"
-                                                    : "gradients on this rank"));
+        sink.scaled(item, grads_to_host ? 0.0 : share_tr * f_g * cover, grads_why);
         break;
       case Tenant::master_weights:
         sink.scaled(

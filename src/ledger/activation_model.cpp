@@ -44,7 +44,7 @@ bool compiled_layer_probed(const ModelSpec& spec, const LayerPlan& l,
 
 struct Sink {
   std::vector<ActivationTerm>& out;
-  // When set: the linears whose matmul input does not require grad (linears_without_grad_input).
+  // When set: the linears whose matmul input does not require grad (layer_terms).
   RoleSet* no_grad_inputs = nullptr;
   void linear_input(RoleSet roles, bool requires_grad) {
     if (no_grad_inputs != nullptr && !requires_grad) *no_grad_inputs |= roles;
@@ -843,11 +843,11 @@ bool same_layer_terms(const ModelSpec& spec, const LayerPlan& a, const LayerPlan
          is_moe_layer(spec, a.layer) == is_moe_layer(spec, b.layer);
 }
 
-namespace {
-
-// layer_terms() into `s`, which may also record the linears whose input needs no grad.
-void layer_terms_into(Sink& s, const ModelSpec& spec, const LayerPlan& l,
-                      const ActivationSettings& settings) {
+std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& l,
+                                        const ActivationSettings& settings,
+                                        RoleSet* no_grad_inputs) {
+  std::vector<ActivationTerm> out;
+  Sink s{out, no_grad_inputs};
   ActivationSettings cfg = settings;
   cfg.compiled_layers = settings.compiled_layers && compiled_layer_probed(spec, l, settings);
   const std::int64_t h = spec.hidden;
@@ -882,7 +882,7 @@ void layer_terms_into(Sink& s, const ModelSpec& spec, const LayerPlan& l,
     mlp_terms(s, spec, l, mlp_in_rg, shared, cfg);
     residual_dropout(spec.residual_dropouts >= 2 ? "the MLP" : "attention + MLP", out_rg);
     dora_terms(s, spec, l, cfg);
-    return;
+    return out;
   }
   bool rg = in_rg;
   bool attn_in_rg = rg;
@@ -917,25 +917,7 @@ void layer_terms_into(Sink& s, const ModelSpec& spec, const LayerPlan& l,
   }
   residual_dropout("the MLP", mlp_rg);
   dora_terms(s, spec, l, cfg);
-}
-
-}  // namespace
-
-std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& l,
-                                        const ActivationSettings& settings) {
-  std::vector<ActivationTerm> out;
-  Sink s{out};
-  layer_terms_into(s, spec, l, settings);
   return out;
-}
-
-RoleSet linears_without_grad_input(const ModelSpec& spec, const LayerPlan& l,
-                                   const ActivationSettings& settings) {
-  std::vector<ActivationTerm> terms;
-  RoleSet roles = 0;
-  Sink s{terms, &roles};
-  layer_terms_into(s, spec, l, settings);
-  return roles;
 }
 
 std::vector<ActivationTerm> final_terms(const ModelSpec& spec, bool input_rg, bool norm_trainable,

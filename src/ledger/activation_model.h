@@ -125,15 +125,14 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
                                    const TrainingPlan& plan);
 
 // Every term one layer saves, in forward order.
+// `no_grad_inputs`, when given, receives the linears whose matmul input does not require grad
+// (a frozen layer's q/k/v reading the embedding's output, a parallel block's MLP beside an adapted
+// attention): their weight is not saved for backward, so an autocast copy of it dies with the
+// matmul. Only the dense attention and MLP projections are recorded (q, k, v, qkv, o, gate, up,
+// gate_up, down).
 std::vector<ActivationTerm> layer_terms(const ModelSpec& spec, const LayerPlan& layer,
-                                        const ActivationSettings& settings);
-
-// The linears of one layer whose matmul input does not require grad (a frozen layer's q/k/v
-// reading the embedding's output, a parallel block's MLP beside an adapted attention): their
-// weight is not saved for backward, so an autocast copy of it dies with the matmul. Only the
-// dense attention and MLP projections are recorded (q, k, v, qkv, o, gate, up, gate_up, down).
-RoleSet linears_without_grad_input(const ModelSpec& spec, const LayerPlan& layer,
-                                   const ActivationSettings& settings);
+                                        const ActivationSettings& settings,
+                                        RoleSet* no_grad_inputs = nullptr);
 
 // True when layer_terms() returns the same terms for a and b: the plans agree in everything but
 // the index, and the layers agree in what layer_terms reads of the index (a sliding window, MoE).

@@ -249,8 +249,9 @@ LayerActivations layer_activations(const Context& ctx) {
     // building them was a tenth of a whole `trainmem estimate` process, copying them 1,300
     // strings.
     if (i == 0 || !same_layer_terms(spec, out.plans[i - 1], l)) {
-      out.term_lists.push_back(layer_terms(spec, l, out.settings));
-      out.no_grad_inputs.push_back(linears_without_grad_input(spec, l, out.settings));
+      RoleSet no_grad = 0;
+      out.term_lists.push_back(layer_terms(spec, l, out.settings, &no_grad));
+      out.no_grad_inputs.push_back(no_grad);
       const std::vector<ActivationTerm>& terms = out.term_lists.back();
       bytes = terms_bytes(terms, spec, ctx.plan.batch, ctx.plan.seq);
       freed = terms_bytes(terms, spec, ctx.plan.batch, ctx.plan.seq, TermLife::freed_in_backward);

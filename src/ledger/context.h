@@ -24,7 +24,7 @@ struct LayerActivations {
   std::vector<std::vector<ActivationTerm>> term_lists;
   std::vector<std::size_t> layer_list;  // per layer
   // Per list of term_lists: the linears whose matmul input needs no grad
-  // (linears_without_grad_input), whose weight backward does not keep.
+  // (layer_terms), whose weight backward does not keep.
   std::vector<RoleSet> no_grad_inputs;
   std::vector<bool> needs_input;  // a checkpoint keeps this layer's input
   std::vector<ActivationTerm> final_terms;

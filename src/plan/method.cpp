@@ -75,9 +75,10 @@ Dtype quant_dtype(QuantKind kind) {
   return Dtype::nf4;
 }
 
+// `a_rows`: lora_A's rows, r unless an adapter stacks several (litgpt's LoRAQKVLinear).
 void append_adapter(ParameterInventory& out, const TensorGroup& base, std::int64_t out_features,
                     std::int64_t in_features, const TrainingPlan& plan, Dtype dtype, bool embedding,
-                    const std::string& name_stem) {
+                    const std::string& name_stem, std::int64_t a_rows = 0) {
   TensorGroup a = base;
   a.trainable = true;
   a.quantised = false;
@@ -86,7 +87,7 @@ void append_adapter(ParameterInventory& out, const TensorGroup& base, std::int64
   const std::int64_t r = plan.lora.rank;
   a.name = name_stem + (embedding ? ".lora_embedding_A" : ".lora_A.weight");
   a.adapter = AdapterPart::lora_a;
-  a.shape = {r, in_features};
+  a.shape = {a_rows > 0 ? a_rows : r, in_features};
   out.groups.push_back(a);
   a.name = name_stem + (embedding ? ".lora_embedding_B" : ".lora_B.weight");
   a.adapter = AdapterPart::lora_b;
@@ -123,14 +124,7 @@ void append_litgpt_qkv_adapter(ParameterInventory& out, const TensorGroup& base,
                                                  (reaches(Role::k) ? kv_out : 0) +
                                                  (reaches(Role::v) ? kv_out : 0);
   const std::int64_t in_features = base.shape[1];
-  append_adapter(out, base, widths, in_features, plan, dtype, false, name_stem);
-  // append_adapter made lora_A r x in; litgpt's has r rows per enabled projection.
-  for (auto it = out.groups.rbegin(); it != out.groups.rend(); ++it) {
-    if (it->adapter == AdapterPart::lora_a) {
-      it->shape = {plan.lora.rank * n, in_features};
-      break;
-    }
-  }
+  append_adapter(out, base, widths, in_features, plan, dtype, false, name_stem, plan.lora.rank * n);
 }
 
 // The adapter dtype: PEFT get_peft_model(autocast_adapter_dtype=True) upcasts bf16/fp16 adapter

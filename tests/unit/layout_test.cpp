@@ -43,6 +43,15 @@ TrainingPlan plan_on(std::int64_t gpus, Engine engine, int zero = 0) {
   return p;
 }
 
+// LoRA r=16 on q and v over `gpus` ranks of `engine`.
+TrainingPlan lora_qv_on(std::int64_t gpus, Engine engine) {
+  TrainingPlan p = plan_on(gpus, engine);
+  p.method = Method::lora;
+  p.lora.rank = 16;
+  p.lora.targets = {"q", "v"};
+  return p;
+}
+
 TEST(LayoutValidate, ImpossibleLayoutsNameTheFlag) {
   const LoadedModel llama = load_or_fail("llama-3.1-8b");  // 32 heads, 8 kv heads, 32 layers
   Layout l;
@@ -257,10 +266,7 @@ TEST(LayoutFsdp, FrozenBaseWeightsReduceScatterNoGradients) {
   // parameters that got a gradient; FSDP1's flat gradient covers the whole unit (218,324,992
   // params with the adapters) once any of it trains.
   const LoadedModel m = load_or_fail("llama-3.1-8b");
-  TrainingPlan p = plan_on(8, Engine::fsdp);
-  p.method = Method::lora;
-  p.lora.rank = 16;
-  p.lora.targets = {"q", "v"};
+  TrainingPlan p = lora_qv_on(8, Engine::fsdp);
   for (int version : {1, 2}) {
     p.layout.fsdp_version = version;
     const DistributedEstimate d = estimate_distributed(m, p);
@@ -283,10 +289,7 @@ TEST(LayoutFsdp, FrozenBaseWeightsReduceScatterNoGradients) {
 // 32 x 212,992 / 8 x 4 B.
 TEST(LayoutFsdp, Fsdp1ShardedGradientsCoverTheTrainedUnits) {
   const LoadedModel m = load_or_fail("llama-3.1-8b");
-  TrainingPlan p = plan_on(8, Engine::fsdp);
-  p.method = Method::lora;
-  p.lora.rank = 16;
-  p.lora.targets = {"q", "v"};
+  TrainingPlan p = lora_qv_on(8, Engine::fsdp);
   for (int version : {1, 2}) {
     p.layout.fsdp_version = version;
     const DistributedEstimate d = estimate_distributed(m, p);
@@ -323,11 +326,8 @@ TEST(LayoutFsdp, UnreducedAccumulationKeepsGradientsUnsharded) {
 // checkpointed input.
 TEST(LayoutFsdp, UnitGradientsAppearLayerByLayerInTheReplay) {
   const LoadedModel m = load_or_fail("llama-3.1-8b");
-  TrainingPlan p = plan_on(2, Engine::fsdp);
+  TrainingPlan p = lora_qv_on(2, Engine::fsdp);
   p.precision = Precision::bf16;
-  p.method = Method::lora;
-  p.lora.rank = 16;
-  p.lora.targets = {"q", "v"};
   p.behaviour.adapters_fp32 = false;  // FSDP1 flattens one dtype per unit (litgpt's adapters)
   p.layout.fsdp_version = 1;
   p.checkpointing = Checkpointing::full;

@@ -80,11 +80,6 @@ std::string resolve_model(const std::string& model, const std::string& data_file
   return fs::exists(beside) ? beside.string() : model;
 }
 
-Ledger most_loaded_ledger(const LoadedModel& model, const TrainingPlan& plan) {
-  DistributedEstimate d = estimate_distributed(model, plan);
-  return std::move(d.ranks[d.most_loaded].ledger);
-}
-
 std::array<std::int64_t, 4> predicted_categories(const Ledger& ledger, int slot) {
   std::array<std::int64_t, 4> out{};
   for (const LedgerItem& i : ledger.items) {
