@@ -21,8 +21,10 @@ TEST(CliAdvice, EveryOptionIsACompleteCommandThatRuns) {
   bool fused_optimizer = false, liger = false;
   for (const auto& o : j["options"]) {
     const std::string command = o["command"];
-    EXPECT_EQ(command.rfind("trainmem estimate qwen3-4b --optimizer-impl foreach", 0), 0u)
-        << command;
+    EXPECT_EQ(command.rfind("trainmem estimate qwen3-4b ", 0), 0u) << command;
+    // The typed --optimizer-impl foreach stays unless the option sets the implementation.
+    const bool sets_impl = std::string(o["flags"]).find("--optimizer-impl") != std::string::npos;
+    EXPECT_EQ(command.find("--optimizer-impl foreach") != std::string::npos, !sets_impl) << command;
     EXPECT_EQ(command.find("--json"), std::string::npos) << command;
     fused_optimizer = fused_optimizer || o["flags"] == "--optimizer-impl fused";
     liger = liger || std::string(o["change"]).find("use_liger_kernel=True") != std::string::npos;
@@ -64,6 +66,32 @@ TEST(CliAdvice, OptionCommandsDropTheSwitchesTheyOverride) {
     EXPECT_EQ(nlohmann::json::parse(again.out)["fit"]["peak_bytes"], o["peak_bytes"]) << command;
   }
   EXPECT_TRUE(dropped_bf16) << r.out;
+}
+
+// A typed flag with a value that an option changes is left out with its value: the command
+// names each setting once, and reads as the plan it prices.
+TEST(CliAdvice, OptionCommandsNameEachSettingOnce) {
+  const CliRun r = run_cli(
+      "advise llama-3.1-8b --method lora --batch 8 --seq 4096 --gpu "
+      "rtx-4090 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  bool changed_batch = false;
+  for (const auto& o : j["options"]) {
+    const std::string command = o["command"];
+    for (const char* flag : {"--batch ", "--seq ", "--method "}) {
+      const std::size_t first = command.find(flag);
+      EXPECT_EQ(command.find(flag, first + 1), std::string::npos) << flag << " twice: " << command;
+    }
+    if (std::string(o["flags"]).find("--batch ") != std::string::npos) {
+      changed_batch = true;
+      EXPECT_EQ(command.find("--batch 8"), std::string::npos) << command;
+    }
+    const CliRun again = run_cli(command.substr(std::string("trainmem ").size()) + " --json");
+    ASSERT_EQ(again.code, 0) << command << "\n" << again.out;
+    EXPECT_EQ(nlohmann::json::parse(again.out)["fit"]["peak_bytes"], o["peak_bytes"]) << command;
+  }
+  EXPECT_TRUE(changed_batch) << r.out;
 }
 
 TEST(CliAdvice, AnEmptyListSaysWhy) {

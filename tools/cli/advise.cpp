@@ -61,9 +61,10 @@ std::string shell_word(const std::string& w) {
 }
 
 // The complete command for an option: the user's own `advise` arguments as an `estimate`
-// command, with the option's flags appended (a repeated flag takes its last value). A typed word
-// that sets a setting the option changes by another flag (--bf16 where the option says
-// --precision bf16) is left out: two flags that disagree are refused (flags.cpp).
+// command, with the option's flags appended. A typed flag that sets a setting the option changes
+// is left out with its value (--batch 8 where the option says --batch 2; --bf16 where it says
+// --precision bf16): the command reads as the plan it prices, and two flags that disagree are
+// refused (flags.cpp).
 std::string command_for(const std::vector<std::string>& typed, const std::string& flags) {
   std::vector<std::string> option_words;
   for (std::size_t at = 0; at < flags.size();) {
@@ -72,17 +73,26 @@ std::string command_for(const std::vector<std::string>& typed, const std::string
     at = space + 1;
   }
   const std::set<std::string> changed = plan_keys_of(option_words);
-  auto changed_by_option = [&](const std::string& word) {
-    if (!word.starts_with("--")) return false;
-    const std::set<std::string> keys = plan_keys_of({word});
+  auto changes = [&](const std::vector<std::string>& words) {
+    const std::set<std::string> keys = plan_keys_of(words);
     return std::any_of(keys.begin(), keys.end(),
                        [&](const std::string& k) { return changed.contains(k); });
   };
   std::string out = "trainmem estimate";
   const auto start = std::find(typed.begin(), typed.end(), "advise");
-  for (auto it = start == typed.end() ? typed.begin() : start + 1; it != typed.end(); ++it) {
-    if (*it == "--json" || changed_by_option(*it)) continue;
-    out += " " + shell_word(*it);
+  std::vector<std::string> words(start == typed.end() ? typed.begin() : start + 1, typed.end());
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w == "--json") continue;
+    if (w.starts_with("--")) {
+      const bool has_value = i + 1 < words.size() && !words[i + 1].starts_with("-");
+      if (has_value && changes({w, words[i + 1]})) {
+        ++i;  // the flag and its value
+        continue;
+      }
+      if (changes({w})) continue;
+    }
+    out += " " + shell_word(w);
   }
   return out + " " + flags;
 }
