@@ -219,9 +219,8 @@ function layoutRequest(s) {
   if (s.sharding !== 'none') Object.assign(l, OFFLOAD[s.offload] || {});
   if (String(s.tp) !== '1') l.tp = count(s.tp);
   if (String(s.pp) !== '1') l.pp = count(s.pp);
-  // Tensor or pipeline parallel without a sharding engine is Megatron-LM's, as the command line's
-  // --tp and --pp imply it.
-  if (s.sharding === 'none' && (Number(l.tp) > 1 || Number(l.pp) > 1)) l.engine = 'megatron';
+  // Without a sharding engine the engine picks one, as the command line's --tp and --pp do:
+  // tensor or pipeline parallel alone is Megatron-LM's (implied_engine, include/trainmem/plan.h).
   return Object.keys(l).length ? l : null;
 }
 

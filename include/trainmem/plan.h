@@ -99,6 +99,11 @@ std::optional<Error> validate_layout(const Layout& l);
 // Checks against the model: tp divides heads and kv heads, pp <= layers, ep divides experts.
 std::optional<Error> validate_layout(const Layout& l, const ModelSpec& spec);
 
+// The engine a layout runs when none is named: model parallelism (tp, pp, cp or ep above 1)
+// without a data-parallel engine is Megatron-LM's, else plain DDP. The command line's --tp/--pp
+// and a plan file's layout without "engine" both take it.
+Engine implied_engine(const Layout& l);
+
 std::string_view name_of(Engine v);
 std::string_view name_of(FsdpMode v);
 std::string_view name_of(OffloadTarget v);

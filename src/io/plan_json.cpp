@@ -207,7 +207,8 @@ std::optional<std::string> read_knob(const std::string& name, const json& value,
 void read_layout(ObjectReader& r, Layout& l) {
   r.integer("gpus_per_node", l.gpus_per_node);
   r.integer("nodes", l.nodes);
-  r.name("engine", l.engine, parse_engine);
+  std::optional<Engine> engine;
+  r.name("engine", engine, parse_engine);
   r.integer("zero_stage", l.zero_stage);
   r.name("fsdp", l.fsdp, parse_fsdp_mode);
   r.integer("fsdp_version", l.fsdp_version);
@@ -245,6 +246,7 @@ void read_layout(ObjectReader& r, Layout& l) {
     f.boolean("embedding_unit", k.embedding_unit);
     f.boolean("head_unit", k.head_unit);
   });
+  l.engine = engine.value_or(implied_engine(l));
 }
 
 }  // namespace

@@ -101,6 +101,11 @@ std::optional<std::string> set_separate_units(std::string_view list, FsdpKnobs& 
   return std::nullopt;
 }
 
+Engine implied_engine(const Layout& l) {
+  const bool model_parallel = l.tp > 1 || l.pp > 1 || l.cp > 1 || l.ep > 1;
+  return model_parallel ? Engine::megatron : Engine::ddp;
+}
+
 std::int64_t world_size(const Layout& l) {
   return l.gpus_per_node * l.nodes;
 }

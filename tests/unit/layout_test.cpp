@@ -122,6 +122,17 @@ TEST(LayoutValidate, ImpossibleLayoutsNameTheFlag) {
   EXPECT_TRUE(validate_layout(l));
 }
 
+TEST(LayoutEngine, ModelParallelismWithoutAnEngineIsMegatron) {
+  Layout l;
+  l.gpus_per_node = 8;
+  EXPECT_EQ(implied_engine(l), Engine::ddp);
+  for (std::int64_t Layout::*degree : {&Layout::tp, &Layout::pp, &Layout::cp, &Layout::ep}) {
+    Layout m = l;
+    m.*degree = 2;
+    EXPECT_EQ(implied_engine(m), Engine::megatron);
+  }
+}
+
 TEST(LayoutSizes, DataParallelAndShardGroup) {
   Layout l;
   l.gpus_per_node = 8;

@@ -146,6 +146,20 @@ TEST(PlanJson, ALayoutRoundTripsAndIsAbsentOnOneGpu) {
   EXPECT_TRUE(same(*back, p));
 }
 
+// A layout without "engine" takes the one the command line's flags imply: --tp 2 alone is
+// Megatron-LM's, 8 GPUs alone DDP; a named engine stays.
+TEST(PlanJson, ALayoutWithoutAnEngineTakesTheImpliedOne) {
+  auto tp = plan_from_json(R"({"layout": {"gpus_per_node": 8, "tp": 2}})");
+  ASSERT_TRUE(tp.ok()) << tp.error().message();
+  EXPECT_EQ(tp->layout.engine, Engine::megatron);
+  auto dp = plan_from_json(R"({"layout": {"gpus_per_node": 8}})");
+  ASSERT_TRUE(dp.ok()) << dp.error().message();
+  EXPECT_EQ(dp->layout.engine, Engine::ddp);
+  auto named = plan_from_json(R"({"layout": {"gpus_per_node": 8, "engine": "fsdp", "tp": 2}})");
+  ASSERT_TRUE(named.ok()) << named.error().message();
+  EXPECT_EQ(named->layout.engine, Engine::fsdp);
+}
+
 TEST(PlanJson, SeparateFsdp2UnitsRoundTripAndNeedFsdp2) {
   TrainingPlan p;
   p.layout.engine = Engine::fsdp;

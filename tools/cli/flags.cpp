@@ -426,8 +426,8 @@ Result<Layout> make_layout(const LayoutFlags& f) {
                    fmt::format("'{}' contradicts --zero/--fsdp/--distributed-optimizer", f.engine)};
     }
     l.engine = e.value();
-  } else if (engines == 0 && (f.tp > 1 || f.pp > 1 || f.cp > 1 || f.ep > 1)) {
-    l.engine = Engine::megatron;  // model parallelism without a DP engine: Megatron-LM
+  } else if (engines == 0) {
+    l.engine = implied_engine(l);
   }
   if (!f.offload.empty()) {
     if (f.offload == "optimizer") {
