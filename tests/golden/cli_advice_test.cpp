@@ -12,6 +12,14 @@ using trainmem::testing_support::CliRun;
 using trainmem::testing_support::contains;
 using trainmem::testing_support::run_cli;
 
+// An option's command, run as printed (minus the program name), prices that option.
+void expect_prices_the_option(const nlohmann::json& option) {
+  const std::string command = option["command"];
+  const CliRun again = run_cli(command.substr(std::string("trainmem ").size()) + " --json");
+  ASSERT_EQ(again.code, 0) << command << "\n" << again.out;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["fit"]["peak_bytes"], option["peak_bytes"]) << command;
+}
+
 TEST(CliAdvice, EveryOptionIsACompleteCommandThatRuns) {
   const CliRun r =
       run_cli("advise qwen3-4b --optimizer-impl foreach --seq 128 --gpu rtx-4090 --json");
@@ -38,13 +46,7 @@ TEST(CliAdvice, EveryOptionIsACompleteCommandThatRuns) {
     liger = liger || std::string(o["change"]).find("use_liger_kernel=True") != std::string::npos;
   }
   EXPECT_TRUE(liger) << long_seq.out;
-  // The first option's command, run as printed (minus the program name), prices that option.
-  const auto& first = j["options"][0];
-  std::string command = first["command"];
-  command = command.substr(std::string("trainmem ").size());
-  const CliRun again = run_cli(command + " --json");
-  ASSERT_EQ(again.code, 0) << again.out;
-  EXPECT_EQ(nlohmann::json::parse(again.out)["fit"]["peak_bytes"], first["peak_bytes"]);
+  expect_prices_the_option(j["options"][0]);
 }
 
 // A typed HF switch (--bf16, --gradient_checkpointing) and an option's own flag for the same
@@ -57,13 +59,11 @@ TEST(CliAdvice, OptionCommandsDropTheSwitchesTheyOverride) {
   const auto j = nlohmann::json::parse(r.out);
   bool dropped_bf16 = false;
   for (const auto& o : j["options"]) {
-    std::string command = o["command"];
+    const std::string command = o["command"];
     const bool sets_precision = std::string(o["flags"]).find("--precision") != std::string::npos;
     EXPECT_EQ(command.find("--bf16") == std::string::npos, sets_precision) << command;
     dropped_bf16 = dropped_bf16 || sets_precision;
-    const CliRun again = run_cli(command.substr(std::string("trainmem ").size()) + " --json");
-    ASSERT_EQ(again.code, 0) << command << "\n" << again.out;
-    EXPECT_EQ(nlohmann::json::parse(again.out)["fit"]["peak_bytes"], o["peak_bytes"]) << command;
+    expect_prices_the_option(o);
   }
   EXPECT_TRUE(dropped_bf16) << r.out;
 }
@@ -87,9 +87,7 @@ TEST(CliAdvice, OptionCommandsNameEachSettingOnce) {
       changed_batch = true;
       EXPECT_EQ(command.find("--batch 8"), std::string::npos) << command;
     }
-    const CliRun again = run_cli(command.substr(std::string("trainmem ").size()) + " --json");
-    ASSERT_EQ(again.code, 0) << command << "\n" << again.out;
-    EXPECT_EQ(nlohmann::json::parse(again.out)["fit"]["peak_bytes"], o["peak_bytes"]) << command;
+    expect_prices_the_option(o);
   }
   EXPECT_TRUE(changed_batch) << r.out;
 }
