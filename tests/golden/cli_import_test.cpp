@@ -207,6 +207,11 @@ TEST(CliImport, AxolotlQloraYaml) {
   EXPECT_EQ(p["checkpointing"], "full");
   EXPECT_EQ(p["lora"]["rank"], 32);
   EXPECT_EQ(p["lora"]["targets"], nlohmann::json::array({"all-linear"}));
+  // An axolotl config is priced under axolotl's profile; a --framework flag still wins.
+  EXPECT_EQ(p["framework"], "axolotl");
+  const auto hf = estimate_json("llama-3.1-8b --framework hf --from " +
+                                import_data("axolotl_qlora.yaml"))["plan"];
+  EXPECT_EQ(hf["framework"], "hf");
 }
 
 TEST(CliImport, AxolotlTorchCompile) {

@@ -180,6 +180,10 @@ const ImportFormat& axolotl_format() {
        not_priced("deepspeed", kNamesADeepSpeedConfig),
        not_priced("fsdp", kFsdpByFlags)},
       [](const FlatConfig& c, ImportedConfig& out) {
+        // An axolotl config is run by axolotl: its profile (docs/frameworks.md, axolotl: the HF
+        // Trainer with the YAML's options), as a torchtune recipe is torchtune's.
+        out.patch.insert(out.patch.begin(),
+                         {"framework", "axolotl", out.file + ": (an axolotl config)", true});
         finish_evaluation(c, out);
         finish_targets(c, out);
         finish_precision(c, out);
