@@ -134,6 +134,29 @@ TEST(CliDistributed, PlanRanksFittingLayouts) {
   EXPECT_EQ(again["most_loaded"]["peak_bytes"], first["peak_bytes"]);
 }
 
+// plan takes the cluster as --gpus N --nodes M (N per node, at most N x M in all), as estimate's
+// layout flags say it; a flag that names one layout is refused, not silently replaced.
+TEST(CliDistributed, PlanReadsTheClusterFromGpusAndNodes) {
+  const auto j = run_json("plan llama-3.1-70b --gpu h100 --seq 4096 --gpus 4 --nodes 2 --top 50");
+  ASSERT_GE(j["layouts"].size(), 1u);
+  bool two_nodes = false;
+  for (const auto& row : j["layouts"]) {
+    EXPECT_LE(row["gpus"].get<std::int64_t>(), 8) << row["flags"];
+    const std::string flags = row["flags"];
+    EXPECT_NE(flags.find("--gpus "), std::string::npos);
+    EXPECT_EQ(flags.find("--gpus 8"), std::string::npos) << flags;  // at most 4 in a node
+    two_nodes = two_nodes || flags.find("--nodes 2") != std::string::npos;
+  }
+  EXPECT_TRUE(two_nodes) << j.dump();
+  for (const char* refused : {"--zero 3", "--fsdp full", "--tp 2", "--offload both"}) {
+    const CliRun r = run(std::string("plan llama-3.1-70b --gpu h100 ") + refused);
+    EXPECT_EQ(r.code, 2) << refused;
+    EXPECT_NE(r.out.find("plan searches"), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(run("plan llama-3.1-70b --gpu h100 --gpus 8 --gpus-per-node 4").code, 2);
+  EXPECT_EQ(run("plan llama-3.1-70b --gpu h100 --gpus 8 --nodes 2 --max-gpus 8").code, 2);
+}
+
 // plan ranks on live bytes but shows only layouts that `estimate` with the same flags says fit
 // on the device total, with that figure and the same host RAM per node. Llama-3.1-8B on RTX 4090s
 // has a layout among the first ten whose live peak fits and whose device total does not.

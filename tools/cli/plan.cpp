@@ -1,10 +1,13 @@
-// trainmem plan MODEL --gpu h100 [--max-gpus 64] [--gpus-per-node 8] [--top 10] [plan flags]:
+// trainmem plan MODEL --gpu h100 [--max-gpus 64] [--gpus-per-node 8] [--top 10] [plan flags]
+// (or the cluster as --gpus 8 --nodes 2):
 // every layout on 1..max GPUs, the fitting ones ranked (fewest GPUs, then the communication /
 // bubble proxy, then headroom). Exit 3 when none fits.
 #include <fmt/format.h>
 
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <utility>
 
 #include "commands.h"
 #include "flags.h"
@@ -22,7 +25,71 @@ struct PlanArgs {
   std::int64_t max_gpus = 64, min_gpus = 1, gpus_per_node = 8, top = 10;
   bool no_offload = false;
   std::string host_memory;  // per node; layouts needing more are left out
+  bool max_gpus_typed = false, gpus_per_node_typed = false;
 };
+
+// The first layout flag that names one layout (an engine, a ZeRO stage or FSDP mode, a parallel
+// size, offload, a bucket), which the search would replace; empty when there is none.
+std::string layout_choice_flag(const LayoutFlags& f) {
+  const LayoutFlags d;
+  const std::pair<bool, const char*> choices[] = {
+      {!f.engine.empty(), "--engine"},
+      {f.zero.has_value(), "--zero"},
+      {!f.fsdp.empty(), "--fsdp"},
+      {f.fsdp_version != d.fsdp_version, "--fsdp-version"},
+      {f.tp != d.tp, "--tp"},
+      {f.pp != d.pp, "--pp"},
+      {f.cp != d.cp, "--cp"},
+      {f.ep != d.ep, "--ep"},
+      {f.virtual_stages != d.virtual_stages, "--virtual-stages"},
+      {f.sequence_parallel, "--sequence-parallel"},
+      {f.distributed_optimizer, "--distributed-optimizer"},
+      {!f.offload.empty(), "--offload"},
+      {f.offload_to != d.offload_to, "--offload-to"},
+      {f.bucket_cap_mb != d.bucket_cap_mb, "--bucket-cap-mb"},
+      {f.gradient_as_bucket_view, "--gradient-as-bucket-view"},
+      {!f.reduce_bucket_size.empty(), "--reduce-bucket-size"},
+      {!f.custom_sharded_layers.empty(), "--custom-sharded-layers"}};
+  for (const auto& [given, flag] : choices) {
+    if (given) return flag;
+  }
+  return "";
+}
+
+// plan searches the layouts, so of the layout flags it takes the cluster's shape only: --gpus N
+// is the GPUs in a node (--gpus-per-node) and --nodes M makes N x M the largest count tried
+// (--max-gpus). A flag that names one layout is refused rather than silently replaced.
+std::optional<Error> read_cluster(const PlanArgs& a, SearchSpace& space) {
+  const LayoutFlags& f = a.plan.layout;
+  if (const std::string flag = layout_choice_flag(f); !flag.empty()) {
+    return Error{ErrorCode::usage, "", flag,
+                 "plan searches the engines, ZeRO stages, FSDP modes, parallel sizes and offload "
+                 "itself; leave it out, or price that one layout with `trainmem estimate`"};
+  }
+  if (f.gpus != 1) {
+    if (a.gpus_per_node_typed && a.gpus_per_node != f.gpus) {
+      return Error{
+          ErrorCode::usage, "", "--gpus",
+          fmt::format("{} GPUs per node contradicts --gpus-per-node {}", f.gpus, a.gpus_per_node)};
+    }
+    space.gpus_per_node = f.gpus;
+  }
+  if (f.gpus != 1 || f.nodes != 1) {
+    const std::int64_t cluster = space.gpus_per_node * f.nodes;
+    if (a.max_gpus_typed && a.max_gpus != cluster) {
+      return Error{ErrorCode::usage, "", "--nodes",
+                   fmt::format("a cluster of {} x {} GPUs contradicts --max-gpus {}", f.nodes,
+                               space.gpus_per_node, a.max_gpus)};
+    }
+    if (cluster < a.min_gpus || cluster > 65536) {
+      return Error{ErrorCode::usage, "", "--nodes",
+                   fmt::format("a cluster of {} GPUs is outside --min-gpus {} to 65536", cluster,
+                               a.min_gpus)};
+    }
+    space.max_gpus = cluster;
+  }
+  return std::nullopt;
+}
 
 // The flags that reproduce a layout with `trainmem estimate`.
 std::string layout_flags(const Layout& l) {
@@ -55,10 +122,6 @@ std::string layout_flags(const Layout& l) {
 }
 
 int run_plan(const PlanArgs& a) {
-  auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
-  if (!in) return report(in.error());
-  if (!in->device)
-    return report(Error{ErrorCode::usage, "", "--gpu", "plan needs --gpu or --memory"});
   if (a.max_gpus < 1 || a.max_gpus > 65536 || a.min_gpus < 1 || a.min_gpus > a.max_gpus) {
     return report(
         Error{ErrorCode::usage, "", "--max-gpus", "needs 1 <= --min-gpus <= --max-gpus <= 65536"});
@@ -74,12 +137,18 @@ int run_plan(const PlanArgs& a) {
   space.max_gpus = a.max_gpus;
   space.min_gpus = a.min_gpus;
   space.gpus_per_node = a.gpus_per_node;
+  // Before the plan is read: a layout flag's own checks would answer a question plan does not ask.
+  if (auto e = read_cluster(a, space)) return report(*e);
   space.allow_offload = !a.no_offload;
   if (!a.host_memory.empty()) {
     auto bytes = parse_size(a.host_memory, "--host-memory");
     if (!bytes) return report(bytes.error());
     space.host_bytes_per_node = bytes.value();
   }
+  auto in = read_pricing_inputs(a.model, a.plan, a.device, a.output);
+  if (!in) return report(in.error());
+  if (!in->device)
+    return report(Error{ErrorCode::usage, "", "--gpu", "plan needs --gpu or --memory"});
   const LayoutPricer pricer(in->model, in->plan);
   const SearchResult r = search_layouts(in->model, in->plan, pricer, *in->device, space);
   const Unit u = in->options.unit;
@@ -119,7 +188,7 @@ int run_plan(const PlanArgs& a) {
   std::cout << fmt::format(
       "{} on {} ({} usable per GPU): {} layouts searched on {}-{} GPUs, {} fit on live bytes\n",
       model_label(a.model, *in), in->device->name, format_bytes(in->device->usable_bytes(), u),
-      r.searched, a.min_gpus, a.max_gpus, r.fitting.size());
+      r.searched, a.min_gpus, space.max_gpus, r.fitting.size());
   if (judged.over_on_device_total > 0) {
     std::cout << fmt::format(
         "{} of them, ranked above the last shown, are over on the device total (the caching "
@@ -158,14 +227,23 @@ void register_plan(CLI::App& app, Commands& commands) {
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);
-  cmd->add_option("--max-gpus", args->max_gpus, "largest GPU count to try")->capture_default_str();
+  CLI::Option* max_gpus = cmd->add_option("--max-gpus", args->max_gpus,
+                                          "largest GPU count to try (--gpus N --nodes "
+                                          "M: N x M)")
+                              ->capture_default_str();
   cmd->add_option("--min-gpus", args->min_gpus, "smallest GPU count to try")->capture_default_str();
-  cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs in a node")->capture_default_str();
+  CLI::Option* per_node =
+      cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs in a node (also: --gpus)")
+          ->capture_default_str();
   cmd->add_option("--top", args->top, "layouts to show")->capture_default_str();
   cmd->add_flag("--no-offload", args->no_offload, "leave CPU offload out of the search");
   cmd->add_option("--host-memory", args->host_memory,
                   "RAM per node, e.g. 2TB: layouts needing more host memory are left out");
-  commands.on(cmd, [args] { return run_plan(*args); });
+  commands.on(cmd, [args, max_gpus, per_node] {
+    args->max_gpus_typed = max_gpus->count() > 0;
+    args->gpus_per_node_typed = per_node->count() > 0;
+    return run_plan(*args);
+  });
 }
 
 }  // namespace trainmem::cli
