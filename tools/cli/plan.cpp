@@ -227,10 +227,10 @@ void register_plan(CLI::App& app, Commands& commands) {
   add_plan_flags(*cmd, args->plan);
   add_device_flags(*cmd, args->device);
   add_output_flags(*cmd, args->output);
-  CLI::Option* max_gpus = cmd->add_option("--max-gpus", args->max_gpus,
-                                          "largest GPU count to try (--gpus N --nodes "
-                                          "M: N x M)")
-                              ->capture_default_str();
+  CLI::Option* max_gpus =
+      cmd->add_option("--max-gpus", args->max_gpus,
+                      "largest GPU count to try (also: --gpus N --nodes M as N x M)")
+          ->capture_default_str();
   cmd->add_option("--min-gpus", args->min_gpus, "smallest GPU count to try")->capture_default_str();
   CLI::Option* per_node =
       cmd->add_option("--gpus-per-node", args->gpus_per_node, "GPUs in a node (also: --gpus)")
