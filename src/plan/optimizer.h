@@ -62,6 +62,10 @@ std::int64_t paged_state_element_bytes(const OptimizerRow& row);
 // blocks). 0 for rows that do not page.
 std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape);
 
+// fp32 copies of a parameter Adafactor's step holds at once: 4 for a 16-bit parameter (its grad
+// and itself upcast, the update and its negation), 2 for an fp32 one.
+int adafactor_scratch_copies(Dtype param_dtype);
+
 // Scratch the step allocates on top of the states, for tensors with `total_elements` elements
 // whose largest single tensor has `largest_elements`, in `state_dtype`.
 std::int64_t optimizer_step_scratch_bytes(const OptimizerRow& row, OptimizerImpl impl,

@@ -115,7 +115,8 @@ const ScratchCase kScratch[] = {
     {OptimizerKind::adamw_8bit, OptimizerImpl::foreach, 0},
     {OptimizerKind::paged_adamw, OptimizerImpl::foreach, 0},
     {OptimizerKind::paged_adamw_8bit, OptimizerImpl::foreach, 0},
-    {OptimizerKind::adafactor, OptimizerImpl::foreach, 3 * 4 * 10},
+    // bf16 parameters: grad.float(), p.float(), the update and its negation, 4 B each.
+    {OptimizerKind::adafactor, OptimizerImpl::foreach, 4 * 4 * 10},
     {OptimizerKind::sgd, OptimizerImpl::foreach, 0},
     {OptimizerKind::sgd_momentum, OptimizerImpl::foreach, 0},
     {OptimizerKind::lion, OptimizerImpl::foreach, 0},
@@ -133,6 +134,16 @@ TEST_P(OptimizerScratch, HandComputedBytes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Table, OptimizerScratch, ::testing::ValuesIn(kScratch));
+
+// An fp32 parameter is stepped in place: no upcast copies, only the update and its negation
+// (transformers/optimization.py Adafactor.step).
+TEST(OptimizerScratch, AdafactorOnFp32ParametersHoldsTwoCopies) {
+  const OptimizerRow& row = optimizer_row(OptimizerKind::adafactor);
+  EXPECT_EQ(optimizer_step_scratch_bytes(row, OptimizerImpl::foreach, 1000, 10, Dtype::f32),
+            2 * 4 * 10);
+  EXPECT_EQ(optimizer_step_scratch_formula(row, OptimizerImpl::foreach, 1000, 10, Dtype::f32),
+            "2 fp32 copies of the largest tensor (fp32 parameters): 2 x 10 x 4 B");
+}
 
 }  // namespace
 }  // namespace trainmem
