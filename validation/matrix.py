@@ -354,6 +354,14 @@ def dora():
     return rows
 
 
+def dora_crosscheck():
+    """The DoRA rows of dora() with no checkpointing, measured by the dispatch tracker (storages
+    alive) instead of MemTracker (validation/data/dora-crosscheck.jsonl): on these rows
+    MemTracker reads above the storages a step holds."""
+    return [dict(r, tracker="dispatch") for r in dora()
+            if r.get("dora") and r["checkpointing"] == "none"]
+
+
 def autocast_lora():
     """LoRA under autocast without checkpointing (validation/data/autocast-lora.jsonl): which
     bf16 weight copies the matmuls keep. A frozen weight's copy is kept only where its input
@@ -371,5 +379,5 @@ def autocast_lora():
 
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
             "families": families, "families-subset": families_subset,
-            "families-crosscheck": families_crosscheck, "dora": dora,
+            "families-crosscheck": families_crosscheck, "dora": dora, "dora-crosscheck": dora_crosscheck,
             "autocast-lora": autocast_lora}

@@ -54,6 +54,7 @@ measure-families-subset: $(VALIDATION_STAMP)
 # DoRA against LoRA (issue 9: DoRA's activations), two families, real tensors.
 measure-dora: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix dora --out validation/data/dora.jsonl
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix dora-crosscheck --out validation/data/dora-crosscheck.jsonl
 
 # LoRA under autocast without checkpointing: which bf16 weight copies the matmuls keep.
 measure-autocast-lora: $(VALIDATION_STAMP)
