@@ -188,16 +188,23 @@ struct Plan {
 };
 
 // Claims the items of `tenant` (optionally only those whose mask is `mask`) when their bytes sum
-// to `want`; returns their common mask, or 0 when they do not match.
+// to `want`; returns their common mask, or 0 when they do not match. `nested`: the masks may
+// differ when each lies within the first's (the embedding's gradients, made after the layers'
+// backward, which the split's order places last), and the first's is returned.
 PhaseMask claim(const Ledger& l, std::vector<bool>& claimed, Tenant tenant, std::int64_t want,
-                std::optional<PhaseMask> mask = std::nullopt) {
+                std::optional<PhaseMask> mask = std::nullopt, bool nested = false) {
   std::int64_t sum = 0;
   PhaseMask common = 0;
   std::vector<std::size_t> picks;
   for (std::size_t k = 0; k < l.items.size(); ++k) {
     const LedgerItem& i = l.items[k];
     if (claimed[k] || i.tenant != tenant || (mask && i.live != *mask)) continue;
-    if (!picks.empty() && i.live != common) return 0;
+    if (!picks.empty() && i.live != common) {
+      if (!nested || (i.live & ~common) != 0) return 0;
+      sum += i.bytes;
+      picks.push_back(k);
+      continue;
+    }
     common = i.live;
     sum += i.bytes;
     picks.push_back(k);
@@ -306,7 +313,10 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
     add_group(sc, t, dense_bytes(sd, n));  // _foreach_sqrt(exp_avg_sq): v's dtype
   }
   auto take = [&](Split& split, std::vector<Piece> pieces, Tenant tenant, const std::string& lab) {
-    const PhaseMask mask = claim(l, claimed, tenant, total(pieces));
+    // The gradient lines' masks nest (gradients.cpp: the embedding's are made last, as the
+    // split's parameter order allocates them).
+    const PhaseMask mask =
+        claim(l, claimed, tenant, total(pieces), std::nullopt, tenant == Tenant::gradients);
     if (mask == 0) return;
     parameter_order(pieces);
     split.pieces = std::move(pieces);

@@ -33,10 +33,12 @@ Basis make_basis(const LoadedModel& model, const TrainingPlan& plan) {
   b.micro_batches = plan.grad_accum;
   b.unreduced_accumulation =
       plan.grad_accum > 1 && plan.behaviour.skips_grad_sync_while_accumulating;
+  PhaseMask grad_live = 0;  // every gradient line's phases (the embedding's start later)
   for (const LedgerItem& item : b.lines) {
-    if (item.tenant == Tenant::gradients) b.grad_live = item.live;
+    if (item.tenant == Tenant::gradients) grad_live |= item.live;
     if (item.tenant == Tenant::optimizer_states) b.state_live = item.live;
   }
+  if (grad_live != 0) b.grad_live = grad_live;
   return b;
 }
 

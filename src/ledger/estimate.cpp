@@ -91,7 +91,9 @@ std::string framework_note(const TrainingPlan& plan) {
   if (b.unified_memory) {
     out += " Apple unified memory: the OS and other apps share the same memory.";
   }
-  out += " The late-backward phase counts every gradient.";
+  out +=
+      " The late-backward phase counts every gradient but the input embedding's, which its "
+      "backward makes last.";
   return out;
 }
 

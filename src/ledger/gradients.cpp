@@ -11,6 +11,7 @@
 #include "ledger/phases.h"
 #include "model/dtype.h"
 #include "model/inventory.h"
+#include "plan/method.h"
 #include "plan/precision.h"
 
 namespace trainmem::ledger {
@@ -26,6 +27,22 @@ PhaseMask gradient_phases(const TrainingPlan& plan) {
   if (plan.grad_accum > 1) return from_phase(0, Phase::backward) & ~phase_bit(1, Phase::loaded);
   return between(0, Phase::backward, Phase::optimizer_step) |
          between(1, Phase::backward, Phase::optimizer_step);
+}
+
+// The input embedding's gradients are made by its backward, the last node the engine runs, after
+// the first decoder layer's (torch/csrc/autograd/engine.cpp walks the graph from the loss;
+// AccumulateGrad allocates .grad when the node runs): no layer's backward sees them. Measured:
+// Qwen3-8B's checkpointed full fine-tune at 4,096 tokens peaks recomputing layer 0 without its
+// V x h gradient (validation/data/measurements.jsonl). A tied embedding's gradient is lm_head's
+// first (held from the start of backward, temporaries' tied accumulation), and under accumulation
+// an earlier micro-batch's is live through every later backward.
+bool gradient_after_the_layers(const Context& ctx, const TensorGroup& g) {
+  if (g.role != Role::embedding && g.role != Role::position_embedding) return false;
+  if (ctx.plan.grad_accum > 1) return false;
+  const bool tied_weight = g.role == Role::embedding && ctx.spec.tied_embeddings &&
+                           !ctx.plan.behaviour.unties_embeddings && !g.module_copy &&
+                           !is_adapter(g);
+  return !tied_weight;
 }
 
 }  // namespace
@@ -75,11 +92,11 @@ void add_gradients(const Context& ctx, Items& items) {
          .estimated = false});
     return;
   }
-  std::map<Dtype, std::int64_t> by_dtype;
+  std::map<Dtype, std::int64_t> by_dtype, after_layers;
   for (const TensorGroup& g : ctx.inventory.groups) {
     if (!g.trainable || g.mtp) continue;
     const Dtype d = dtype_info(g.dtype).bits > dtype_info(dtype).bits ? g.dtype : dtype;
-    by_dtype[d] += group_params(g);
+    (gradient_after_the_layers(ctx, g) ? after_layers : by_dtype)[d] += group_params(g);
   }
   for (const auto& [d, n] : by_dtype) {
     items.push_back(
@@ -90,6 +107,20 @@ void add_gradients(const Context& ctx, Items& items) {
          .formula = per_param(n, d),
          .source = "torch/csrc/autograd/functions/accumulate_grad.h: .grad like the parameter",
          .live = live,
+         .estimated = false});
+  }
+  for (const auto& [d, n] : after_layers) {
+    items.push_back(
+        {.id = "gradients.embedding",
+         .tenant = Tenant::gradients,
+         .label = fmt::format("Gradients of the input embeddings, {} (made after the layers' "
+                              "backward)",
+                              dtype_name(d)),
+         .bytes = dense_bytes(d, n),
+         .formula = per_param(n, d),
+         .source = "torch/csrc/autograd/engine.cpp: the embedding's backward runs last; "
+                   "accumulate_grad.h",
+         .live = live & ~in_phase(Phase::backward),
          .estimated = false});
   }
 }

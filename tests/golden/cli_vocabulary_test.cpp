@@ -157,9 +157,11 @@ TEST(CliEcosystemNames, DefaultsFollowTheHfTrainer) {
   const auto p = plan_of("qwen3-8b");
   EXPECT_EQ(p["precision"], "bf16-mixed");  // bf16=True: fp32 weights under autocast
   EXPECT_EQ(p["optimizer_impl"], "fused");  // adamw_torch_fused on current torch
-  // Qwen3-8B full fine-tune, batch 1 x 1024: 122.41 GiB (issue 11's figure for fused AdamW).
+  // Qwen3-8B full fine-tune, batch 1 x 1024: 122.11 GiB, at the end of backward (issue 11's
+  // 122.41 for fused AdamW counted the embedding's fp32 gradient, 2.32 GiB, beside layer 0's
+  // backward, which runs before the embedding's backward makes it).
   const double gib = static_cast<double>(peak_of("qwen3-8b")) / (1 << 30);
-  EXPECT_NEAR(gib, 122.41, 0.01);
+  EXPECT_NEAR(gib, 122.11, 0.01);
 }
 
 TEST(CliEcosystemNames, PrecisionNamesMeanWhatTheEcosystemMeans) {

@@ -2,6 +2,8 @@
 // the steady state, and gradient accumulation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "support/models.h"
 #include "trainmem/estimate.h"
 #include "trainmem/model.h"
@@ -50,6 +52,28 @@ TEST(Phases, GradientAccumulationKeepsGradientsAtBackwardStart) {
   // At the optimizer-step boundary (where a framework evaluates between steps) zero_grad has
   // freed them.
   EXPECT_EQ(tenant_in(l, Tenant::gradients, slot(1, Phase::loaded)), 0);
+}
+
+// The engine runs the input embedding's backward last: its gradient (8,192 x 128 x 2 B in bf16)
+// is absent while the layers' backward runs and present from the end of backward. Under
+// accumulation an earlier micro-batch's is there throughout.
+TEST(Phases, EmbeddingGradientIsMadeAfterTheLayers) {
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");  // untied, V 8192, h 128
+  const Ledger l = estimate(m, p);
+  const std::int64_t embedding_grad = 8192 * 128 * 2;
+  const std::int64_t late = tenant_in(l, Tenant::gradients, slot(1, Phase::backward));
+  const std::int64_t end = tenant_in(l, Tenant::gradients, slot(1, Phase::end_of_backward));
+  EXPECT_EQ(end - late, embedding_grad);
+  const auto line = std::find_if(l.items.begin(), l.items.end(),
+                                 [](const LedgerItem& i) { return i.id == "gradients.embedding"; });
+  ASSERT_NE(line, l.items.end());
+  EXPECT_EQ(line->bytes, embedding_grad);
+  p.grad_accum = 2;
+  const Ledger accumulating = estimate(m, p);
+  EXPECT_EQ(tenant_in(accumulating, Tenant::gradients, slot(1, Phase::backward)),
+            tenant_in(accumulating, Tenant::gradients, slot(1, Phase::end_of_backward)));
 }
 
 TEST(Phases, OptimizerStepScratchOnlyInTheStep) {
