@@ -259,7 +259,8 @@ TEST(FamilyActivation, Gemma2SoftcapEagerScores) {
 // of 32, top-2). Asked for sdpa it runs eager (_supports_sdpa = False) with the softmax in bf16:
 // 2 B/score, plus per token and head the sink column (2 B) and max's int64 index (8 B). The
 // router keeps the top-k indices (8 B) and the bf16 softmax over the k logits (2 B) per routed
-// copy. The clamped gate keeps 7 widths per routed copy where SwiGLU keeps 4.
+// copy. The clamped gate keeps 7 widths per routed copy where SwiGLU keeps 4. The norms' weight
+// mul runs in fp32.
 TEST(FamilyActivation, GptOssSinksRouterAndClampedGate) {
   auto m = model_from_config_text(
       R"({"model_type": "gpt_oss", "vocab_size": 1000, "hidden_size": 64,
@@ -285,6 +286,10 @@ TEST(FamilyActivation, GptOssSinksRouterAndClampedGate) {
   EXPECT_EQ(bytes_of("router: top-k indices and the softmax over the top-k logits"), (8 + 2) * 2);
   // gate and up halves, the clamped gate and its sigmoid: 4 x 2 copies x 2 B x 32.
   EXPECT_EQ(bytes_of("experts: activation intermediates of the gate output"), 4 * 2 * 2 * 32);
+  // GptOssRMSNorm multiplies the weight in fp32: the weight mul keeps the fp32 normalized tensor
+  // (4 B x 64), twice a layer.
+  EXPECT_EQ(bytes_of("input_layernorm: normalized tensor (weight mul)"), 4 * 64);
+  EXPECT_EQ(bytes_of("post_attention_layernorm: normalized tensor (weight mul)"), 4 * 64);
   // The same model with SwiGLU experts keeps one width there instead of four.
   ModelSpec swiglu = m->spec;
   swiglu.activation = Activation::silu;
