@@ -498,7 +498,12 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
   // copies the states (transformers 5): the attention then reads the cache's copy.
   const bool cache_on = cfg.output_cache != OutputCache::none;
   const bool unrepeated = !repeat || kv == a;  // repeat_kv(x, 1) returns x
-  const bool fused_view = spec.fused_qkv_view && unrepeated;
+  // Eager's `torch.matmul(attn_weights, value_states)` reshapes v to (batch x heads, T, d) for
+  // bmm: the strided view of the fused output merges into that shape only when the batch is 1;
+  // past it the reshape copies and the copy is saved, not the fused output (CPU storages of
+  // phi3-tiny eager steps: at 2 x 128 an h-wide v copy a layer and no qkv output, +1.0 % while
+  // priced as the view; at 1 x 512 the qkv output kept).
+  const bool fused_view = spec.fused_qkv_view && unrepeated && (!eager || cfg.batch == 1);
   const bool view_copied = fused_view && cache_on && cfg.cache_copies_states;
   const char* k_name =
       repeat ? "attention: k repeated to all heads (repeat_kv)" : "attention: k (GQA heads)";
@@ -682,6 +687,7 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
   }
   cfg.cpu_kernels = plan.cpu_kernels;
   cfg.seq = plan.seq;
+  cfg.batch = plan.batch;
   cfg.padding_mask = plan.behaviour.padding_mask;
   cfg.bnb_saves_input = plan.method == Method::qlora && plan.behaviour.bnb_saves_4bit_input;
   cfg.lm_head_quantised = plan.method == Method::qlora && plan.behaviour.quantises_lm_head;

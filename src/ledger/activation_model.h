@@ -77,7 +77,8 @@ struct ActivationSettings {
   // dropout saves a noise tensor of the input dtype instead of a bool mask, and SDPA with
   // dropout runs the math kernel instead of a fused one.
   bool cpu_kernels = false;
-  std::int64_t seq = 0;  // sequence length: a sliding window shorter than it materialises a mask
+  std::int64_t seq = 0;    // sequence length: a sliding window shorter than it materialises a mask
+  std::int64_t batch = 1;  // micro-batch: eager's bmm reshape copies a strided v only past 1
   bool bnb_saves_input = false;      // bitsandbytes < 0.43.2: every 4-bit linear keeps its input
   bool lm_head_quantised = false;    // the lm_head is a 4-bit linear too (quantises_lm_head)
   bool fused_qkv_attention = false;  // litgpt CausalSelfAttention (FrameworkBehaviour)

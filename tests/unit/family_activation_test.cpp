@@ -308,7 +308,7 @@ TEST(FamilyActivation, FalconMultiQueryRunsMath) {
 }
 
 // GPT-NeoX's v is a view of query_key_value's output: the saved v keeps all 3h of it, so the
-// attention keeps q 2h + k 2h + 6h instead of 6h in all.
+// attention keeps q 2h + k 2h + 6h instead of 6h in all (SDPA, and eager at batch 1).
 TEST(FamilyActivation, FusedQkvViewKeepsTheWholeOutput) {
   ModelSpec s = small("gpt_neox");
   s.fused_qkv = true;
@@ -321,6 +321,17 @@ TEST(FamilyActivation, FusedQkvViewKeepsTheWholeOutput) {
   const auto view =
       terms_per_token(layers(model_from_spec(s, SourceKind::config_file, "t"), bf16_full())[1]);
   EXPECT_EQ(view - plain, 2 * 2 * 64);  // (a + 2kv)d - kv d = (a + kv) d more, in bf16
+  // Eager's bmm reshapes v to (batch x heads, T, d): a view of the fused output only at batch 1;
+  // past it the reshape copies v (kv d in bf16) and the fused output is not kept.
+  TrainingPlan eager = bf16_full();
+  eager.attention = Attention::eager;
+  const LoadedModel viewed = model_from_spec(s, SourceKind::config_file, "t");
+  s.fused_qkv_view = false;
+  const LoadedModel copied = model_from_spec(s, SourceKind::config_file, "t");
+  EXPECT_EQ(terms_per_token(layers(viewed, eager)[1]) - terms_per_token(layers(copied, eager)[1]),
+            2 * 2 * 64);
+  eager.batch = 2;
+  EXPECT_EQ(terms_per_token(layers(viewed, eager)[1]), terms_per_token(layers(copied, eager)[1]));
 }
 
 // A sliding window shorter than the sequence materialises a mask: SDPA keeps a float copy per
