@@ -340,6 +340,16 @@ def families_crosscheck():
     return rows + [_row("gpt2-124m", mode="fake", precision="fp32", batch=2, seq=512)]
 
 
+def ckpt_dispatch():
+    """LoRA + dropout + checkpointing on every supported family, real tensors, measured by the
+    dispatch tracker (storages alive) where families.jsonl used MemTracker
+    (validation/data/ckpt-dispatch.jsonl): under non-reentrant checkpointing MemTracker reads
+    above the storages a step holds."""
+    return [_row(model, dict(attention=attn[0], tracker="dispatch"), lora(targets=SUBSET_TARGETS),
+                 CKPT, lora_dropout=0.1)
+            for model, moe, attn in SUPPORTED_FAMILIES]
+
+
 def dora():
     """DoRA (PEFT use_dora=True) against the same LoRA, on two families, real tensors
     (validation/data/dora.jsonl): what DoRA's forward saves beyond LoRA's."""
@@ -379,5 +389,5 @@ def autocast_lora():
 
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
             "families": families, "families-subset": families_subset,
-            "families-crosscheck": families_crosscheck, "dora": dora, "dora-crosscheck": dora_crosscheck,
+            "families-crosscheck": families_crosscheck, "dora": dora, "dora-crosscheck": dora_crosscheck, "ckpt-dispatch": ckpt_dispatch,
             "autocast-lora": autocast_lora}

@@ -47,6 +47,7 @@ measure-test: $(VALIDATION_STAMP)
 measure-families: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix families --out validation/data/families.jsonl
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix families-crosscheck --out validation/data/families-crosscheck.jsonl
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix ckpt-dispatch --out validation/data/ckpt-dispatch.jsonl
 
 measure-families-subset: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix families-subset --out validation/out/families-subset.jsonl
