@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <string>
 
+#include "model/dtype.h"
 #include "model/model_spec.h"
 #include "plan/framework.h"
 #include "plan/method.h"
+#include "plan/precision.h"
 #include "util/checked.h"
 
 namespace trainmem {
@@ -369,15 +371,22 @@ void attention_output(Sink& s, const ModelSpec& spec, const LayerPlan& l, std::i
 }
 
 // A q/k norm over `width` features per token in `rows` rows (per head or the whole projection).
+// A norm that reads a projection's output (Qwen3's q/k norms, MLA's latent norms) sees the
+// compute dtype, not the residual stream's: under autocast its input is bf16, so the tensor it
+// normalises back to its input dtype (`self.weight * x.to(input_dtype)`) is bf16 too.
+ActivationSettings reading_a_projection(const ActivationSettings& cfg) {
+  ActivationSettings in_e = cfg;
+  in_e.stream_bytes = cfg.compute_bytes;
+  return in_e;
+}
+
 void qk_norm_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l,
                    const ActivationSettings& cfg) {
   const std::int64_t d = spec.head_dim;
   const bool per_head = spec.qk_norm != QkNorm::full_width;
   const std::int64_t q_rows = per_head ? spec.heads : 1;
   const std::int64_t k_rows = per_head ? spec.kv_heads : 1;
-  // The projection outputs are in the compute dtype; the norm's stream width is the same.
-  ActivationSettings in_e = cfg;
-  in_e.stream_bytes = cfg.compute_bytes;
+  ActivationSettings in_e = reading_a_projection(cfg);
   in_e.compiled_layers = false;  // per-head q/k norms under compile were not probed
   norm_terms(s, spec, "q_norm", spec.heads * d, q_rows, true, has(l.trainable, Role::q_norm), in_e);
   norm_terms(s, spec, "k_norm", spec.kv_heads * d, k_rows, true, has(l.trainable, Role::k_norm),
@@ -406,12 +415,14 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
     const bool latent_t = has(l.trainable, Role::latent_norm);
     if (!direct_q) {
       const bool rg = in_rg || has(l.trainable, Role::q_a) || has(l.adapted, Role::q_a);
-      norm_terms(s, spec, "q_a_layernorm", m.q_lora_rank, 1, rg, latent_t, cfg);
+      norm_terms(s, spec, "q_a_layernorm", m.q_lora_rank, 1, rg, latent_t,
+                 reading_a_projection(cfg));
       linear_inputs(s, "q_b_proj input", m.q_lora_rank, e, count(l.trainable, {Role::q_b}),
                     count(l.adapted, {Role::q_b}), false, cfg);
     }
     const bool kv_rg = in_rg || has(l.trainable, Role::kv_a) || has(l.adapted, Role::kv_a);
-    norm_terms(s, spec, "kv_a_layernorm", m.kv_lora_rank, 1, kv_rg, latent_t, cfg);
+    norm_terms(s, spec, "kv_a_layernorm", m.kv_lora_rank, 1, kv_rg, latent_t,
+               reading_a_projection(cfg));
     linear_inputs(s, "kv_b_proj input", m.kv_lora_rank, e, count(l.trainable, {Role::kv_b}),
                   count(l.adapted, {Role::kv_b}), false, cfg);
     const char* src = "transformers models/deepseek_v3/modeling_deepseek_v3.py";
@@ -536,8 +547,7 @@ AttentionResult attention_terms(Sink& s, const ModelSpec& spec, const LayerPlan&
 // and u, down_proj saves the product when its weight trains. The input is counted by the caller.
 void gated_mlp(Sink& s, const ModelSpec& spec, const std::string& what, std::int64_t width,
                std::int64_t copies, bool in_rg, RoleSet trainable, bool adapted_all,
-               RoleSet adapted, const ActivationSettings& cfg) {
-  const int e = cfg.compute_bytes;
+               RoleSet adapted, int e, const ActivationSettings& cfg) {
   const bool compiled = cfg.compiled_layers;  // false for MoE layers (compiled_layer_probed)
   const bool t_gate = has(trainable, Role::gate) || has(trainable, Role::gate_up);
   const bool t_up = has(trainable, Role::up) || has(trainable, Role::gate_up);
@@ -600,22 +610,30 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
     } else if (route_rg) {
       s.token("router softmax, fp32, and top-k weights/indices", 4 * m.experts + 12 * m.top_k, src);
     }
-    if (spec.model_type.rfind("deepseek", 0) == 0 && t_router) {
+    // DeepseekV3TopkRouter runs F.linear(x.type(torch.float32), ...): a copy only when the stream
+    // is not fp32 already (under autocast it is, and F.linear saves autocast's bf16 copy, priced
+    // with the router's input above).
+    if (spec.model_type.rfind("deepseek", 0) == 0 && t_router && cfg.stream_bytes < 4) {
       s.token("router: fp32 copy of the input", 4 * h, src);
     }
+    // The routed experts run in expert_bytes, outside autocast unless they are nn.Linears.
+    const int x = cfg.expert_bytes;
+    ActivationSettings experts_cfg = cfg;
+    experts_cfg.autocast = cfg.experts_autocast;
     const bool t_in = count(l.trainable_routed, {Role::gate, Role::up, Role::gate_up}) > 0;
-    if (t_in) s.token("experts: gathered input per routed copy", m.top_k * e * h, src);
+    if (t_in) s.token("experts: gathered input per routed copy", m.top_k * x * h, src);
     if (l.adapted_experts) {
-      linear_inputs(s, "experts gate/up input (per routed copy)", h * m.top_k, e, 0, 2, t_in, cfg);
+      linear_inputs(s, "experts gate/up input (per routed copy)", h * m.top_k, x, 0, 2, t_in,
+                    experts_cfg);
     }
     gated_mlp(s, spec, "experts", m.expert_intermediate, m.top_k, in_rg, l.trainable_routed,
-              l.adapted_experts, 0, cfg);
+              l.adapted_experts, 0, x, experts_cfg);
     if (route_rg)
-      s.token("experts: output per routed copy (routing-weight mul)", m.top_k * e * h, src);
+      s.token("experts: output per routed copy (routing-weight mul)", m.top_k * x * h, src);
     if (m.shared_experts > 0) {
       // shared_intermediate is already the whole shared MLP's width (n_shared x moe width).
       gated_mlp(s, spec, "shared experts", m.shared_intermediate, 1, in_rg, l.trainable_shared,
-                false, l.adapted, cfg);
+                false, l.adapted, e, cfg);
       if (m.shared_expert_gate) s.token("shared expert output (sigmoid-gate mul)", e * h, src);
     }
   } else if (spec.mlp == MlpKind::gated) {
@@ -628,7 +646,8 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
                   cfg, in_rg);
     s.linear_input(role_bit(Role::gate) | role_bit(Role::up) | role_bit(Role::gate_up), in_rg);
     s.linear_input(role_bit(Role::down), in_rg || t_in > 0 || ad_in > 0);
-    gated_mlp(s, spec, "mlp", spec.intermediate, 1, in_rg, l.trainable, false, l.adapted, cfg);
+    gated_mlp(s, spec, "mlp", spec.intermediate, 1, in_rg, l.trainable, false, l.adapted,
+              cfg.compute_bytes, cfg);
   } else {
     // Plain MLP: fc_in, the activation (its intermediates by ACT2FN: GPT-2/Phi's gelu_new saves
     // four, GPT-NeoX/Falcon's gelu and StarCoder2's gelu_pytorch_tanh one), fc_out.
@@ -685,6 +704,10 @@ ActivationSettings activation_settings(const TrainingPlan& plan) {
     // them in the model dtype (FrameworkBehaviour::adapters_fp32).
     cfg.adapter_bytes = plan.behaviour.adapters_fp32 ? 4 : cfg.compute_bytes;
   }
+  cfg.experts_autocast = cfg.autocast && plan.behaviour.experts_as_linears;
+  cfg.expert_bytes = cfg.autocast && !cfg.experts_autocast
+                         ? dtype_info(recipe(plan.precision).weights).bits / 8
+                         : cfg.compute_bytes;
   cfg.cpu_kernels = plan.cpu_kernels;
   cfg.seq = plan.seq;
   cfg.batch = plan.batch;

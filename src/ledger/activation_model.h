@@ -65,14 +65,19 @@ enum class OutputCache { none, until_loss, kept };
 // no padding mask (packed or equal-length batches), PEFT adapters upcast to fp32.
 struct ActivationSettings {
   Attention attention = Attention::sdpa;
-  bool padding_mask = false;   // an attention mask: SDPA repeats K/V and saves a float mask
-  bool autocast = false;       // fp32 weights, bf16 matmuls under torch.autocast
-  int stream_bytes = 2;        // residual stream / norm dtype (4 when fp32)
-  int compute_bytes = 2;       // dtype of linear outputs and most saved tensors
-  std::int64_t lora_rank = 0;  // 0: no adapters
-  double lora_dropout = 0.0;   // > 0: a bool mask and a dropped copy per adapted input
-  bool dora = false;           // PEFT use_dora: DoraLinearLayer's extra saved tensors
-  int adapter_bytes = 4;       // PEFT autocast_adapter_dtype: fp32 adapters on a bf16 base
+  bool padding_mask = false;  // an attention mask: SDPA repeats K/V and saves a float mask
+  bool autocast = false;      // fp32 weights, bf16 matmuls under torch.autocast
+  int stream_bytes = 2;       // residual stream / norm dtype (4 when fp32)
+  int compute_bytes = 2;      // dtype of linear outputs and most saved tensors
+  // Dtype of the routed experts' matmuls and of what they save. transformers 5 fuses the experts
+  // into 3-D parameters run by grouped_mm, which autocast does not cast: the input is cast to the
+  // weights' dtype (integrations/moe.py _grouped_mm), so under autocast they run in fp32.
+  int expert_bytes = 2;
+  bool experts_autocast = false;  // the routed experts are nn.Linears autocast casts (< 5)
+  std::int64_t lora_rank = 0;     // 0: no adapters
+  double lora_dropout = 0.0;      // > 0: a bool mask and a dropped copy per adapted input
+  bool dora = false;              // PEFT use_dora: DoraLinearLayer's extra saved tensors
+  int adapter_bytes = 4;          // PEFT autocast_adapter_dtype: fp32 adapters on a bf16 base
   // Kernels PyTorch picks on CPU rather than CUDA (used to price CPU traces; docs/accuracy.md):
   // dropout saves a noise tensor of the input dtype instead of a bool mask, and SDPA with
   // dropout runs the math kernel instead of a fused one.

@@ -272,6 +272,9 @@ AutocastCopies autocast_copies(const Context& ctx) {
                         (g.role == Role::embedding && ctx.spec.tied_embeddings &&
                          !ctx.plan.behaviour.unties_embeddings && !g.module_copy);
     if (!linear) continue;
+    // transformers 5's fused experts run grouped_mm, which autocast does not cast
+    // (integrations/moe.py _grouped_mm): nothing of theirs is copied.
+    if (g.expert == ExpertKind::routed && !ctx.plan.behaviour.experts_as_linears) continue;
     // Inside a checkpointed layer, saved tensors are dropped and recomputed, so only the
     // weights outside the layers (lm_head) keep their copy to backward.
     if (g.layer_first >= 0 && ctx.plan.checkpointing == Checkpointing::full) continue;

@@ -111,6 +111,44 @@ TEST(Activation, MoeRoutedCopies) {
   EXPECT_EQ(terms_per_token(all[0]), attn + moe);
 }
 
+std::int64_t bytes_of(const std::vector<ActivationTerm>& terms, const std::string& prefix) {
+  std::int64_t sum = 0;
+  for (const ActivationTerm& t : terms) {
+    if (t.name.rfind(prefix, 0) == 0) sum += t.bytes_per_token;
+  }
+  return sum;
+}
+
+// Qwen3-MoE tiny (h 128, k 2 of 8 experts, I_moe 64), full FT. transformers 5's fused experts run
+// grouped_mm, which autocast does not cast (integrations/moe.py _grouped_mm casts the input to
+// the weights' dtype): under autocast they run in fp32, so per routed copy the gathered input 4h,
+// the gate's silu input, act(gate), up and the down input 4 x 4 I_moe, and the output 4h:
+// 2 x (512 + 1,024 + 512) = 4,096 B/token; in pure bf16 half that.
+TEST(Activation, FusedExpertsRunInTheirWeightsDtypeUnderAutocast) {
+  const LoadedModel m = testing_support::validation_model("qwen3moe-tiny");
+  TrainingPlan p;
+  p.precision = Precision::autocast_bf16;
+  EXPECT_EQ(bytes_of(layers(m, p)[1], "experts:"), 4'096);
+  p.precision = Precision::bf16;
+  EXPECT_EQ(bytes_of(layers(m, p)[1], "experts:"), 2'048);
+}
+
+// DeepSeek-V3 tiny (h 128, q_lora_rank 64, kv_lora_rank 32), full FT. The router's
+// x.type(torch.float32) copies only a 16-bit stream (4h = 512 B/token in bf16, none under
+// autocast, whose stream is fp32 already); the latent norms read the projections' bf16 outputs,
+// so under autocast their normalized tensors are bf16: 2 x 64 and 2 x 32.
+TEST(Activation, MlaLatentNormsAndRouterUnderAutocast) {
+  const LoadedModel m = testing_support::validation_model("deepseek_v3-tiny");
+  TrainingPlan p;
+  p.precision = Precision::bf16;
+  EXPECT_EQ(bytes_of(layers(m, p)[1], "router: fp32 copy"), 512);
+  p.precision = Precision::autocast_bf16;
+  const auto moe_layer = layers(m, p)[1];
+  EXPECT_EQ(bytes_of(moe_layer, "router: fp32 copy"), 0);
+  EXPECT_EQ(bytes_of(moe_layer, "q_a_layernorm: normalized"), 128);
+  EXPECT_EQ(bytes_of(moe_layer, "kv_a_layernorm: normalized"), 64);
+}
+
 }  // namespace
 }  // namespace trainmem
 

@@ -755,5 +755,19 @@ TEST(FrameworkLedger, AutocastKeepsOnlyCopiesWhoseMatmulInputRequiresGrad) {
                                 2 * 32'768 + 2 * 3'244'032));
 }
 
+// Qwen3-MoE tiny under autocast, full FT: autocast copies q 4 x 128 x 128, k and v 4 x 64 x 128
+// each, o 4 x 128 x 128, the routers 4 x 8 x 128 and the untied lm_head 8,192 x 128 =
+// 1,249,280 params x 2 B; the fused experts (3-D, run by grouped_mm outside autocast) none.
+TEST(FrameworkLedger, AutocastCopiesNoFusedExperts) {
+  const LoadedModel m = testing_support::validation_model("qwen3moe-tiny");
+  TrainingPlan p = plan_for("hf", Method::full);
+  p.precision = Precision::autocast_bf16;
+  apply_framework(p);
+  const Ledger ledger = estimate(m, p);
+  const LedgerItem* copies = find_item(ledger, "temporaries.autocast_weight_copies");
+  ASSERT_NE(copies, nullptr);
+  EXPECT_EQ(copies->bytes, 2 * 1'249'280);
+}
+
 }  // namespace
 }  // namespace trainmem
