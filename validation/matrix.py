@@ -387,7 +387,45 @@ def autocast_lora():
     return rows
 
 
+def holdout(n=40, seed=20261207):
+    """Configurations nobody chose (validation/data/holdout.jsonl): `n` plans drawn at random,
+    with a fixed seed, from every family, method, optimizer, precision, checkpointing, attention,
+    batch, odd sequence length and accumulation the harness runs, measured by the dispatch
+    tracker (storages alive). Each draw is measured once and committed; a draw that led to a
+    model change is not the check of that change: the next draw, made after it, is
+    (holdout_2, validation/data/holdout-2.jsonl)."""
+    import random
+    rng = random.Random(seed)
+    families = SUPPORTED_FAMILIES + NEW_FAMILIES
+    rows = []
+    while len(rows) < n:
+        model, moe, attentions = rng.choice(families)
+        parts = [dict(attention=rng.choice(attentions), tracker="dispatch")]
+        method = rng.choices(("full", "lora", "freeze"), weights=(4, 5, 1))[0]
+        if method == "lora":
+            targets = rng.choice(("q,v", "q,k,v,o") if moe else ("q,v", "q,k,v,o", ALL_LINEAR))
+            parts += [lora(rank=rng.choice((4, 8, 32)), targets=targets),
+                      dict(lora_dropout=rng.choice((0.0, 0.0, 0.1)))]
+        elif method == "freeze":
+            parts.append(_freeze_last2(moe))
+        parts.append(OPT[rng.choice(sorted(OPT))])
+        parts.append(dict(precision=rng.choices(("bf16", "autocast-bf16", "fp32"), weights=(5, 3, 1))[0]))
+        parts.append(dict(checkpointing=rng.choice(("none", "full"))))
+        parts.append(dict(batch=rng.choice((1, 2, 3)), seq=rng.choice((40, 100, 136, 200, 300)),
+                          grad_accum=rng.choices((1, 2), weights=(4, 1))[0]))
+        row = _row(model, *parts)
+        if row not in rows:
+            rows.append(row)
+    return rows
+
+
+def holdout_2():
+    """The second draw (validation/data/holdout-2.jsonl), made after the first draw's findings
+    were modelled (docs/accuracy.md, "Held-out draws")."""
+    return holdout(n=60, seed=20261208)
+
+
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
             "families": families, "families-subset": families_subset,
             "families-crosscheck": families_crosscheck, "dora": dora, "dora-crosscheck": dora_crosscheck, "ckpt-dispatch": ckpt_dispatch,
-            "autocast-lora": autocast_lora}
+            "autocast-lora": autocast_lora, "holdout": holdout, "holdout-2": holdout_2}

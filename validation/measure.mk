@@ -8,6 +8,7 @@
 #   make measure-families         every family (issue 15) -> validation/data/families.jsonl, then
 #                                 fake-vs-real per family -> validation/data/families-crosscheck.jsonl
 #   make measure-families-subset  one row per family -> validation/out/families-subset.jsonl
+#   make measure-holdout          seeded random draws of the whole grid -> validation/data/holdout*.jsonl
 #   make measure-autocast-lora    LoRA under autocast, no checkpointing, five families
 #                                 -> validation/data/autocast-lora.jsonl
 #   make measure-distributed      DDP / FSDP1 / FSDP2 on 2 and 4 CPU ranks (gloo, torchrun)
@@ -30,7 +31,7 @@ $(VALIDATION_STAMP): validation/requirements.txt
 	touch $@
 
 .PHONY: measure measure-subset measure-test measure-families measure-families-subset measure-dora \
-	measure-autocast-lora \
+	measure-autocast-lora measure-holdout \
 	measure-distributed measure-distributed-subset measure-distributed-zero alloc-traces traced-rows
 
 measure: $(VALIDATION_STAMP)
@@ -56,6 +57,12 @@ measure-families-subset: $(VALIDATION_STAMP)
 measure-dora: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix dora --out validation/data/dora.jsonl
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix dora-crosscheck --out validation/data/dora-crosscheck.jsonl
+
+# Configurations nobody chose: seeded random draws over the whole grid the harness runs
+# (matrix.holdout, holdout_2), storages alive. docs/accuracy.md, "Held-out draws".
+measure-holdout: $(VALIDATION_STAMP)
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout --out validation/data/holdout.jsonl
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout-2 --out validation/data/holdout-2.jsonl
 
 # LoRA under autocast without checkpointing: which bf16 weight copies the matmuls keep.
 measure-autocast-lora: $(VALIDATION_STAMP)

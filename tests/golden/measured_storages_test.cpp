@@ -6,6 +6,7 @@
 //  - validation/data/ckpt-dispatch.jsonl (make measure-families): LoRA + dropout + non-reentrant
 //    checkpointing on every supported family; MemTracker read about 131 KB above them
 //    (families.jsonl: -0.4 to -0.7 %).
+//  - validation/data/holdout.jsonl, holdout-2.jsonl: configurations nobody chose (below).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,18 @@ TEST(MeasuredStorages, CheckpointedLoraDropoutRowsWithinHalfAPercent) {
   const auto j = validated("ckpt-dispatch.jsonl");
   EXPECT_EQ(j["rows"].get<int>(), 11);
   EXPECT_LE(j["max_abs_pct_error"].get<double>(), 0.5);
+}
+
+// Seeded random draws over the whole grid the harness runs (validation/matrix.py holdout,
+// holdout_2; make measure-holdout), held to issue 15's targets for every family: median <= 1 %,
+// worst <= 3 %.
+TEST(MeasuredStorages, HeldOutDrawsMeetTheFamilyTargets) {
+  for (const auto& [file, rows] : {std::pair{"holdout.jsonl", 40}, {"holdout-2.jsonl", 60}}) {
+    const auto j = validated(file);
+    EXPECT_EQ(j["rows"].get<int>(), rows) << file;
+    EXPECT_LE(j["median_abs_pct_error"].get<double>(), 1.0) << file;
+    EXPECT_LE(j["max_abs_pct_error"].get<double>(), 3.0) << file;
+  }
 }
 
 }  // namespace

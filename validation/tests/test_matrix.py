@@ -29,3 +29,13 @@ def test_two_axis_sweeps():
          and r["checkpointing"] == "none" and r["attention"] == "sdpa"]
     assert len({r["batch"] for r in q if r["seq"] == 128}) >= 4
     assert len({r["seq"] for r in q if r["batch"] == 2}) >= 4
+
+
+def test_holdout_draws_are_fixed_unique_and_disjoint():
+    from harness import record
+    first, second = matrix.holdout(), matrix.holdout_2()
+    assert [record.row_id(r) for r in first] == [record.row_id(r) for r in matrix.holdout()]
+    ids = [record.row_id(r) for r in first + second]
+    assert len(first) == 40 and len(second) == 60
+    assert len(set(ids)) == len(ids)
+    assert all(r["tracker"] == "dispatch" for r in first + second)
