@@ -312,6 +312,11 @@ struct FrameworkBehaviour {
   // transformers 4.46.3 stored the states as they were; the release in between that changed it was
   // not read, and below 5 the view is priced kept (the larger side).
   bool cache_copies_states = true;
+  // Gradient checkpointing makes the embedding output require grad whatever trains
+  // (enable_input_require_grads), so a frozen prefix of layers keeps its checkpointed inputs and
+  // runs its backward: transformers >= 5 gradient_checkpointing_enable does it for every decoder
+  // model; PEFT does it for adapters in any version (the LoRA rule, activation_model.cpp).
+  bool checkpointing_input_grads = true;
   // The framework runs its own model classes, not transformers' (litgpt's GPT), and the layers
   // are priced as its code builds them (plan/framework_layers.h): the next three knobs.
   // The model classes apply the config's dropout (attention, residual, embedding). litgpt's GPT

@@ -794,8 +794,10 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
     }
   }
   // PEFT with gradient checkpointing calls enable_input_require_grads (a hook on the embedding
-  // output), so layer 0's input requires grad (transformers modeling_utils.py).
-  bool rg = embedding_trains || (lora && plan.checkpointing == Checkpointing::full);
+  // output), so layer 0's input requires grad (transformers modeling_utils.py); transformers >= 5
+  // does it for any method (FrameworkBehaviour::checkpointing_input_grads).
+  bool rg = embedding_trains || (plan.checkpointing == Checkpointing::full &&
+                                 (lora || plan.behaviour.checkpointing_input_grads));
   for (std::int64_t i = 0; i < spec.layers; ++i) {
     LayerPlan& l = out[static_cast<std::size_t>(i)];
     l.layer = i;

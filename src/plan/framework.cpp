@@ -33,7 +33,7 @@ constexpr std::array<std::string_view, 10> kLibraries{
     "torchtune",    "unsloth", "axolotl", "mlx-lm",       "cuda"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 42> kDifferences{{
+constexpr std::array<Difference, 46> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -53,6 +53,12 @@ constexpr std::array<Difference, 42> kDifferences{{
      "transformers v4.57 models/qwen3_moe/modeling_qwen3_moe.py Qwen3MoeSparseMoeBlock "
      "(nn.ModuleList of Qwen3MoeMLP); v5 fuses them into Qwen3MoeExperts 3-D parameters, which "
      "bitsandbytes' Linear4bit conversion skips (bitsandbytes issue #1849)"},
+    {"hf", "", "transformers", "", "5.0", Knob::checkpointing_input_grads, 0,
+     "gradient checkpointing makes the embedding output require grad only under PEFT: a frozen "
+     "prefix of layers keeps nothing (transformers 5 does it for every decoder model)",
+     "transformers v4.57.1 modeling_utils.py gradient_checkpointing_enable (only if "
+     "_hf_peft_config_loaded); v5.0.0 enable_input_grads = main_input_name == \"input_ids\" or "
+     "_hf_peft_config_loaded"},
     {"hf", "", "transformers", "", "5.0", Knob::cache_copies_states, 0,
      "the KV cache stores the first key/value states as they are (a view keeps its base)",
      "transformers v4.46.3 cache_utils.py DynamicCache.update (key_cache.append(key_states))"},
@@ -92,6 +98,10 @@ constexpr std::array<Difference, 42> kDifferences{{
      "embedding into it, and the finetune scripts reject tie_embeddings",
      "litgpt@00af8b0d model.py:25-28 GPT.__init__ (lm_head, wte); "
      "scripts/convert_hf_checkpoint.py:206-207; finetune/lora.py:451, full.py:396"},
+    {"litgpt", "", "", "", "", Knob::checkpointing_input_grads, 0,
+     "its own checkpointing leaves the embedding output as it is: a frozen prefix of layers "
+     "keeps nothing",
+     "litgpt runs its own GPT, not transformers' gradient_checkpointing_enable"},
     {"litgpt", "", "", "", "", Knob::model_dropout, 0,
      "litgpt's GPT has no dropout modules (SDPA with dropout_p=0.0): the config's attention, "
      "residual and embedding dropout do not run",
@@ -135,6 +145,11 @@ constexpr std::array<Difference, 42> kDifferences{{
      "lightning fabric/plugins/precision/bitsandbytes.py convert_module, module_init_context "
      "(_ClassReplacementContextManager torch.nn.Linear), _convert_layers(ignore_modules)"},
     // torchtune.
+    {"torchtune", "", "", "", "", Knob::checkpointing_input_grads, 0,
+     "its own checkpointing leaves the embedding output as it is: a frozen prefix of layers "
+     "keeps nothing",
+     "torchtune training/_activation_checkpointing.py set_activation_checkpointing (torch "
+     "apply_activation_checkpointing)"},
     {"torchtune", "", "", "", "", Knob::loss_in_model, 0,
      "the recipe computes the loss from the returned logits",
      "torchtune v0.1.1 recipes/lora_finetune_single_device.py:447-453, v0.3.0 :579-592 "
@@ -198,6 +213,10 @@ constexpr std::array<Difference, 42> kDifferences{{
      "without a cache passed in)",
      "unsloth models/llama.py LlamaModel_fast_forward (since Feb 2024, #173)"},
     // mlx-lm.
+    {"mlx", "", "", "", "", Knob::checkpointing_input_grads, 0,
+     "its own checkpointing leaves the embedding output as it is: a frozen prefix of layers "
+     "keeps nothing",
+     "mlx-lm tuner/trainer.py grad_checkpoint (gradients of the trainable parameters only)"},
     {"mlx", "", "", "", "", Knob::unified_memory, 1,
      "Apple unified memory: no CUDA context and no caching allocator",
      "mlx-lm README (Apple silicon); MLX unified memory model"},

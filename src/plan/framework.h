@@ -49,6 +49,7 @@ enum class Knob {
   compiled_layers,
   kv_cache_in_output,
   cache_copies_states,
+  checkpointing_input_grads,
   model_dropout,
   fused_gelu,
   rms_norm_fp32_weight,

@@ -769,5 +769,26 @@ TEST(FrameworkLedger, AutocastCopiesNoFusedExperts) {
   EXPECT_EQ(copies->bytes, 2 * 1'249'280);
 }
 
+// Freezing all but the last two of qwen3-tiny's four layers, with gradient checkpointing, b2 x 128,
+// bf16: transformers 5's gradient_checkpointing_enable makes the embedding output require grad,
+// so every layer keeps its checkpointed input, 4 x 256 tokens x 128 hidden x 2 B = 262,144 B;
+// on 4.57 (only PEFT does it) the frozen first two keep nothing: 131,072 B.
+TEST(FrameworkLedger, CheckpointingMakesAFrozenPrefixKeepItsInputsOnTransformers5) {
+  const LoadedModel m = testing_support::validation_model("qwen3-tiny");
+  for (const auto& [versions, bytes] :
+       {std::pair{"", 262'144}, std::pair{"transformers=4.57", 131'072}}) {
+    TrainingPlan p = plan_for("hf", Method::freeze, versions);
+    p.freeze.train_modules = {"q", "k", "v", "o", "gate", "up", "down", "norm"};
+    p.freeze.train_layers = {2, 3};
+    p.checkpointing = Checkpointing::full;
+    p.seq = 128;
+    apply_framework(p);
+    const Ledger ledger = estimate(m, p);
+    const LedgerItem* inputs = find_item(ledger, "activations.checkpoints");
+    ASSERT_NE(inputs, nullptr) << versions;
+    EXPECT_EQ(inputs->bytes, bytes) << versions;
+  }
+}
+
 }  // namespace
 }  // namespace trainmem
