@@ -425,7 +425,13 @@ def holdout_2():
     return holdout(n=60, seed=20261208)
 
 
+def holdout_3():
+    """The third draw (validation/data/holdout-3.jsonl), made after the second draw's finding
+    (a frozen prefix under checkpointing) was modelled."""
+    return holdout(n=60, seed=20261209)
+
+
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
             "families": families, "families-subset": families_subset,
             "families-crosscheck": families_crosscheck, "dora": dora, "dora-crosscheck": dora_crosscheck, "ckpt-dispatch": ckpt_dispatch,
-            "autocast-lora": autocast_lora, "holdout": holdout, "holdout-2": holdout_2}
+            "autocast-lora": autocast_lora, "holdout": holdout, "holdout-2": holdout_2, "holdout-3": holdout_3}
