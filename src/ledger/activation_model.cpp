@@ -274,10 +274,13 @@ void eager_scores(Sink& s, const ModelSpec& spec, const ActivationSettings& cfg)
     s.score("eager: soft-cap tanh output", e,
             "transformers models/gemma2/modeling_gemma2.py eager_attention_forward (softcap)");
   }
-  // GPT-2's and Falcon's eager softmax runs in the hidden dtype (no dtype=torch.float32).
-  const int soft = spec.eager_softmax_fp32 ? 4 : e;
-  s.score(spec.eager_softmax_fp32 ? "eager: softmax probabilities, fp32"
-                                  : "eager: softmax probabilities in the hidden dtype",
+  // GPT-2's and Falcon's eager softmax runs in the hidden dtype (no dtype=torch.float32), but
+  // under autocast the scores reach it in fp32: CUDA autocast runs softmax in fp32
+  // (autocast_mode.cpp, softmax in the fp32 list), and on CPU the additive mask, built in the
+  // fp32 weights' dtype, promotes the bf16 scores (measured: held-out draw 3).
+  const int soft = spec.eager_softmax_fp32 || cfg.autocast ? 4 : e;
+  s.score(soft == 4 ? "eager: softmax probabilities, fp32"
+                    : "eager: softmax probabilities in the hidden dtype",
           soft, src);
   if (spec.attention_sinks) {
     // gpt-oss: cat([scores, sinks]) - max(dim=-1) then softmax: the softmax output has one more

@@ -217,7 +217,8 @@ TEST(FamilyActivation, PostNormLayer) {
 }
 
 // GPT-2's eager attention: softmax in bf16 (2), dropout mask (CUDA 1, CPU noise 2), dropped
-// probabilities (2): 5 B/score on CUDA, 6 on CPU.
+// probabilities (2): 5 B/score on CUDA, 6 on CPU. Under autocast the softmax runs in fp32 (4):
+// 7 on CUDA, 8 on CPU.
 TEST(FamilyActivation, Gpt2EagerDropoutScores) {
   const LoadedModel m = testing_support::validation_model("gpt2-tiny");
   TrainingPlan p = bf16_full();
@@ -225,6 +226,10 @@ TEST(FamilyActivation, Gpt2EagerDropoutScores) {
   EXPECT_EQ(terms_per_score(layers(m, p)[0]), 5);
   p.cpu_kernels = true;
   EXPECT_EQ(terms_per_score(layers(m, p)[0]), 6);
+  p.precision = Precision::autocast_bf16;
+  EXPECT_EQ(terms_per_score(layers(m, p)[0]), 8);
+  p.cpu_kernels = false;
+  EXPECT_EQ(terms_per_score(layers(m, p)[0]), 7);
 }
 
 // SDPA with attention dropout: CUDA runs a fused kernel (no scores kept); the CPU flash kernel
