@@ -431,7 +431,21 @@ def holdout_3():
     return holdout(n=60, seed=20261209)
 
 
+def head_backward():
+    """Micro-batches small enough that the lm_head's backward (its weight gradient beside the
+    logits' gradient) outweighs the loss's (validation/data/head-backward.jsonl): fewer than about
+    h x g / 8 tokens, with and without accumulation, in fp32, bf16 and under autocast."""
+    d = dict(tracker="dispatch", grad_accum=2)
+    # SGD keeps no state, so the optimizer step does not hide the start of backward.
+    return [
+        _row("qwen3-tiny", d, OPT["sgd"], batch=1, seq=16),
+        _row("llama-tiny", d, OPT["sgd"], AUTOCAST, batch=1, seq=32),
+        _row("mistral-tiny", d, OPT["sgd"], precision="fp32", batch=2, seq=24),
+        _row("qwen2-tiny", d, OPT["sgd"], AUTOCAST, batch=1, seq=48),
+    ]
+
+
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
             "families": families, "families-subset": families_subset,
             "families-crosscheck": families_crosscheck, "dora": dora, "dora-crosscheck": dora_crosscheck, "ckpt-dispatch": ckpt_dispatch,
-            "autocast-lora": autocast_lora, "holdout": holdout, "holdout-2": holdout_2, "holdout-3": holdout_3}
+            "autocast-lora": autocast_lora, "holdout": holdout, "holdout-2": holdout_2, "holdout-3": holdout_3, "head-backward": head_backward}

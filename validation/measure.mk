@@ -64,6 +64,7 @@ measure-holdout: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout --out validation/data/holdout.jsonl
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout-2 --out validation/data/holdout-2.jsonl
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout-3 --out validation/data/holdout-3.jsonl
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix head-backward --out validation/data/head-backward.jsonl
 
 # LoRA under autocast without checkpointing: which bf16 weight copies the matmuls keep.
 measure-autocast-lora: $(VALIDATION_STAMP)

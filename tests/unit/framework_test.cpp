@@ -790,5 +790,43 @@ TEST(FrameworkLedger, CheckpointingMakesAFrozenPrefixKeepItsInputsOnTransformers
   }
 }
 
+// The lm_head's backward (logits.cpp head_backward) on qwen3-tiny (V 8,192, h 128, untied), full
+// fine-tune, SGD, fp32, 1 x 40 tokens, accumulation 2: the logits' gradient 40 x 8,192 x 4 B =
+// 1,310,720 and the head's new weight gradient 8,192 x 128 x 4 B = 4,194,304 outweigh the loss's
+// log_softmax output and two gradients (3 x 1,310,720), so backward start prices them and not
+// the log_softmax output. At 2 x 128 tokens the loss's instant is the larger: no head lines.
+// Under autocast (llama-tiny, 1 x 32) the cast's backward is the larger instant: the fp32
+// gradient made from the bf16 one, 8,192 x 128 x 4 B, with no logits' gradient left.
+TEST(FrameworkLedger, BackwardStartIsTheLmHeadsBackwardForSmallMicroBatches) {
+  const auto item = [](const Ledger& l, const std::string& id) {
+    const LedgerItem* i = find_item(l, id);
+    return i == nullptr ? std::int64_t{-1} : i->bytes;
+  };
+  const LoadedModel qwen = testing_support::validation_model("qwen3-tiny");
+  TrainingPlan p = plan_for("hf", Method::full);
+  p.precision = Precision::fp32;
+  p.optimizer = OptimizerKind::sgd;
+  p.batch = 1;
+  p.seq = 40;
+  p.grad_accum = 2;
+  apply_framework(p);
+  const Ledger small = estimate(qwen, p);
+  EXPECT_EQ(item(small, "logits.grad_at_head_backward"), 1'310'720);
+  EXPECT_EQ(item(small, "temporaries.lm_head_gradient"), 4'194'304);
+  EXPECT_EQ(item(small, "logits.loss_grads"), -1);
+  p.batch = 2;
+  p.seq = 128;
+  const Ledger large = estimate(qwen, p);
+  EXPECT_EQ(item(large, "temporaries.lm_head_gradient"), -1);
+  EXPECT_EQ(item(large, "logits.loss_grads"), 2 * 4 * 256 * 8'192);
+  const LoadedModel llama = testing_support::validation_model("llama-tiny");
+  p.precision = Precision::autocast_bf16;
+  p.batch = 1;
+  p.seq = 32;
+  const Ledger cast = estimate(llama, p);
+  EXPECT_EQ(item(cast, "logits.grad_at_head_backward"), -1);
+  EXPECT_EQ(item(cast, "temporaries.lm_head_gradient"), 4'194'304);
+}
+
 }  // namespace
 }  // namespace trainmem
