@@ -431,6 +431,12 @@ def holdout_3():
     return holdout(n=60, seed=20261209)
 
 
+def holdout_4():
+    """The fourth draw (validation/data/holdout-4.jsonl), made after the third draw's findings
+    (GPT-2's softmax under autocast, the lm_head's backward) were modelled."""
+    return holdout(n=60, seed=20261210)
+
+
 def head_backward():
     """Micro-batches small enough that the lm_head's backward (its weight gradient beside the
     logits' gradient) outweighs the loss's (validation/data/head-backward.jsonl): fewer than about
@@ -448,4 +454,4 @@ def head_backward():
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
             "families": families, "families-subset": families_subset,
             "families-crosscheck": families_crosscheck, "dora": dora, "dora-crosscheck": dora_crosscheck, "ckpt-dispatch": ckpt_dispatch,
-            "autocast-lora": autocast_lora, "holdout": holdout, "holdout-2": holdout_2, "holdout-3": holdout_3, "head-backward": head_backward}
+            "autocast-lora": autocast_lora, "holdout": holdout, "holdout-2": holdout_2, "holdout-3": holdout_3, "holdout-4": holdout_4, "head-backward": head_backward}
