@@ -310,16 +310,26 @@ void apply_freeze(const TrainingPlan& plan, ParameterInventory& inv) {
       out.groups.push_back(std::move(g));
       continue;
     }
-    // Split the group: `chosen` of its `span` layers train.
-    TensorGroup trained = g;
-    trained.multiplicity = g.multiplicity / span * chosen;
-    trained.trainable = true;
-    trained.name += fmt::format(" ({} trained layers)", chosen);
-    g.multiplicity -= trained.multiplicity;
-    g.trainable = false;
-    g.name += fmt::format(" ({} frozen layers)", span - chosen);
-    out.groups.push_back(std::move(trained));
-    out.groups.push_back(std::move(g));
+    // Split the group into runs of consecutive layers that all train or all stay frozen, each
+    // with its own layer range, so what a layer keeps (autocast copies, checkpoints) is priced
+    // for the layers that keep it.
+    const auto trains = [&](std::int64_t l) {
+      return std::find(f.train_layers.begin(), f.train_layers.end(), l) != f.train_layers.end();
+    };
+    const std::int64_t per_layer = g.multiplicity / span;
+    for (std::int64_t first = g.layer_first; first <= g.layer_last;) {
+      std::int64_t last = first;
+      while (last + 1 <= g.layer_last && trains(last + 1) == trains(first)) ++last;
+      TensorGroup run = g;
+      run.layer_first = first;
+      run.layer_last = last;
+      run.multiplicity = per_layer * (last - first + 1);
+      run.trainable = trains(first);
+      run.name +=
+          fmt::format(" (layers {}-{} {})", first, last, run.trainable ? "trained" : "frozen");
+      out.groups.push_back(std::move(run));
+      first = last + 1;
+    }
   }
   inv = std::move(out);
 }

@@ -828,5 +828,33 @@ TEST(FrameworkLedger, BackwardStartIsTheLmHeadsBackwardForSmallMicroBatches) {
   EXPECT_EQ(item(cast, "temporaries.lm_head_gradient"), 4'194'304);
 }
 
+// Freezing all but layers 2 and 3 of gpt_neox-tiny (h 128, I 512, untied V 8,192) under autocast:
+// the frozen layers 0 and 1 read an input that needs no grad, so their matmuls keep no bf16
+// weight copy. Kept: layers 2 and 3's qkv 384 x 128, dense 128 x 128, fc 512 x 128 and proj
+// 128 x 512 (196,608 each layer) and the frozen lm_head 8,192 x 128: 1,441,792 params x 2 B.
+// Each run of trained or frozen layers is its own group (layers 0-1 frozen, 2-3 trained).
+TEST(FrameworkLedger, FreezeSplitsGroupsIntoRunsOfLayers) {
+  const LoadedModel m = testing_support::validation_model("gpt_neox-tiny");
+  TrainingPlan p = plan_for("hf", Method::freeze);
+  p.freeze.train_modules = {"q", "k", "v", "o", "gate", "up", "down", "norm"};
+  p.freeze.train_layers = {2, 3};
+  p.precision = Precision::autocast_bf16;
+  p.batch = 3;
+  p.seq = 300;
+  apply_framework(p);
+  const Ledger ledger = estimate(m, p);
+  const LedgerItem* copies = find_item(ledger, "temporaries.autocast_weight_copies");
+  ASSERT_NE(copies, nullptr);
+  EXPECT_EQ(copies->bytes, 2 * 1'441'792);
+  p.freeze.train_layers = {1, 3};
+  std::vector<std::pair<std::int64_t, bool>> runs;
+  for (const TensorGroup& g : apply_method(m, p).groups) {
+    if (g.role == Role::o && !g.is_bias) runs.emplace_back(g.layer_first, g.trainable);
+  }
+  const std::vector<std::pair<std::int64_t, bool>> expected{
+      {0, false}, {1, true}, {2, false}, {3, true}};
+  EXPECT_EQ(runs, expected);
+}
+
 }  // namespace
 }  // namespace trainmem
