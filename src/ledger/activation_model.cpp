@@ -601,9 +601,15 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
     const bool t_router = has(l.trainable, Role::router);
     const int shared_t =
         m.shared_experts > 0 ? count(l.trainable_shared, {Role::gate, Role::up, Role::gate_up}) : 0;
+    // Qwen2-MoE's shared_expert_gate is one more linear reading the input (its own bf16 copy
+    // under autocast).
+    const int gate_t = m.shared_expert_gate && (has(l.trainable, Role::shared_expert_gate) ||
+                                                has(l.trainable_shared, Role::shared_expert_gate))
+                           ? 1
+                           : 0;
     linear_inputs(s, "router and shared-expert input", h, cfg.stream_bytes,
-                  (t_router ? 1 : 0) + shared_t, has(l.adapted, Role::router) ? 1 : 0, input_saved,
-                  cfg, in_rg);
+                  (t_router ? 1 : 0) + shared_t + gate_t, has(l.adapted, Role::router) ? 1 : 0,
+                  input_saved, cfg, in_rg);
     const bool route_rg = in_rg || t_router;
     if (route_rg && m.softmax_after_topk) {
       // gpt-oss GptOssTopKRouter: topk keeps its int64 indices, the softmax over the k values

@@ -133,6 +133,16 @@ TEST(Activation, FusedExpertsRunInTheirWeightsDtypeUnderAutocast) {
   EXPECT_EQ(bytes_of(layers(m, p)[1], "experts:"), 2'048);
 }
 
+// Qwen2-MoE tiny (h 128) under autocast, full FT: four trainable linears read the post-attention
+// norm's fp32 output, each through its own bf16 copy: the router, the shared expert's gate and
+// up, and the shared_expert_gate: 4 x 2 x 128 = 1,024 B/token (measured: holdout draws).
+TEST(Activation, SharedExpertGateReadsTheInputToo) {
+  const LoadedModel m = testing_support::validation_model("qwen2_moe-tiny");
+  TrainingPlan p;
+  p.precision = Precision::autocast_bf16;
+  EXPECT_EQ(bytes_of(layers(m, p)[1], "router and shared-expert input"), 1'024);
+}
+
 // DeepSeek-V3 tiny (h 128, q_lora_rank 64, kv_lora_rank 32), full FT. The router's
 // x.type(torch.float32) copies only a 16-bit stream (4h = 512 B/token in bf16, none under
 // autocast, whose stream is fp32 already); the latent norms read the projections' bf16 outputs,
