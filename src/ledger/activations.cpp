@@ -464,6 +464,27 @@ void add_activations(const Context& ctx, Items& items) {
                      .live = forward_to_end_of_backward(),
                      .estimated = true});
   }
+  // enable_input_require_grads (PEFT, or transformers 5, under checkpointing) calls
+  // requires_grad_() on the frozen embedding's output: a leaf, which its AccumulateGrad node keeps
+  // until backward ends. Layer 0's input is that tensor unless something comes between: embedding
+  // dropout or GPT-2's position add make a new one, and the leaf is then kept beside it
+  // (measured: validation/data/holdout-3.jsonl, StarCoder2 and GPT-2 LoRA + checkpointing).
+  const bool embedding_trains =
+      std::any_of(ctx.inventory.groups.begin(), ctx.inventory.groups.end(),
+                  [](const TensorGroup& g) { return g.role == Role::embedding && g.trainable; });
+  if (!la.plans.empty() && la.plans.front().input_requires_grad && !embedding_trains &&
+      (emb_drop > 0 || s.learned_positions)) {
+    items.push_back({.id = "activations.embedding_leaf",
+                     .tenant = Tenant::activations,
+                     .label = "Embedding output, a leaf that requires grad (kept by its graph)",
+                     .bytes = tokens * s.hidden * la.settings.stream_bytes,
+                     .formula = fmt::format("{} tokens x {} hidden x {} B", with_commas(tokens),
+                                            s.hidden, la.settings.stream_bytes),
+                     .source = "transformers modeling_utils.py enable_input_require_grads; "
+                               "torch/csrc/autograd/functions/accumulate_grad.h (holds the leaf)",
+                     .live = forward_to_end_of_backward(),
+                     .estimated = false});
+  }
   // input_ids (saved by the embedding) and labels, int64; rotary cos/sin for positions (1, s),
   // shared by every layer (LlamaRotaryEmbedding, dtype of the hidden states); partial rotary
   // (Phi, GPT-NeoX) rotates rotary_dim of each head.

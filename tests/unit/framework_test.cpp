@@ -856,5 +856,30 @@ TEST(FrameworkLedger, FreezeSplitsGroupsIntoRunsOfLayers) {
   EXPECT_EQ(runs, expected);
 }
 
+// StarCoder2 tiny (h 128, embedding dropout), LoRA on q,v with checkpointing, 3 x 200 tokens:
+// enable_input_require_grads makes the frozen embedding's output a leaf its AccumulateGrad node
+// keeps, beside the dropout's output that layer 0 reads: 600 x 128 x 4 B = 307,200 under
+// autocast (an fp32 embedding), x 2 B in bf16; without checkpointing nothing makes it a leaf.
+TEST(FrameworkLedger, FrozenEmbeddingOutputIsALeafKeptByItsGraph) {
+  const LoadedModel m = testing_support::validation_model("starcoder2-tiny");
+  TrainingPlan p = plan_for("hf", Method::lora);
+  p.lora.targets = {"q", "v"};
+  p.checkpointing = Checkpointing::full;
+  p.precision = Precision::autocast_bf16;
+  p.batch = 3;
+  p.seq = 200;
+  apply_framework(p);
+  const auto leaf = [&] {
+    const Ledger l = estimate(m, p);
+    const LedgerItem* i = find_item(l, "activations.embedding_leaf");
+    return i == nullptr ? std::int64_t{-1} : i->bytes;
+  };
+  EXPECT_EQ(leaf(), 307'200);
+  p.precision = Precision::bf16;
+  EXPECT_EQ(leaf(), 153'600);
+  p.checkpointing = Checkpointing::none;
+  EXPECT_EQ(leaf(), -1);
+}
+
 }  // namespace
 }  // namespace trainmem
