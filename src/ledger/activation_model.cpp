@@ -678,6 +678,12 @@ void mlp_terms(Sink& s, const ModelSpec& spec, const LayerPlan& l, bool in_rg, b
 
 }  // namespace
 
+bool input_require_grads_hooked(const TrainingPlan& plan) {
+  const bool lora = plan.method == Method::lora || plan.method == Method::qlora;
+  return plan.checkpointing == Checkpointing::full &&
+         (lora || plan.behaviour.checkpointing_input_grads);
+}
+
 ActivationSettings activation_settings(const TrainingPlan& plan) {
   ActivationSettings cfg;
   cfg.attention = plan.attention;
@@ -758,7 +764,6 @@ bool is_adapter_group(const TensorGroup& g) {
 std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInventory& inv,
                                    const TrainingPlan& plan) {
   std::vector<LayerPlan> out(static_cast<std::size_t>(spec.layers));
-  const bool lora = plan.method == Method::lora || plan.method == Method::qlora;
   // Adapters as apply_method appended them (lora_A beside the base tensor, same role and layers):
   // the inventory is the one place targets resolve, so a target that reached nothing adds no
   // adapter activations.
@@ -780,14 +785,8 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
     if (g.mtp || !g.trainable || is_adapter_group(g)) continue;
     if (g.role == Role::embedding || g.role == Role::position_embedding) embedding_trains = true;
     if (g.layer_first < 0 || g.is_bias) continue;
+    // apply_method gives each run of trained layers its own group and range.
     for (std::int64_t i = g.layer_first; i <= g.layer_last && i < spec.layers; ++i) {
-      // apply_method splits a frozen/trained group by multiplicity and keeps its layer span; the
-      // plan's train_layers say which layers the trained part covers.
-      const std::vector<std::int64_t>& only = plan.freeze.train_layers;
-      if (plan.method == Method::freeze && !only.empty() &&
-          std::find(only.begin(), only.end(), i) == only.end()) {
-        continue;
-      }
       LayerPlan& l = out[static_cast<std::size_t>(i)];
       switch (g.expert) {
         case ExpertKind::none:
@@ -802,11 +801,7 @@ std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInvento
       }
     }
   }
-  // PEFT with gradient checkpointing calls enable_input_require_grads (a hook on the embedding
-  // output), so layer 0's input requires grad (transformers modeling_utils.py); transformers >= 5
-  // does it for any method (FrameworkBehaviour::checkpointing_input_grads).
-  bool rg = embedding_trains || (plan.checkpointing == Checkpointing::full &&
-                                 (lora || plan.behaviour.checkpointing_input_grads));
+  bool rg = embedding_trains || input_require_grads_hooked(plan);
   for (std::int64_t i = 0; i < spec.layers; ++i) {
     LayerPlan& l = out[static_cast<std::size_t>(i)];
     l.layer = i;

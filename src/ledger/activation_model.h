@@ -126,6 +126,11 @@ std::int64_t embedding_dropout_bytes_per_token(const ModelSpec& spec,
 // The settings a plan implies (precision, method, attention, LoRA).
 ActivationSettings activation_settings(const TrainingPlan& plan);
 
+// Whether enable_input_require_grads hooks the input embedding's output to require grad: PEFT
+// calls it under gradient checkpointing, transformers >= 5 for every decoder model
+// (FrameworkBehaviour::checkpointing_input_grads; transformers modeling_utils.py).
+bool input_require_grads_hooked(const TrainingPlan& plan);
+
 // Per-layer plans from the inventory's trainable flags and the plan's LoRA targets.
 std::vector<LayerPlan> layer_plans(const ModelSpec& spec, const ParameterInventory& inv,
                                    const TrainingPlan& plan);

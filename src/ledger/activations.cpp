@@ -469,10 +469,10 @@ void add_activations(const Context& ctx, Items& items) {
   // until backward ends. Layer 0's input is that tensor unless something comes between: embedding
   // dropout or GPT-2's position add make a new one, and the leaf is then kept beside it
   // (measured: validation/data/holdout-3.jsonl, StarCoder2 and GPT-2 LoRA + checkpointing).
-  const bool embedding_trains =
+  const bool input_embedding_trains =
       std::any_of(ctx.inventory.groups.begin(), ctx.inventory.groups.end(),
                   [](const TensorGroup& g) { return g.role == Role::embedding && g.trainable; });
-  if (!la.plans.empty() && la.plans.front().input_requires_grad && !embedding_trains &&
+  if (input_require_grads_hooked(p) && !input_embedding_trains &&
       (emb_drop > 0 || s.learned_positions)) {
     items.push_back({.id = "activations.embedding_leaf",
                      .tenant = Tenant::activations,

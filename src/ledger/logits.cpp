@@ -81,6 +81,9 @@ struct Chain {
 // backward is the largest of these instants and the loss's; the head's win for a micro-batch of
 // fewer than about h x g / 8 tokens. Measured: validation/data/head-backward.jsonl and
 // holdout-3.jsonl (qwen3-tiny, fp32, 1 x 40 tokens, accumulation 2: -5.2 % before).
+// The loss's instant at the start of backward: the saved log_softmax output and the gradients
+// of nll_loss and log_softmax, each rows x vocab in the loss dtype (eager_loss below).
+constexpr std::int64_t kLossBackwardTensors = 3;
 struct HeadBackward {
   std::int64_t logits_grad = 0;  // the logits' gradient alive at that instant
   std::int64_t head_grad = 0;    // the head's new weight gradient(s), beyond what it replaces
@@ -103,13 +106,15 @@ std::optional<HeadBackward> head_backward(const Context& ctx, const Chain& c) {
   HeadBackward at{c.out_bytes * nv, g * head, fmt::format("{} x {} B", vh, g)};
   if (activation_settings(ctx.plan).autocast && fp32_weight) {
     const HeadBackward mm{c.out_bytes * nv, c.e * head, fmt::format("{} x {} B", vh, c.e)};
-    const HeadBackward cast{0, 4 * head,
-                            fmt::format("{} x 4 B (fp32, from the bf16 one in the "
+    const HeadBackward cast{0, kFp32Bytes * head,
+                            fmt::format("{} x {} B (fp32, from the bf16 one in the "
                                         "freed weight copy's place)",
-                                        vh)};
+                                        vh, kFp32Bytes)};
     at = mm.logits_grad + mm.head_grad >= cast.head_grad ? mm : cast;
   }
-  if (at.logits_grad + at.head_grad <= 3 * c.loss_bytes * nv) return std::nullopt;
+  if (at.logits_grad + at.head_grad <= kLossBackwardTensors * c.loss_bytes * nv) {
+    return std::nullopt;
+  }
   return at;
 }
 
