@@ -437,6 +437,13 @@ def holdout_4():
     return holdout(n=60, seed=20261210)
 
 
+def holdout_5():
+    """The fifth draw (validation/data/holdout-5.jsonl), made after the fixes that followed the
+    fourth draw (freeze runs of layers, Qwen2-MoE's shared-expert gate, the frozen embedding's
+    leaf) were modelled."""
+    return holdout(n=60, seed=20261211)
+
+
 def head_backward():
     """Micro-batches small enough that the lm_head's backward (its weight gradient beside the
     logits' gradient) outweighs the loss's (validation/data/head-backward.jsonl): fewer than about
@@ -454,4 +461,4 @@ def head_backward():
 MATRICES = {"full": full, "subset": subset, "tiny": tiny, "crosscheck": crosscheck, "cuda": cuda,
             "families": families, "families-subset": families_subset,
             "families-crosscheck": families_crosscheck, "dora": dora, "dora-crosscheck": dora_crosscheck, "ckpt-dispatch": ckpt_dispatch,
-            "autocast-lora": autocast_lora, "holdout": holdout, "holdout-2": holdout_2, "holdout-3": holdout_3, "holdout-4": holdout_4, "head-backward": head_backward}
+            "autocast-lora": autocast_lora, "holdout": holdout, "holdout-2": holdout_2, "holdout-3": holdout_3, "holdout-4": holdout_4, "holdout-5": holdout_5, "head-backward": head_backward}

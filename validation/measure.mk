@@ -59,12 +59,13 @@ measure-dora: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix dora-crosscheck --out validation/data/dora-crosscheck.jsonl
 
 # Configurations nobody chose: seeded random draws over the whole grid the harness runs
-# (matrix.holdout, holdout_2, holdout_3, holdout_4), storages alive. docs/accuracy.md, "Held-out draws".
+# (matrix.holdout, holdout_2, holdout_3, holdout_4, holdout_5), storages alive. docs/accuracy.md, "Held-out draws".
 measure-holdout: $(VALIDATION_STAMP)
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout --out validation/data/holdout.jsonl
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout-2 --out validation/data/holdout-2.jsonl
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout-3 --out validation/data/holdout-3.jsonl
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout-4 --out validation/data/holdout-4.jsonl
+	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix holdout-5 --out validation/data/holdout-5.jsonl
 	nice -n 5 $(VALIDATION_PY) validation/measure.py --matrix head-backward --out validation/data/head-backward.jsonl
 
 # LoRA under autocast without checkpointing: which bf16 weight copies the matmuls keep.

@@ -33,10 +33,11 @@ def test_two_axis_sweeps():
 
 def test_holdout_draws_are_fixed_unique_and_disjoint():
     from harness import record
-    draws = [matrix.holdout(), matrix.holdout_2(), matrix.holdout_3(), matrix.holdout_4()]
+    draws = [matrix.holdout(), matrix.holdout_2(), matrix.holdout_3(), matrix.holdout_4(),
+             matrix.holdout_5()]
     assert [record.row_id(r) for r in draws[0]] == [record.row_id(r) for r in matrix.holdout()]
     rows = [r for d in draws for r in d]
     ids = [record.row_id(r) for r in rows]
-    assert [len(d) for d in draws] == [40, 60, 60, 60]
+    assert [len(d) for d in draws] == [40, 60, 60, 60, 60]
     assert len(set(ids)) == len(ids)
     assert all(r["tracker"] == "dispatch" for r in rows)
