@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,6 +95,17 @@ GpuOptions gpu_options_for(const Device& device, std::string alloc_conf);
 // The same with the plan's allocator configuration (TrainingPlan::alloc_conf); without a device,
 // only that (no compute capability, no limit).
 GpuOptions gpu_options_for(const std::optional<Device>& device, const TrainingPlan& plan);
+
+// The allocator configuration a run started here would use, and the variable it came from:
+// PYTORCH_ALLOC_CONF, which PyTorch reads first since 2.9, else PYTORCH_CUDA_ALLOC_CONF
+// (c10/core/AllocatorConfig.cpp AcceleratorAllocatorConfig::instance()); none when neither is
+// set. `lookup` is the environment (std::getenv when none is given).
+struct AllocConfVariable {
+  std::string name;
+  std::string value;
+};
+using EnvironmentLookup = const char* (*)(const char* name);
+std::optional<AllocConfVariable> alloc_conf_from_environment(EnvironmentLookup lookup = nullptr);
 
 // The one verdict of a plan on a device: estimate, solve, advise, sweep, the web page and Python
 // all judge with these. CUDA cards and --memory budgets are judged on the device total (the step

@@ -212,6 +212,8 @@ def test_allocator_configuration_travels_with_the_plan():
 
 def test_the_environments_allocator_configuration_applies_as_on_the_command_line(monkeypatch):
     kw = dict(batch=4, seq=1024, gpu="h100")
+    for name in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"):
+        monkeypatch.delenv(name, raising=False)
     plain = trainmem.estimate("qwen3-0.6b", **kw).to_dict()["gpu"]["peak_reserved_bytes"]
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     grown = trainmem.estimate("qwen3-0.6b", **kw).to_dict()
@@ -220,6 +222,10 @@ def test_the_environments_allocator_configuration_applies_as_on_the_command_line
     # A call's own alloc_conf wins over the environment.
     given = trainmem.estimate("qwen3-0.6b", alloc_conf="max_split_size_mb:128", **kw).to_dict()
     assert given["plan"]["alloc_conf"] == "max_split_size_mb:128"
+    # PYTORCH_ALLOC_CONF, which PyTorch reads first since 2.9, wins over the older name.
+    monkeypatch.setenv("PYTORCH_ALLOC_CONF", "max_split_size_mb:256")
+    generic = trainmem.estimate("qwen3-0.6b", **kw).to_dict()
+    assert generic["plan"]["alloc_conf"] == "max_split_size_mb:256"
 
 
 def test_plans_the_command_line_refuses_are_refused():

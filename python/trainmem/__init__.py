@@ -226,10 +226,14 @@ def _settings_plan(fields: Dict[str, Any],
                                 "settings, not both")
         return _native.check_plan(json.dumps(whole)), [], True
     imported, reports = _imported(configs)
-    # As the command line: PYTORCH_CUDA_ALLOC_CONF sets the allocator model's configuration unless
-    # the call gives alloc_conf.
-    if fields.get("alloc_conf") is None and os.environ.get("PYTORCH_CUDA_ALLOC_CONF"):
-        fields["alloc_conf"] = os.environ["PYTORCH_CUDA_ALLOC_CONF"]
+    # As the command line: the environment's PYTORCH_ALLOC_CONF (else PYTORCH_CUDA_ALLOC_CONF, the
+    # older name PyTorch reads second) sets the allocator model's configuration unless the call
+    # gives alloc_conf.
+    if fields.get("alloc_conf") is None:
+        for name in ("PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"):
+            if os.environ.get(name) is not None:
+                fields["alloc_conf"] = os.environ[name]
+                break
     seq_given = any(key == "seq" for key, _, _ in imported) or any(
         fields.get(k) is not None for k in ("seq", "max_length", "max_seq_length"))
     settings = []

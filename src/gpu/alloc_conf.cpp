@@ -1,15 +1,18 @@
-// PYTORCH_CUDA_ALLOC_CONF parsing: comma-separated key:value pairs, as PyTorch's ConfigTokenizer
-// reads them (c10/core/AllocatorConfig.cpp for the device-generic keys, c10/cuda/
-// CUDAAllocatorConfig.cpp for the CUDA ones). The checks and their limits are PyTorch's own.
+// PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF parsing: comma-separated key:value pairs, as
+// PyTorch's ConfigTokenizer reads them (c10/core/AllocatorConfig.cpp for the device-generic keys,
+// c10/cuda/CUDAAllocatorConfig.cpp for the CUDA ones; the keys and limits of torch 2.15). The
+// checks and their limits are PyTorch's own.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpu/caching_allocator.h"
+#include "trainmem/device.h"
 
 namespace trainmem::gpu {
 namespace {
@@ -124,6 +127,9 @@ std::optional<bool> to_bool(const std::string& v) {
   return std::nullopt;
 }
 
+// 1 TiB: no device has more memory than that for one segment.
+constexpr std::int64_t kLargestSegmentMiB = std::int64_t{1} << 20;
+
 }  // namespace
 
 Result<AllocatorConfig> parse_alloc_conf(std::string_view text, std::string_view field) {
@@ -134,18 +140,48 @@ Result<AllocatorConfig> parse_alloc_conf(std::string_view text, std::string_view
     return Error{ErrorCode::bad_input, "", std::string(field),
                  key.empty() ? reason : fmt::format("'{}': {}", key, reason)};
   };
+  std::vector<std::pair<std::string, std::string>> pairs;
   for (const std::string& pair : split_top(c.text)) {
     if (pair.empty()) continue;
     const auto colon = pair.find(':');
     if (colon == std::string::npos) return fail(pair, "expected key:value");
-    const std::string key = trim(std::string_view(pair).substr(0, colon));
-    const std::string value = trim(std::string_view(pair).substr(colon + 1));
-    if (key == "max_split_size_mb") {
-      // AllocatorConfig.cpp: must exceed kLargeBuffer (20 MiB); stored in bytes.
-      const auto mb = to_int(value);
-      if (!mb) return fail(key, fmt::format("expected an integer (MiB), got '{}'", value));
-      if (*mb <= kLargeBuffer / kMiB) return fail(key, "too small, must be > 20");
-      c.max_split_size_bytes = *mb > kUnlimited / kMiB ? kUnlimited : *mb * kMiB;
+    pairs.emplace_back(trim(std::string_view(pair).substr(0, colon)),
+                       trim(std::string_view(pair).substr(colon + 1)));
+  }
+  // A size in MiB of at least `min_mb`, stored in bytes (AllocatorConfig.cpp clamps at the
+  // largest size_t in MiB); `bound` is PyTorch's wording of the limit.
+  auto mebibytes = [&](const std::string& key, const std::string& value, std::int64_t min_mb,
+                       const std::string& bound) -> Result<std::int64_t> {
+    const auto mb = to_int(value);
+    if (!mb) return fail(key, fmt::format("expected an integer (MiB), got '{}'", value));
+    if (*mb < min_mb) return fail(key, "too small, must be " + bound);
+    return *mb > kUnlimited / kMiB ? kUnlimited : *mb * kMiB;
+  };
+  // AcceleratorAllocatorConfig::parseArgs reads large_segment_size_mb first (> 10 MiB,
+  // kMinLargeAlloc): it is the default of max_non_split_rounding_mb and the least
+  // max_split_size_mb and max_non_split_rounding_mb accept.
+  for (const auto& [key, value] : pairs) {
+    if (key != "large_segment_size_mb") continue;
+    auto bytes = mebibytes(key, value, kMinLargeAlloc / kMiB + 1,
+                           fmt::format("> {}", kMinLargeAlloc / kMiB));
+    if (!bytes) return bytes.error();
+    // PyTorch takes any size and cudaMalloc then fails; a segment larger than any device is
+    // refused here, which also keeps the replay's byte counts from overflowing.
+    if (*bytes > kLargestSegmentMiB * kMiB) {
+      return fail(key, fmt::format("larger than any device, must be <= {}", kLargestSegmentMiB));
+    }
+    c.large_segment_size_bytes = *bytes;
+  }
+  c.max_non_split_rounding_bytes = c.large_segment_size_bytes;
+  const std::int64_t least_mb = c.large_segment_size_bytes / kMiB;
+  for (const auto& [key, value] : pairs) {
+    if (key == "large_segment_size_mb") {
+      continue;
+    } else if (key == "max_split_size_mb" || key == "max_non_split_rounding_mb") {
+      auto bytes = mebibytes(key, value, least_mb, fmt::format(">= {}", least_mb));
+      if (!bytes) return bytes.error();
+      (key == "max_split_size_mb" ? c.max_split_size_bytes : c.max_non_split_rounding_bytes) =
+          *bytes;
     } else if (key == "garbage_collection_threshold") {
       const auto t = to_double(value);
       if (!t) return fail(key, fmt::format("expected a number, got '{}'", value));
@@ -167,17 +203,29 @@ Result<AllocatorConfig> parse_alloc_conf(std::string_view text, std::string_view
       if (!f || *f < 0.0 || *f > 1.0) return fail(key, "expected a number in [0, 1]");
       c.per_process_memory_fraction = *f;
     } else if (key == "release_lock_on_cudamalloc" || key == "pinned_use_cuda_host_register" ||
-               key == "graph_capture_record_stream_reuse") {
+               key == "graph_capture_record_stream_reuse" ||
+               key == "pinned_use_background_threads" || key == "pinned_free_catch_all" ||
+               key == "throw_on_cudamalloc_oom") {
+      // Locking, host (pinned) memory and when an OOM is raised: no effect on the device
+      // memory modelled.
       if (!to_bool(value)) return fail(key, fmt::format("expected True or False, got '{}'", value));
-    } else if (key == "pinned_num_register_threads" || key == "pinned_reserve_segment_size_mb") {
+    } else if (key == "pinned_num_register_threads" || key == "pinned_reserve_segment_size_mb" ||
+               key == "pinned_max_round_threshold_mb" || key == "pinned_max_cached_size_mb") {
       const auto n = to_int(value);
       if (!n || *n <= 0)
         return fail(key, fmt::format("expected a positive integer, got '{}'", value));
+    } else if (key == "expandable_segments_reserve" ||
+               key == "expandable_segments_reserve_by_class") {
+      // Virtual address space an expandable segment reserves (CUDAAllocatorConfig.h
+      // ExpandableSegmentReserveSpec), not memory: accepted, its value not checked.
+      if (value.empty()) return fail(key, "expected a value");
     } else {
       return fail(key,
-                  "unknown key (known: max_split_size_mb, garbage_collection_threshold, "
-                  "expandable_segments, roundup_power2_divisions, backend, "
-                  "per_process_memory_fraction, release_lock_on_cudamalloc, pinned_*)");
+                  "unknown key (known: max_split_size_mb, max_non_split_rounding_mb, "
+                  "large_segment_size_mb, garbage_collection_threshold, expandable_segments, "
+                  "roundup_power2_divisions, backend, per_process_memory_fraction, "
+                  "release_lock_on_cudamalloc, throw_on_cudamalloc_oom, "
+                  "expandable_segments_reserve*, pinned_*)");
     }
   }
   for (std::int64_t d : c.roundup_power2_divisions) c.any_roundup_divisions |= d > 1;
@@ -185,3 +233,15 @@ Result<AllocatorConfig> parse_alloc_conf(std::string_view text, std::string_view
 }
 
 }  // namespace trainmem::gpu
+
+namespace trainmem {
+
+std::optional<AllocConfVariable> alloc_conf_from_environment(EnvironmentLookup lookup) {
+  if (lookup == nullptr) lookup = [](const char* name) -> const char* { return std::getenv(name); };
+  for (const char* name : {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"}) {
+    if (const char* value = lookup(name)) return AllocConfVariable{name, value};
+  }
+  return std::nullopt;
+}
+
+}  // namespace trainmem

@@ -39,11 +39,11 @@ std::int64_t round_size(std::int64_t bytes, const AllocatorConfig& config) {
   return kMinBlockSize * ((bytes + kMinBlockSize - 1) / kMinBlockSize);
 }
 
-std::int64_t allocation_size(std::int64_t size) {
-  // get_allocation_size(): small requests get a 2 MiB segment, 1-10 MiB a 20 MiB one, larger
-  // ones their size rounded up to 2 MiB.
+std::int64_t allocation_size(std::int64_t size, const AllocatorConfig& config) {
+  // get_allocation_size(): small requests get a 2 MiB segment, 1-10 MiB one of
+  // large_segment_size (20 MiB by default), larger ones their size rounded up to 2 MiB.
   if (size <= kSmallSize) return kSmallBuffer;
-  if (size < kMinLargeAlloc) return kLargeBuffer;
+  if (size < kMinLargeAlloc) return config.large_segment_size_bytes;
   return kRoundLarge * ((size + kRoundLarge - 1) / kRoundLarge);
 }
 
@@ -95,7 +95,7 @@ class Model {
   int malloc(std::int64_t orig, int stream, ReplayResult& r) {
     const std::int64_t size = round_size(orig, cfg_);
     Pool& pool = size <= kSmallSize ? small_ : large_;
-    const std::int64_t alloc = allocation_size(size);
+    const std::int64_t alloc = allocation_size(size, cfg_);
     const FreeBlockSet::Iter cached = get_free_block(pool, size, stream);
     if (cached != pool.blocks.end()) {
       const int found = cached->block;
@@ -126,7 +126,7 @@ class Model {
     if (n < 2 || cfg_.expandable_segments || gc_enabled() || allowed_ > 0) return false;
     const std::int64_t size = round_size(orig, cfg_);
     Pool& pool = size <= kSmallSize ? small_ : large_;
-    const std::int64_t alloc = allocation_size(size);
+    const std::int64_t alloc = allocation_size(size, cfg_);
     auto it = pool.blocks.lower_bound(stream, size);
     if (it != pool.blocks.end() && it->stream == stream) return false;
     // One segment: blocks of `size` split off the front while should_split holds and the rest
@@ -265,8 +265,8 @@ class Model {
 
   // get_free_block(): the smallest cached block of the stream that fits. Expandable blocks count
   // the unmapped space after them; oversize blocks (>= max_split_size) serve only requests that
-  // are themselves oversize and within kLargeBuffer of them. Returns its entry in the pool's set
-  // (end() when none), left there for alloc_found_block to update.
+  // are themselves oversize and within max_non_split_rounding (20 MiB by default) of them. Returns
+  // its entry in the pool's set (end() when none), left there for alloc_found_block to update.
   FreeBlockSet::Iter get_free_block(Pool& pool, std::int64_t size, int stream) {
     if (gc_enabled()) ++pool.gc_calls;
     auto it = pool.blocks.lower_bound(stream, size);
@@ -288,7 +288,9 @@ class Model {
     }
     const std::int64_t max_split = cfg_.max_split_size_bytes;
     if (size < max_split && b_[i].size >= max_split) return pool.blocks.end();
-    if (size >= max_split && b_[i].size >= size + kLargeBuffer) return pool.blocks.end();
+    if (size >= max_split && b_[i].size >= size + cfg_.max_non_split_rounding_bytes) {
+      return pool.blocks.end();
+    }
     return it;
   }
 
@@ -370,7 +372,10 @@ class Model {
     return new_block(blk);
   }
 
-  std::int64_t granule(const Pool& pool) const { return pool.small ? kSmallBuffer : kLargeBuffer; }
+  // The page an expandable segment maps: 2 MiB in the small pool, large_segment_size in the large.
+  std::int64_t granule(const Pool& pool) const {
+    return pool.small ? kSmallBuffer : cfg_.large_segment_size_bytes;
+  }
 
   // find_expandable_block(): the lowest address where free and unmapped blocks of the stream
   // together hold `size`; else a new segment reserving address space for 9/8 of the device.

@@ -25,17 +25,23 @@ inline constexpr std::int64_t kMinBlockSize = 512;         // every request roun
 inline constexpr std::int64_t kSmallSize = 1 * kMiB;       // largest small-pool request
 inline constexpr std::int64_t kSmallBuffer = 2 * kMiB;     // small-pool segment
 inline constexpr std::int64_t kMinLargeAlloc = 10 * kMiB;  // below: a 20 MiB segment is cut
-inline constexpr std::int64_t kLargeBuffer = 20 * kMiB;    // large-pool segment for 1-10 MiB
+inline constexpr std::int64_t kLargeBuffer = 20 * kMiB;    // default large_segment_size_mb
 inline constexpr std::int64_t kRoundLarge = 2 * kMiB;      // larger requests round to 2 MiB
 // roundup_power2_divisions: one setting per power-of-two interval from 1 MiB up
 // (c10/core/AllocatorConfig.h kRoundUpPowerOfTwoIntervals, kRoundUpPowerOfTwoStart).
 inline constexpr int kRoundUpPowerOfTwoIntervals = 16;
 inline constexpr std::int64_t kUnlimited = std::numeric_limits<std::int64_t>::max();
 
-// PYTORCH_CUDA_ALLOC_CONF, as far as it changes memory.
+// PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF, as far as it changes memory.
 struct AllocatorConfig {
   std::int64_t max_split_size_bytes = kUnlimited;  // max_split_size_mb (unset: unlimited)
-  double garbage_collection_threshold = 0.0;       // 0: off; else in (0, 1)
+  // large_segment_size_mb: the segment a 1-10 MiB request cuts, and the page expandable segments
+  // map in the large pool (c10/core/AllocatorConfig.h large_segment_size_, 20 MiB by default).
+  std::int64_t large_segment_size_bytes = kLargeBuffer;
+  // max_non_split_rounding_mb: how much larger than an oversize request a cached oversize block
+  // may be and still serve it whole (default: large_segment_size).
+  std::int64_t max_non_split_rounding_bytes = kLargeBuffer;
+  double garbage_collection_threshold = 0.0;  // 0: off; else in (0, 1)
   bool expandable_segments = false;
   // roundup_power2_divisions per interval [1 MiB x 2^i, 1 MiB x 2^(i+1)); 0 or 1: plain 512 B.
   std::vector<std::int64_t> roundup_power2_divisions =
@@ -55,7 +61,7 @@ Result<AllocatorConfig> parse_alloc_conf(std::string_view text,
 // round_size: the block size a request of `bytes` gets (512 B, or the power-of-two division).
 std::int64_t round_size(std::int64_t bytes, const AllocatorConfig& config);
 // get_allocation_size: the segment a rounded request of `size` would cudaMalloc.
-std::int64_t allocation_size(std::int64_t size);
+std::int64_t allocation_size(std::int64_t size, const AllocatorConfig& config);
 
 struct ReplayLimits {
   // What cudaMalloc can obtain for this process (device capacity less the CUDA context and any

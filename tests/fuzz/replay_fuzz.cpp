@@ -26,6 +26,8 @@ constexpr const char* kAllocConfs[] = {
     "garbage_collection_threshold:0.6,max_split_size_mb:64",
     "roundup_power2_divisions:4",
     "expandable_segments:True,roundup_power2_divisions:[256:1,512:2,>:8]",
+    "large_segment_size_mb:64,max_split_size_mb:64,max_non_split_rounding_mb:96",
+    "expandable_segments:True,large_segment_size_mb:32",
 };
 constexpr const char* kDevices[] = {"", "7.0", "8.0", "8.6", "8.9", "9.0", "10.0"};
 

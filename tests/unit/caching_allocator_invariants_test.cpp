@@ -63,12 +63,15 @@ void expect_consistent(const ReplayResult& r) {
 }
 
 TEST(CachingAllocatorInvariants, RandomStreamsUnderEveryRule) {
-  const char* confs[] = {"",
-                         "max_split_size_mb:64",
-                         "roundup_power2_divisions:4",
-                         "expandable_segments:True",
-                         "garbage_collection_threshold:0.5",
-                         "expandable_segments:True,max_split_size_mb:128"};
+  const char* confs[] = {
+      "",
+      "max_split_size_mb:64",
+      "roundup_power2_divisions:4",
+      "expandable_segments:True",
+      "garbage_collection_threshold:0.5",
+      "expandable_segments:True,max_split_size_mb:128",
+      "large_segment_size_mb:64,max_split_size_mb:64,max_non_split_rounding_mb:96",
+      "expandable_segments:True,large_segment_size_mb:32"};
   std::int64_t flushes = 0;  // the limited runs did hit the free-the-cache path
   std::int64_t released = 0;
   for (std::uint64_t seed = 1; seed <= 3; ++seed) {

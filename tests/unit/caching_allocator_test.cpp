@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "trainmem/device.h"
+
 namespace trainmem::gpu {
 namespace {
 
@@ -32,11 +34,16 @@ TEST(CachingAllocator, RoundingAndSegmentSizes) {
   EXPECT_EQ(round_size(1, c), 512);
   EXPECT_EQ(round_size(512, c), 512);
   EXPECT_EQ(round_size(513, c), 1024);
-  EXPECT_EQ(allocation_size(1 * MiB), 2 * MiB);         // small pool
-  EXPECT_EQ(allocation_size(1 * MiB + 512), 20 * MiB);  // 1-10 MiB: a 20 MiB segment
-  EXPECT_EQ(allocation_size(10 * MiB - 512), 20 * MiB);
-  EXPECT_EQ(allocation_size(10 * MiB), 10 * MiB);  // from 10 MiB: rounded to 2 MiB
-  EXPECT_EQ(allocation_size(10 * MiB + 512), 12 * MiB);
+  EXPECT_EQ(allocation_size(1 * MiB, c), 2 * MiB);         // small pool
+  EXPECT_EQ(allocation_size(1 * MiB + 512, c), 20 * MiB);  // 1-10 MiB: a 20 MiB segment
+  EXPECT_EQ(allocation_size(10 * MiB - 512, c), 20 * MiB);
+  EXPECT_EQ(allocation_size(10 * MiB, c), 10 * MiB);  // from 10 MiB: rounded to 2 MiB
+  EXPECT_EQ(allocation_size(10 * MiB + 512, c), 12 * MiB);
+  // large_segment_size_mb:64 changes only the 1-10 MiB segments.
+  const AllocatorConfig big = conf("large_segment_size_mb:64");
+  EXPECT_EQ(allocation_size(1 * MiB, big), 2 * MiB);
+  EXPECT_EQ(allocation_size(1 * MiB + 512, big), 64 * MiB);
+  EXPECT_EQ(allocation_size(10 * MiB + 512, big), 12 * MiB);
   // roundup_power2_divisions:4 on 3 MiB + 1: interval [2, 4) MiB in steps of 512 KiB -> 3.5 MiB.
   EXPECT_EQ(round_size(3 * MiB + 1, conf("roundup_power2_divisions:4")), 3 * MiB + 512 * 1024);
   EXPECT_EQ(round_size(3 * MiB + 1, c), 3 * MiB + 512);
@@ -115,6 +122,36 @@ TEST(CachingAllocator, OversizeRequestRefusesMuchLargerBlock) {
   EXPECT_EQ(r.peak_reserved_bytes, 120 * MiB);
 }
 
+// max_non_split_rounding_mb:64 lets the 40 MiB oversize request take the cached 80 MiB block
+// whole (80 < 40 + 64), where the default 20 MiB refuses it (above): one segment, and the request
+// holds all 80 MiB, since an oversize block is not split.
+TEST(CachingAllocator, MaxNonSplitRoundingLetsAnOversizeRequestTakeALargerBlock) {
+  Stream s;
+  const auto a = s.alloc(80 * MiB);
+  s.free(a);
+  s.alloc(40 * MiB);
+  const ReplayResult r =
+      replay(s.events, conf("max_split_size_mb:32,max_non_split_rounding_mb:64"));
+  EXPECT_EQ(r.peak_reserved_bytes, 80 * MiB);
+  EXPECT_EQ(r.phases[0].end_allocated_bytes, 80 * MiB);
+  EXPECT_EQ(r.segments_allocated, 1);
+}
+
+// Four 9 MiB requests: with 20 MiB segments two fit a segment (9 + 9 leaves 2 MiB, too small for
+// a third), so two segments, 40 MiB; with large_segment_size_mb:64 one segment holds all four
+// (36 MiB), 64 MiB reserved.
+TEST(CachingAllocator, LargeSegmentSizeSetsTheSegmentOfMidSizedRequests) {
+  Stream s;
+  for (int k = 0; k < 4; ++k) s.alloc(9 * MiB);
+  const ReplayResult d = replay(s.events, {});
+  EXPECT_EQ(d.peak_reserved_bytes, 40 * MiB);
+  EXPECT_EQ(d.segments_allocated, 2);
+  const ReplayResult big = replay(s.events, conf("large_segment_size_mb:64"));
+  EXPECT_EQ(big.peak_reserved_bytes, 64 * MiB);
+  EXPECT_EQ(big.segments_allocated, 1);
+  EXPECT_EQ(big.peak_allocated_bytes, 36 * MiB);
+}
+
 TEST(CachingAllocator, BlocksAreNotReusedAcrossStreams) {
   Stream s;
   const auto a = s.alloc(3 * MiB, 0, 0);
@@ -135,6 +172,19 @@ TEST(CachingAllocator, ExpandableSegmentsGrowInGranules) {
   // The same stream with fixed segments: 20 MiB + its own 30 MiB segment.
   const ReplayResult f = replay(s.events, {});
   EXPECT_EQ(f.peak_reserved_bytes, 50 * MiB);
+}
+
+// Expandable segments map the large pool in pages of large_segment_size: at 32 MiB, 3 MiB maps
+// one page (29 MiB free after the split) and 30 MiB maps a second beside it: 64 MiB reserved.
+TEST(CachingAllocator, ExpandableSegmentsMapPagesOfTheLargeSegmentSize) {
+  Stream s;
+  s.alloc(3 * MiB);
+  s.alloc(30 * MiB);
+  const ReplayResult e =
+      replay(s.events, conf("expandable_segments:True,large_segment_size_mb:32"));
+  EXPECT_EQ(e.peak_reserved_bytes, 64 * MiB);
+  EXPECT_EQ(e.peak_allocated_bytes, 33 * MiB);
+  EXPECT_EQ(e.phases[0].largest_free_bytes, 31 * MiB);
 }
 
 // A tensor that grows by concatenation (transformers' DynamicCache: `torch.cat([keys, new])`
@@ -279,6 +329,41 @@ TEST(AllocConf, ParsesKnownKeys) {
   EXPECT_FALSE(conf("").expandable_segments);
 }
 
+TEST(AllocConf, SegmentSizesAndKeysWithoutEffectOnDeviceMemory) {
+  const AllocatorConfig big = conf("large_segment_size_mb:64");
+  EXPECT_EQ(big.large_segment_size_bytes, 64 * MiB);
+  EXPECT_EQ(big.max_non_split_rounding_bytes, 64 * MiB);  // its default follows
+  const AllocatorConfig d = conf("");
+  EXPECT_EQ(d.large_segment_size_bytes, 20 * MiB);
+  EXPECT_EQ(d.max_non_split_rounding_bytes, 20 * MiB);
+  EXPECT_EQ(conf("max_non_split_rounding_mb:40").max_non_split_rounding_bytes, 40 * MiB);
+  // Host memory, locking, the OOM policy and virtual address space: accepted, nothing priced.
+  const AllocatorConfig other = conf(
+      "throw_on_cudamalloc_oom:True,pinned_use_background_threads:True,"
+      "pinned_max_round_threshold_mb:64,pinned_max_cached_size_mb:64,pinned_free_catch_all:False,"
+      "expandable_segments_reserve:0.5");
+  EXPECT_EQ(other.large_segment_size_bytes, d.large_segment_size_bytes);
+  EXPECT_EQ(other.max_split_size_bytes, d.max_split_size_bytes);
+  EXPECT_FALSE(other.expandable_segments);
+}
+
+// PyTorch reads PYTORCH_ALLOC_CONF first since 2.9, then the older PYTORCH_CUDA_ALLOC_CONF.
+TEST(AllocConf, TheEnvironmentVariablePyTorchReadsFirst) {
+  const auto both = alloc_conf_from_environment([](const char* name) -> const char* {
+    return std::string_view(name) == "PYTORCH_ALLOC_CONF" ? "expandable_segments:True"
+                                                          : "max_split_size_mb:128";
+  });
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->name, "PYTORCH_ALLOC_CONF");
+  EXPECT_EQ(both->value, "expandable_segments:True");
+  const auto old_name = alloc_conf_from_environment([](const char* name) -> const char* {
+    return std::string_view(name) == "PYTORCH_CUDA_ALLOC_CONF" ? "max_split_size_mb:128" : nullptr;
+  });
+  ASSERT_TRUE(old_name);
+  EXPECT_EQ(old_name->name, "PYTORCH_CUDA_ALLOC_CONF");
+  EXPECT_FALSE(alloc_conf_from_environment([](const char*) -> const char* { return nullptr; }));
+}
+
 TEST(AllocConf, BadKeysAndValuesNameTheKey) {
   auto msg = [](std::string_view s) {
     auto c = parse_alloc_conf(s, "--alloc-conf");
@@ -287,7 +372,20 @@ TEST(AllocConf, BadKeysAndValuesNameTheKey) {
   EXPECT_NE(msg("expandable_segment:True").find("'expandable_segment': unknown key"),
             std::string::npos);
   EXPECT_NE(msg("expandable_segments:yes").find("expected True or False"), std::string::npos);
-  EXPECT_NE(msg("max_split_size_mb:20").find("must be > 20"), std::string::npos);
+  EXPECT_NE(msg("max_split_size_mb:19").find("too small, must be >= 20"), std::string::npos);
+  EXPECT_EQ(msg("max_split_size_mb:20"), "ok");  // torch >= 2.8 accepts the segment size itself
+  // large_segment_size_mb is read first, wherever it stands, and raises the others' floor.
+  EXPECT_NE(msg("max_split_size_mb:32,large_segment_size_mb:64")
+                .find("'max_split_size_mb': too small, must be >= 64"),
+            std::string::npos);
+  EXPECT_NE(msg("max_non_split_rounding_mb:16").find("must be >= 20"), std::string::npos);
+  EXPECT_NE(
+      msg("large_segment_size_mb:10").find("'large_segment_size_mb': too small, must be > 10"),
+      std::string::npos);
+  EXPECT_NE(msg("large_segment_size_mb:99999999999").find("larger than any device"),
+            std::string::npos);
+  EXPECT_NE(msg("throw_on_cudamalloc_oom:maybe").find("expected True or False"), std::string::npos);
+  EXPECT_NE(msg("pinned_max_cached_size_mb:0").find("positive integer"), std::string::npos);
   EXPECT_NE(msg("garbage_collection_threshold:1.5").find("between 0.0 and 1.0"), std::string::npos);
   EXPECT_NE(msg("roundup_power2_divisions:3").find("power of 2"), std::string::npos);
   EXPECT_NE(msg("max_split_size_mb").find("expected key:value"), std::string::npos);

@@ -208,6 +208,15 @@ TEST(EmitRoundTrip, LaunchScriptsCarryTheAllocatorConfiguration) {
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().file, "launch.sh");
   EXPECT_EQ(bad.error().field, "PYTORCH_CUDA_ALLOC_CONF");
+  // PYTORCH_ALLOC_CONF, which PyTorch reads first, wins wherever it stands in the script.
+  auto generic =
+      import_config("launch.sh",
+                    "export PYTORCH_ALLOC_CONF=expandable_segments:True\n"
+                    "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\ntorchrun --nnodes 1 "
+                    "--nproc_per_node 2 train.py --per_device_train_batch_size 1\n",
+                    TrainingPlan{}, 2);
+  ASSERT_TRUE(generic) << generic.error().message();
+  EXPECT_EQ(generic->alloc_conf, "expandable_segments:True");
 }
 
 // "auto" is the HF Trainer's to fill in (transformers integrations/deepspeed.py): the plan's

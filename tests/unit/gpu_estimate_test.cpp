@@ -1,5 +1,6 @@
 // The three GPU figures (allocated, reserved, device total), the CUDA context table, and the
-// command line that reports them (--alloc-conf, PYTORCH_CUDA_ALLOC_CONF, --timeline events).
+// command line that reports them (--alloc-conf, PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF,
+// --timeline events).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -174,7 +175,8 @@ CliRun cli(const std::string& args, const std::string& env = "") {
 }
 
 TEST(GpuCli, JsonHasPerPhaseFiguresAndTheVerdictUsesTheDeviceTotal) {
-  const CliRun r = cli("estimate qwen3-0.6b --gpu h100 --json", "env -u PYTORCH_CUDA_ALLOC_CONF");
+  const CliRun r = cli("estimate qwen3-0.6b --gpu h100 --json",
+                       "env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   const auto& g = j["gpu"];
@@ -196,8 +198,8 @@ TEST(GpuCli, JsonHasPerPhaseFiguresAndTheVerdictUsesTheDeviceTotal) {
 TEST(GpuCli, TheCudaRuntimeChoosesTheContextRow) {
   // An A100 on CUDA 11.7 (lazy): PR #86509's 287 MB; on the default runtime (12.8) the Ada row.
   const auto context = [](const std::string& extra) {
-    const CliRun r =
-        cli("estimate qwen3-0.6b --gpu a100-80gb --json" + extra, "env -u PYTORCH_CUDA_ALLOC_CONF");
+    const CliRun r = cli("estimate qwen3-0.6b --gpu a100-80gb --json" + extra,
+                         "env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF");
     EXPECT_EQ(r.code, 0) << r.out;
     return nlohmann::json::parse(r.out)["gpu"]["context_bytes"].get<std::int64_t>();
   };
@@ -226,9 +228,12 @@ TEST(GpuCli, AllocConfFromFlagOrEnvironment) {
       cli("estimate qwen3-0.6b --json --alloc-conf expandable_segments:True").out);
   EXPECT_EQ(flag["gpu"]["alloc_conf"], "expandable_segments:True");
   const auto env = nlohmann::json::parse(
-      cli("estimate qwen3-0.6b --json", "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128").out);
+      cli("estimate qwen3-0.6b --json",
+          "env -u PYTORCH_ALLOC_CONF PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128")
+          .out);
   EXPECT_EQ(env["gpu"]["alloc_conf"], "max_split_size_mb:128");
-  const CliRun bad = cli("estimate qwen3-0.6b", "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:5");
+  const CliRun bad = cli("estimate qwen3-0.6b",
+                         "env -u PYTORCH_ALLOC_CONF PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:5");
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.out.find("PYTORCH_CUDA_ALLOC_CONF: 'max_split_size_mb'"), std::string::npos)
       << bad.out;
@@ -237,11 +242,24 @@ TEST(GpuCli, AllocConfFromFlagOrEnvironment) {
   EXPECT_NE(bad_flag.out.find("--alloc-conf: 'foo': unknown key"), std::string::npos)
       << bad_flag.out;
   // The flag wins over the environment, as a later setting does.
-  const auto both =
-      nlohmann::json::parse(cli("estimate qwen3-0.6b --json --alloc-conf expandable_segments:True",
-                                "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128")
-                                .out);
+  const auto both = nlohmann::json::parse(
+      cli("estimate qwen3-0.6b --json --alloc-conf expandable_segments:True",
+          "env -u PYTORCH_ALLOC_CONF PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128")
+          .out);
   EXPECT_EQ(both["gpu"]["alloc_conf"], "expandable_segments:True");
+  // PYTORCH_ALLOC_CONF, the name PyTorch reads first since 2.9, wins over the older one; a
+  // malformed one is named.
+  const auto generic = nlohmann::json::parse(cli("estimate qwen3-0.6b --json",
+                                                 "PYTORCH_ALLOC_CONF=expandable_segments:True "
+                                                 "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128")
+                                                 .out);
+  EXPECT_EQ(generic["gpu"]["alloc_conf"], "expandable_segments:True");
+  const CliRun bad_generic =
+      cli("estimate qwen3-0.6b", "PYTORCH_ALLOC_CONF=large_segment_size_mb:8");
+  EXPECT_EQ(bad_generic.code, 1);
+  EXPECT_NE(bad_generic.out.find("PYTORCH_ALLOC_CONF: 'large_segment_size_mb': too small"),
+            std::string::npos)
+      << bad_generic.out;
 }
 
 // solve, advise and sweep judge with the same allocator configuration as estimate: from the
@@ -250,17 +268,21 @@ TEST(GpuCli, EveryCommandReadsTheAllocatorConfiguration) {
   const std::string solve =
       "solve qwen3-1.7b --method lora --precision bf16 --seq 1024 --for max-batch --gpu rtx-4090 "
       "--json";
-  const auto plain = nlohmann::json::parse(cli(solve, "env -u PYTORCH_CUDA_ALLOC_CONF").out);
-  const auto env =
-      nlohmann::json::parse(cli(solve, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True").out);
-  const auto flag = nlohmann::json::parse(
-      cli(solve + " --alloc-conf expandable_segments:True", "env -u PYTORCH_CUDA_ALLOC_CONF").out);
+  const auto plain =
+      nlohmann::json::parse(cli(solve, "env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF").out);
+  const auto env = nlohmann::json::parse(
+      cli(solve, "env -u PYTORCH_ALLOC_CONF PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True").out);
+  const auto flag =
+      nlohmann::json::parse(cli(solve + " --alloc-conf expandable_segments:True",
+                                "env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF")
+                                .out);
   EXPECT_EQ(env["peak_bytes"], flag["peak_bytes"]);
   EXPECT_LT(env["peak_bytes"].get<std::int64_t>(), plain["peak_bytes"].get<std::int64_t>());
   for (const char* command :
        {"solve qwen3-0.6b --for max-batch --gpu rtx-4090", "advise qwen3-0.6b --gpu rtx-4090",
         "sweep qwen3-0.6b --over batch --values 1,2 --gpu rtx-4090"}) {
-    const CliRun bad = cli(command, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:Maybe");
+    const CliRun bad =
+        cli(command, "env -u PYTORCH_ALLOC_CONF PYTORCH_CUDA_ALLOC_CONF=expandable_segments:Maybe");
     EXPECT_EQ(bad.code, 1) << command;
     EXPECT_NE(bad.out.find("PYTORCH_CUDA_ALLOC_CONF: 'expandable_segments'"), std::string::npos)
         << command << ": " << bad.out;
@@ -268,8 +290,8 @@ TEST(GpuCli, EveryCommandReadsTheAllocatorConfiguration) {
 }
 
 TEST(GpuCli, TextReportAndEventTimeline) {
-  const CliRun text =
-      cli("estimate qwen3-0.6b --timeline events", "env -u PYTORCH_CUDA_ALLOC_CONF");
+  const CliRun text = cli("estimate qwen3-0.6b --timeline events",
+                          "env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF");
   ASSERT_EQ(text.code, 0) << text.out;
   for (const char* s :
        {"Peak allocated", "max_memory_allocated", "Peak reserved", "max_memory_reserved",
@@ -288,7 +310,7 @@ TEST(GpuCli, JsonEventsReplayToTheReportsFigures) {
   const CliRun r = cli(
       "estimate qwen3-0.6b --gpu h100 --checkpointing full --alloc-conf expandable_segments:True "
       "--timeline events --json",
-      "env -u PYTORCH_CUDA_ALLOC_CONF");
+      "env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF");
   ASSERT_EQ(r.code, 0) << r.out;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.contains("alloc_events"));

@@ -291,8 +291,8 @@ void add_plan_flags(CLI::App& cmd, PlanFlags& f) {
       convention_vocabulary);
   setting(*g, f, "--params", "params", "price this published parameter count, e.g. 1.54e9");
   setting(*g, f, "--alloc-conf", "alloc_conf",
-          "PYTORCH_CUDA_ALLOC_CONF for the allocator model, e.g. expandable_segments:True "
-          "(default: the environment variable)");
+          "PYTORCH_ALLOC_CONF for the allocator model, e.g. expandable_segments:True "
+          "(default: the environment's PYTORCH_ALLOC_CONF, else PYTORCH_CUDA_ALLOC_CONF)");
   Section adapters(cmd, "Adapters, quantisation and freezing");
   g = &adapters;
   setting(*g, f, "--lora-rank,--lora-r,--lora_r", "lora_rank",
@@ -618,9 +618,10 @@ Result<ImportedPlan> import_plan(const PlanFlags& f) {
                   [](const PlanSetting& s) { return s.key == "method" && s.value == "lora"; });
   }
   // The run's allocator configuration comes from the environment unless a flag gives it, as
-  // PyTorch reads it; before the flags, so that --alloc-conf wins.
-  if (const char* env = std::getenv("PYTORCH_CUDA_ALLOC_CONF")) {
-    patch.push_back({"alloc_conf", env, "PYTORCH_CUDA_ALLOC_CONF", false});
+  // PyTorch reads it (PYTORCH_ALLOC_CONF, else PYTORCH_CUDA_ALLOC_CONF); before the flags, so
+  // that --alloc-conf wins.
+  if (auto env = alloc_conf_from_environment()) {
+    patch.push_back({"alloc_conf", env->value, env->name, false});
   }
   patch.insert(patch.end(), f.given.begin(), f.given.end());
   for (const PlanSetting& s : patch) {

@@ -2,9 +2,13 @@
 // pretrain_gpt.py arguments (megatron/training/arguments.py names).
 #include <fmt/format.h>
 
+#include <optional>
+#include <string_view>
+
 #include "gpu/caching_allocator.h"
 #include "io/import/dist/importers.h"
 #include "plan/plan.h"
+#include "trainmem/device.h"
 
 namespace trainmem::import {
 namespace {
@@ -147,19 +151,26 @@ Result<TrainingPlan> from_launch(const std::string& file, const std::vector<std:
     if (auto e = read_peft_arguments(file, w, p)) return *e;
   }
   // `export PYTORCH_CUDA_ALLOC_CONF=...` (as emit writes it, or VAR=... before torchrun): the
-  // allocator the ranks run with.
+  // allocator the ranks run with. PYTORCH_ALLOC_CONF, the name PyTorch reads first, wins
+  // wherever it stands (alloc_conf_from_environment).
+  std::optional<AllocConfVariable> conf;
   for (const std::string& word : w) {
-    constexpr std::string_view kVar = "PYTORCH_CUDA_ALLOC_CONF=";
-    if (!word.starts_with(kVar)) continue;
-    std::string conf = word.substr(kVar.size());
-    if (conf.size() >= 2 && (conf.front() == '"' || conf.front() == '\'') &&
-        conf.back() == conf.front()) {
-      conf = conf.substr(1, conf.size() - 2);
+    for (const char* name : {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"}) {
+      const std::string prefix = std::string(name) + "=";
+      if (!word.starts_with(prefix)) continue;
+      const bool overridden = conf && conf->name == "PYTORCH_ALLOC_CONF";
+      if (overridden && std::string_view(name) != "PYTORCH_ALLOC_CONF") continue;
+      std::string value = word.substr(prefix.size());
+      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+          value.back() == value.front()) {
+        value = value.substr(1, value.size() - 2);
+      }
+      auto c = gpu::parse_alloc_conf(value, name);
+      if (!c) return bad_input(file, name, c.error().reason);
+      conf = AllocConfVariable{name, value};
     }
-    auto c = gpu::parse_alloc_conf(conf, "PYTORCH_CUDA_ALLOC_CONF");
-    if (!c) return bad_input(file, "PYTORCH_CUDA_ALLOC_CONF", c.error().reason);
-    p.alloc_conf = conf;
   }
+  if (conf) p.alloc_conf = conf->value;
   p.layout = l;
   return p;
 }
