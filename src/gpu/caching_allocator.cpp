@@ -288,7 +288,9 @@ class Model {
     }
     const std::int64_t max_split = cfg_.max_split_size_bytes;
     if (size < max_split && b_[i].size >= max_split) return pool.blocks.end();
-    if (size >= max_split && b_[i].size >= size + cfg_.max_non_split_rounding_bytes) {
+    // The block fits (b_[i].size >= size): its excess, not size + rounding, which a
+    // max_non_split_rounding_mb near the largest size would overflow.
+    if (size >= max_split && b_[i].size - size >= cfg_.max_non_split_rounding_bytes) {
       return pool.blocks.end();
     }
     return it;

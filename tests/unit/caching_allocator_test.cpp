@@ -135,6 +135,10 @@ TEST(CachingAllocator, MaxNonSplitRoundingLetsAnOversizeRequestTakeALargerBlock)
   EXPECT_EQ(r.peak_reserved_bytes, 80 * MiB);
   EXPECT_EQ(r.phases[0].end_allocated_bytes, 80 * MiB);
   EXPECT_EQ(r.segments_allocated, 1);
+  // The largest setting PyTorch takes (it clamps at SIZE_MAX / 1 MiB): any oversize block serves.
+  const ReplayResult any =
+      replay(s.events, conf("max_split_size_mb:32,max_non_split_rounding_mb:99999999999999999"));
+  EXPECT_EQ(any.peak_reserved_bytes, 80 * MiB);
 }
 
 // Four 9 MiB requests: with 20 MiB segments two fit a segment (9 + 9 leaves 2 MiB, too small for
