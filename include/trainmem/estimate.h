@@ -171,6 +171,8 @@ struct GpuEstimate {
   std::int64_t events = 0;                  // allocations and frees replayed
   std::string alloc_conf;                   // as parsed
   bool expandable_segments = false;
+  // large_segment_size_mb: the segment of a 1-10 MiB request, the large pool's expandable page.
+  std::int64_t large_segment_bytes = std::int64_t{20} << 20;
   // The allocator ran out at `oom_slot` even after freeing its cache (figures then come from an
   // unlimited replay, i.e. what the step would need).
   bool oom = false;

@@ -101,6 +101,7 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
   GpuEstimate g;
   g.alloc_conf = conf->text;
   g.expandable_segments = conf->expandable_segments;
+  g.large_segment_bytes = conf->large_segment_size_bytes;
   // A uniform count (textbook, or --params) has no tensors for the allocator to replay.
   if (plan.convention == Convention::textbook || plan.params_override > 0) return g;
 

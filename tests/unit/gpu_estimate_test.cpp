@@ -302,6 +302,14 @@ TEST(GpuCli, TextReportAndEventTimeline) {
   EXPECT_NE(cli("estimate qwen3-0.6b --timeline").out.find("Memory through one step"),
             std::string::npos);
   EXPECT_EQ(cli("estimate qwen3-0.6b --timeline sideways").code, 2);
+  // The segments the reserved line names are the configuration's.
+  EXPECT_NE(text.out.find("segments (2 MiB, 20 MiB, or the request rounded to 2 MiB)"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(
+      cli("estimate qwen3-0.6b --alloc-conf expandable_segments:True,large_segment_size_mb:64")
+          .out.find("segments (pages of 2 MiB and 64 MiB mapped into one segment per pool)"),
+      std::string::npos);
 }
 
 // --timeline events --json: the stream in a traced loop's schema, which replays (as
