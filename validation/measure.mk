@@ -19,6 +19,8 @@
 #                                 without bitsandbytes) -> validation/data/alloc-traces/ROW.json
 #   make traced-rows              those traces replayed by the allocator model, as GPU rows
 #                                 -> validation/data/gpu-traced.jsonl
+#   make measure-optimizer-states the states every --optimizer keeps after one step, as the HF
+#                                 Trainer or the library builds it -> validation/data/optimizer-states.json
 
 VALIDATION_PYTHON ?= python3
 VALIDATION_VENV := validation/.venv
@@ -32,7 +34,8 @@ $(VALIDATION_STAMP): validation/requirements.txt
 
 .PHONY: measure measure-subset measure-test measure-families measure-families-subset measure-dora \
 	measure-autocast-lora measure-holdout \
-	measure-distributed measure-distributed-subset measure-distributed-zero alloc-traces traced-rows
+	measure-distributed measure-distributed-subset measure-distributed-zero alloc-traces traced-rows \
+	measure-optimizer-states
 
 measure: $(VALIDATION_STAMP)
 	$(VALIDATION_PY) validation/measure.py --matrix full --out validation/data/measurements.jsonl
@@ -96,3 +99,14 @@ alloc-traces: $(VALIDATION_STAMP)
 
 traced-rows: build
 	python3 validation/traced_rows.py --replay build/bin/trainmem_replay_trace
+
+VALIDATION_OPT_STAMP := $(VALIDATION_VENV)/.optimizers
+
+$(VALIDATION_OPT_STAMP): validation/requirements-optimizers.txt $(VALIDATION_STAMP)
+	$(VALIDATION_PY) -m pip install -q --no-deps -r validation/requirements-optimizers.txt
+	touch $@
+
+# tests/golden/optimizer_states_test.cpp holds trainmem's optimizer-state line to these figures.
+measure-optimizer-states: $(VALIDATION_OPT_STAMP)
+	cd validation && ../$(VALIDATION_PY) optimizer_state_probe.py \
+	  --config configs/llama-tiny.json --config configs/gpt2-tiny.json --out data/optimizer-states.json

@@ -147,6 +147,10 @@ enum class OptimizerKind {
   lion_8bit,
   adam_mini,
   muon,
+  adamw_32bit,  // bitsandbytes' 32-bit AdamW: fp32 states whatever the parameter dtype
+  lion_32bit,   // bitsandbytes' 32-bit Lion (HF optim lion_32bit)
+  paged_lion,
+  paged_lion_8bit,
 };
 
 // PyTorch's implementation choice changes only the step's scratch memory.
@@ -317,6 +321,12 @@ struct FrameworkBehaviour {
   // runs its backward: transformers >= 5 gradient_checkpointing_enable does it for every decoder
   // model; PEFT does it for adapters in any version (the LoRA rule, activation_model.cpp).
   bool checkpointing_input_grads = true;
+  // With a bitsandbytes 8-bit optimizer the HF Trainer registers a 32-bit override for every
+  // nn.Embedding weight (GlobalOptimManager.register_module_override(module, "weight",
+  // {"optim_bits": 32})), so a trained embedding keeps fp32 states: transformers >= 4.52
+  // trainer.py create_optimizer; before, its `optimizer_cls.__name__ == "Adam8bit"` test never
+  // matched the AdamW class it builds.
+  bool bnb_embeddings_32bit = true;
   // The framework runs its own model classes, not transformers' (litgpt's GPT), and the layers
   // are priced as its code builds them (plan/framework_layers.h): the next three knobs.
   // The model classes apply the config's dropout (attention, residual, embedding). litgpt's GPT

@@ -294,11 +294,10 @@ void parameter_splits(const ledger::Context& ctx, const Ledger& l, std::vector<b
         dtype_info(t.dtype).bits > dtype_info(r.gradients).bits ? t.dtype : r.gradients;
     add_group(g, t, dense_bytes(gd, n));
     const Dtype sd = dtype_info(t.dtype).bits > dtype_info(r.states).bits ? t.dtype : r.states;
-    const bool fallback =
-        t.role == Role::embedding || t.role == Role::lm_head || t.role == Role::position_embedding;
     // A paged row's buffers of large tensors live outside the pool; the rest is allocated in it.
+    const TensorUse use = tensor_use(t, ctx.spec, ctx.plan.behaviour.bnb_embeddings_32bit);
     const std::int64_t state =
-        optimizer_state_bytes(row, t.shape, sd, fallback) - paged_state_bytes(row, t.shape);
+        optimizer_state_bytes(row, t.shape, sd, use) - paged_state_bytes(row, t.shape, use);
     // zeros_like per state: Adam's exp_avg and exp_avg_sq are separate tensors.
     const bool plain = row.storage == StateStorage::param_dtype && !row.factored_second_moment &&
                        !row.blockwise_second_moment && !row.muon_split && row.full_states > 0 &&

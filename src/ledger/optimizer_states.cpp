@@ -69,12 +69,9 @@ void add_optimizer_states(const Context& ctx, Items& items) {
     // its own master: an optimizer steps it directly.
     const Dtype state_dtype =
         dtype_info(g.dtype).bits > dtype_info(r.states).bits ? g.dtype : r.states;
-    // Muon: embeddings and the output head fall back to AdamW like vectors do.
-    const bool adamw_fallback =
-        g.role == Role::embedding || g.role == Role::lm_head || g.role == Role::position_embedding;
-    state_bytes +=
-        optimizer_state_bytes(row, g.shape, state_dtype, adamw_fallback) * g.multiplicity;
-    paged_bytes += paged_state_bytes(row, g.shape) * g.multiplicity;
+    const TensorUse use = tensor_use(g, ctx.spec, ctx.plan.behaviour.bnb_embeddings_32bit);
+    state_bytes += optimizer_state_bytes(row, g.shape, state_dtype, use) * g.multiplicity;
+    paged_bytes += paged_state_bytes(row, g.shape, use) * g.multiplicity;
     if (r.master && dtype_info(g.dtype).bits < dtype_info(*r.master).bits) {
       needs_master += group_params(g);
     }

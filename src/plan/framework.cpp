@@ -33,7 +33,7 @@ constexpr std::array<std::string_view, 10> kLibraries{
     "torchtune",    "unsloth", "axolotl", "mlx-lm",       "cuda"};
 
 // framework, method, library, from, below, knob, value, what, source
-constexpr std::array<Difference, 46> kDifferences{{
+constexpr std::array<Difference, 50> kDifferences{{
     // transformers versions (every HF-based profile).
     {"hf", "", "transformers", "", "4.46", Knob::fp32_logits_in_model, 1,
      "the model output holds fp32 logits (`logits = logits.float()` in the forward)",
@@ -59,6 +59,12 @@ constexpr std::array<Difference, 46> kDifferences{{
      "transformers v4.57.1 modeling_utils.py gradient_checkpointing_enable (only if "
      "_hf_peft_config_loaded); v5.0.0 enable_input_grads = main_input_name == \"input_ids\" or "
      "_hf_peft_config_loaded"},
+    {"hf", "", "transformers", "", "4.52", Knob::bnb_embeddings_32bit, 0,
+     "a bitsandbytes 8-bit optimizer keeps 8-bit states for the embeddings too",
+     "transformers v4.51.3 trainer.py create_optimizer: the 32-bit override for nn.Embedding runs "
+     "only if optimizer_cls.__name__ == \"Adam8bit\", and get_optimizer_cls_and_kwargs returns "
+     "bitsandbytes' AdamW / Lion; v4.52.4 tests \"bitsandbytes\" in str(optimizer_cls) and "
+     "optim_bits == 8"},
     {"hf", "", "transformers", "", "5.0", Knob::cache_copies_states, 0,
      "the KV cache stores the first key/value states as they are (a view keeps its base)",
      "transformers v4.46.3 cache_utils.py DynamicCache.update (key_cache.append(key_states))"},
@@ -98,6 +104,9 @@ constexpr std::array<Difference, 46> kDifferences{{
      "embedding into it, and the finetune scripts reject tie_embeddings",
      "litgpt@00af8b0d model.py:25-28 GPT.__init__ (lm_head, wte); "
      "scripts/convert_hf_checkpoint.py:206-207; finetune/lora.py:451, full.py:396"},
+    {"litgpt", "", "", "", "", Knob::bnb_embeddings_32bit, 0,
+     "a bitsandbytes 8-bit optimizer keeps 8-bit states for every tensor it steps",
+     "litgpt utils.py instantiate_bnb_optimizer (no GlobalOptimManager override)"},
     {"litgpt", "", "", "", "", Knob::checkpointing_input_grads, 0,
      "its own checkpointing leaves the embedding output as it is: a frozen prefix of layers "
      "keeps nothing",
@@ -145,6 +154,10 @@ constexpr std::array<Difference, 46> kDifferences{{
      "lightning fabric/plugins/precision/bitsandbytes.py convert_module, module_init_context "
      "(_ClassReplacementContextManager torch.nn.Linear), _convert_layers(ignore_modules)"},
     // torchtune.
+    {"torchtune", "", "", "", "", Knob::bnb_embeddings_32bit, 0,
+     "a bitsandbytes 8-bit optimizer keeps 8-bit states for every tensor it steps",
+     "torchtune recipes build the optimizer with config.instantiate (no GlobalOptimManager "
+     "override)"},
     {"torchtune", "", "", "", "", Knob::checkpointing_input_grads, 0,
      "its own checkpointing leaves the embedding output as it is: a frozen prefix of layers "
      "keeps nothing",
@@ -213,6 +226,8 @@ constexpr std::array<Difference, 46> kDifferences{{
      "without a cache passed in)",
      "unsloth models/llama.py LlamaModel_fast_forward (since Feb 2024, #173)"},
     // mlx-lm.
+    {"mlx", "", "", "", "", Knob::bnb_embeddings_32bit, 0,
+     "no bitsandbytes: mlx-lm steps MLX optimizers", "mlx-lm tuner/trainer.py (mlx.optimizers)"},
     {"mlx", "", "", "", "", Knob::checkpointing_input_grads, 0,
      "its own checkpointing leaves the embedding output as it is: a frozen prefix of layers "
      "keeps nothing",

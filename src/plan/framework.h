@@ -55,6 +55,7 @@ enum class Knob {
   rms_norm_fp32_weight,
   loss_in_model,
   skips_grad_sync_while_accumulating,
+  bnb_embeddings_32bit,
 };
 // How a knob's value reads: a switch (0/1), a count, or a LoadQuantiser.
 enum class KnobKind { flag, count, load_quantiser };

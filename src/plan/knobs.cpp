@@ -74,6 +74,7 @@ constexpr std::array kKnobs{
     flag<&B::cache_copies_states>(Knob::cache_copies_states, "cache_copies_states"),
     flag<&B::checkpointing_input_grads>(Knob::checkpointing_input_grads,
                                         "checkpointing_input_grads"),
+    flag<&B::bnb_embeddings_32bit>(Knob::bnb_embeddings_32bit, "bnb_embeddings_32bit"),
     flag<&B::model_dropout>(Knob::model_dropout, "model_dropout"),
     flag<&B::fused_gelu>(Knob::fused_gelu, "fused_gelu"),
     flag<&B::rms_norm_fp32_weight>(Knob::rms_norm_fp32_weight, "rms_norm_fp32_weight"),

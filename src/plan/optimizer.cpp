@@ -31,6 +31,16 @@ const std::vector<OptimizerRow> kTable = {
      "Zhang et al. 2024, arXiv:2406.16793 (m per element, v per block)"},
     {OptimizerKind::muon, "muon", 1, false, false, true, StateStorage::param_dtype, false,
      "Jordan et al. 2024, Muon (momentum on 2-D hidden matrices; AdamW for the rest)"},
+    {OptimizerKind::adamw_32bit, "adamw-32bit", 2, false, false, false, StateStorage::fp32, false,
+     "bitsandbytes/optim/adamw.py AdamW (optim_bits=32) / AdamW32bit; optimizer.py "
+     "Optimizer2State.init_state: fp32 state1, state2"},
+    {OptimizerKind::lion_32bit, "lion-32bit", 1, false, false, false, StateStorage::fp32, false,
+     "bitsandbytes/optim/lion.py Lion (optim_bits=32); optimizer.py Optimizer1State.init_state: "
+     "one fp32 state1"},
+    {OptimizerKind::paged_lion, "paged-lion", 1, false, false, false, StateStorage::fp32, true,
+     "bitsandbytes/optim/lion.py PagedLion / PagedLion32bit; functional.py get_paged"},
+    {OptimizerKind::paged_lion_8bit, "paged-lion-8bit", 1, false, false, false,
+     StateStorage::blockwise_8bit, true, "bitsandbytes/optim/lion.py PagedLion8bit"},
 };
 
 std::int64_t elements(const std::vector<std::int64_t>& shape) {
@@ -44,8 +54,8 @@ std::int64_t blockwise_8bit_bytes(std::int64_t n) {
   return n + (n + kBnbStateBlock - 1) / kBnbStateBlock * 4;
 }
 
-std::int64_t one_state_bytes(const OptimizerRow& row, std::int64_t n, Dtype state_dtype) {
-  switch (row.storage) {
+std::int64_t one_state_bytes(StateStorage storage, std::int64_t n, Dtype state_dtype) {
+  switch (storage) {
     case StateStorage::param_dtype:
       return dense_bytes(state_dtype, n);
     case StateStorage::fp32:
@@ -69,13 +79,29 @@ const OptimizerRow& optimizer_row(OptimizerKind kind) {
   return kTable.front();
 }
 
+TensorUse tensor_use(const TensorGroup& group, const ModelSpec& spec, bool embeddings_32bit) {
+  TensorUse use;
+  const bool table = group.role == Role::embedding || group.role == Role::position_embedding;
+  use.adamw_fallback = table || group.role == Role::lm_head;
+  use.states_32bit = embeddings_32bit && table && !group.is_bias;
+  use.bias = group.is_bias;
+  const bool base_qk = (group.role == Role::q || group.role == Role::k) &&
+                       group.adapter == AdapterPart::none && !group.is_bias;
+  if (base_qk && spec.heads > 0) use.block_elements = spec.hidden * spec.hidden / spec.heads;
+  return use;
+}
+
 std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
-                                   Dtype state_dtype, bool adamw_fallback) {
+                                   Dtype state_dtype, TensorUse use) {
   const std::int64_t n = elements(shape);
   const bool matrix = shape.size() >= 2;
-  if (row.muon_split && (!matrix || adamw_fallback))
-    return 2 * one_state_bytes(row, n, state_dtype);
-  std::int64_t bytes = row.full_states * one_state_bytes(row, n, state_dtype);
+  if (row.muon_split && (!matrix || use.adamw_fallback))
+    return 2 * one_state_bytes(row.storage, n, state_dtype);
+  // bitsandbytes init_state: optim_bits 32 makes fp32 states, as its 32-bit rows keep.
+  const StateStorage storage = use.states_32bit && row.storage == StateStorage::blockwise_8bit
+                                   ? StateStorage::fp32
+                                   : row.storage;
+  std::int64_t bytes = row.full_states * one_state_bytes(storage, n, state_dtype);
   if (row.factored_second_moment) {
     // Row and column accumulators for matrices, a full one for vectors (4 B each, fp32).
     // A zero-width matrix (safetensors allows shape [64, 0]) has no rows to accumulate: found by
@@ -83,9 +109,17 @@ std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<st
     const std::int64_t rows = matrix && shape.back() > 0 ? n / shape.back() : 0;
     bytes += matrix ? (rows + shape.back()) * 4 : n * 4;
   }
-  if (row.blockwise_second_moment) {
-    // One value per output row (neuron or head slice) of a matrix; one for a vector.
-    bytes += (matrix ? shape.front() : 1) * 4;
+  if (row.blockwise_second_moment && use.bias) {
+    // adam_mini.py: a name with "bias" in it gets Adam's full v like the parameter.
+    bytes += dense_bytes(state_dtype, n);
+  } else if (row.blockwise_second_moment && matrix) {
+    // adam_mini.py (v1.1.1) Adam_mini.step: vmean = zeros_like(m[.., 0:1]), in m's (the
+    // parameter's) dtype, one value per row, or per head block for q and k. A vector's vmean is
+    // a 0-dim tensor, not priced, as torch's `step` scalars are not.
+    const std::int64_t blocks = use.block_elements > 0 && n % use.block_elements == 0
+                                    ? n / use.block_elements
+                                    : shape.front();
+    bytes += dense_bytes(state_dtype, blocks);
   }
   return bytes;
 }
@@ -95,12 +129,14 @@ std::int64_t paged_state_element_bytes(const OptimizerRow& row) {
                                                      : dense_bytes(Dtype::f32, 1);
 }
 
-std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape) {
+std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
+                               TensorUse use) {
   const std::int64_t n = elements(shape);
   if (!row.paged || n < kBnbPagedMinElements) return 0;
   // get_state_buffer pages state1/state2 themselves (every tensor this large is past
-  // min_8bit_size, so an 8-bit row's are uint8).
-  return row.full_states * paged_state_element_bytes(row) * n;
+  // min_8bit_size, so an 8-bit row's are uint8, unless overridden to 32 bits).
+  const std::int64_t element = use.states_32bit ? 4 : paged_state_element_bytes(row);
+  return row.full_states * element * n;
 }
 
 // transformers/optimization.py Adafactor.step (v5.24.0), per parameter, fp32 tensors of its size

@@ -48,10 +48,29 @@ inline constexpr std::int64_t kBnbMin8bitSize = 4096;
 // `p.numel() < 1e5`), and the 8-bit absmax blocks are always plain torch.zeros (init_state).
 inline constexpr std::int64_t kBnbPagedMinElements = 100'000;
 
+// What a tensor's state depends on besides its shape and the state dtype.
+struct TensorUse {
+  // Muon steps this tensor with AdamW (embeddings and the head, besides vectors).
+  bool adamw_fallback = false;
+  // Adam-mini: elements that share one second-moment value. Its q and k are viewed as blocks of
+  // hidden² / heads elements (adam_mini.py head_numel, one per head when head_dim is hidden /
+  // heads); 0: one value per row (embeddings, the head, v, o and the MLP).
+  std::int64_t block_elements = 0;
+  // Adam-mini steps biases with plain Adam (adam_block_names = {"bias"}): a full second moment.
+  bool bias = false;
+  // A bitsandbytes 8-bit row keeps this tensor's states in 32 bits (the HF Trainer's override for
+  // nn.Embedding weights: FrameworkBehaviour::bnb_embeddings_32bit).
+  bool states_32bit = false;
+};
+
+// The use of one tensor of the inventory: Muon's fallback by role; Adam-mini's head blocks for
+// the base q and k projections (not their LoRA adapters); the 32-bit override of the embedding
+// tables (nn.Embedding: token and learned position embeddings) when `embeddings_32bit`.
+TensorUse tensor_use(const TensorGroup& group, const ModelSpec& spec, bool embeddings_32bit);
+
 // State bytes the optimizer keeps for one tensor of `shape`, given the recipe's state dtype.
-// `adamw_fallback`: Muon steps this tensor with AdamW (embeddings and the head, besides vectors).
 std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
-                                   Dtype state_dtype, bool adamw_fallback = false);
+                                   Dtype state_dtype, TensorUse use = {});
 
 // Bytes per element of a paged state buffer: uint8 for the 8-bit rows, fp32 for the 32-bit ones
 // (bitsandbytes get_state_buffer is called with the state's own dtype).
@@ -60,7 +79,8 @@ std::int64_t paged_state_element_bytes(const OptimizerRow& row);
 // The part of optimizer_state_bytes a paged row keeps in CUDA unified memory, outside PyTorch's
 // pool: the state buffers of tensors of at least kBnbPagedMinElements elements (not their absmax
 // blocks). 0 for rows that do not page.
-std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape);
+std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
+                               TensorUse use = {});
 
 // fp32 copies of a parameter Adafactor's step holds at once: 4 for a 16-bit parameter (its grad
 // and itself upcast, the update and its negation), 2 for an fp32 one.

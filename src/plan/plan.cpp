@@ -30,7 +30,7 @@ constexpr Names<Precision, 6> kPrecisions{{{Precision::autocast_bf16, "bf16-mixe
                                            {Precision::autocast_fp16, "fp16-mixed"},
                                            {Precision::fp16_mixed, "fp16-fp32-master"},
                                            {Precision::fp32, "fp32"}}};
-constexpr Names<OptimizerKind, 11> kOptimizers{
+constexpr Names<OptimizerKind, 15> kOptimizers{
     {{OptimizerKind::adamw, "adamw"},
      {OptimizerKind::adamw_8bit, "adamw-8bit"},
      {OptimizerKind::paged_adamw, "paged-adamw"},
@@ -41,7 +41,11 @@ constexpr Names<OptimizerKind, 11> kOptimizers{
      {OptimizerKind::lion, "lion"},
      {OptimizerKind::lion_8bit, "lion-8bit"},
      {OptimizerKind::adam_mini, "adam-mini"},
-     {OptimizerKind::muon, "muon"}}};
+     {OptimizerKind::muon, "muon"},
+     {OptimizerKind::adamw_32bit, "adamw-32bit"},
+     {OptimizerKind::lion_32bit, "lion-32bit"},
+     {OptimizerKind::paged_lion, "paged-lion"},
+     {OptimizerKind::paged_lion_8bit, "paged-lion-8bit"}}};
 constexpr Names<OptimizerImpl, 3> kImpls{{{OptimizerImpl::foreach, "foreach"},
                                           {OptimizerImpl::fused, "fused"},
                                           {OptimizerImpl::for_loop, "for-loop"}}};

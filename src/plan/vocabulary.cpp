@@ -144,9 +144,14 @@ const Vocabulary& optimizer_vocabulary() {
        {"adafactor", {}, "transformers Adafactor (no first moment)"},
        {"sgd", {}, "torch SGD without momentum"},
        {"sgd-momentum", {"sgd_momentum"}, "torch SGD with momentum"},
-       // paged_lion_32bit: bitsandbytes PagedLion, one fp32 state, priced in the pool.
-       {"lion", {"lion_32bit", "paged_lion_32bit", "paged_lion"}, "Lion (one state)"},
-       {"lion-8bit", {"lion_8bit", "paged_lion_8bit"}, "bitsandbytes Lion8bit"},
+       {"lion", {"lion_pytorch"}, "Lion of lion-pytorch (one state like the parameter)"},
+       // transformers/trainer.py get_optimizer_cls_and_kwargs: every `lion*` optim is
+       // bitsandbytes' Lion with optim_bits 32 or 8 and is_paged.
+       {"lion-32bit", {"lion_32bit"}, "bitsandbytes Lion (one fp32 state)"},
+       {"lion-8bit", {"lion_8bit"}, "bitsandbytes Lion8bit"},
+       {"paged-lion", {"paged_lion_32bit", "paged_lion"}, "bitsandbytes PagedLion (fp32 state)"},
+       {"paged-lion-8bit", {"paged_lion_8bit"}, "bitsandbytes PagedLion8bit"},
+       {"adamw-32bit", {}, "bitsandbytes AdamW / AdamW32bit (fp32 states)"},
        {"adam-mini", {"adam_mini"}, "Adam-mini"},
        {"muon", {}, "Muon (AdamW for non-matrix parameters)"}}};
   return v;

@@ -2,6 +2,8 @@
 // written the way that tool writes it.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "support/cli_run.h"
@@ -485,6 +487,33 @@ TEST(CliImport, AxolotlBf16LoadsTheModelInBf16) {
       "--attention flash --optim adamw_torch_fused --framework axolotl");
   EXPECT_EQ(j["totals"]["static_bytes"], same["totals"]["static_bytes"]);
   EXPECT_EQ(j["totals"]["peak_bytes"], same["totals"]["peak_bytes"]);
+}
+
+}  // namespace
+
+namespace {
+
+// A torchtune optimizer component is read by its module as well as its class: bitsandbytes'
+// Lion and AdamW keep fp32 states (its 32-bit optimizers), lion-pytorch's Lion and torch's AdamW
+// keep them like the parameters.
+TEST(CliImport, TorchtuneOptimizerComponentsAreReadByTheirModule) {
+  const auto dir = std::filesystem::temp_directory_path() / "trainmem_tt_optimizers";
+  std::filesystem::create_directories(dir);
+  const std::pair<std::string, std::string> cases[] = {
+      {"bitsandbytes.optim.Lion", "lion-32bit"},
+      {"bitsandbytes.optim.PagedLion8bit", "paged-lion-8bit"},
+      {"bitsandbytes.optim.AdamW", "adamw-32bit"},
+      {"lion_pytorch.Lion", "lion"},
+      {"torch.optim.AdamW", "adamw"},
+  };
+  for (const auto& [component, optimizer] : cases) {
+    const auto file = dir / (optimizer + ".yaml");
+    std::ofstream(file) << "model:\n  _component_: torchtune.models.llama3_2.llama3_2_1b\n"
+                        << "batch_size: 2\noptimizer:\n  _component_: " << component
+                        << "\n  lr: 2e-5\ndtype: bf16\n";
+    const auto j = trainmem::testing_support::estimate_json("--from " + file.string());
+    EXPECT_EQ(j["plan"]["optimizer"], optimizer) << component;
+  }
 }
 
 }  // namespace

@@ -143,7 +143,12 @@ TEST(CliEcosystemNames, HfOptimStringsImplyTheImplementation) {
   EXPECT_EQ(plan_of("qwen3-0.6b --optim adamw_bnb_8bit")["optimizer"], "adamw-8bit");
   EXPECT_EQ(plan_of("qwen3-0.6b --optim paged_adamw_32bit")["optimizer"], "paged-adamw");
   EXPECT_EQ(plan_of("qwen3-0.6b --optim lion_8bit")["optimizer"], "lion-8bit");
-  EXPECT_EQ(plan_of("qwen3-0.6b --optim paged_lion_32bit")["optimizer"], "lion");
+  // Every HF `lion*` optim is bitsandbytes' Lion: fp32 state at 32 bits, paged when it says so.
+  EXPECT_EQ(plan_of("qwen3-0.6b --optim paged_lion_32bit")["optimizer"], "paged-lion");
+  EXPECT_EQ(plan_of("qwen3-0.6b --optim lion_32bit")["optimizer"], "lion-32bit");
+  EXPECT_EQ(plan_of("qwen3-0.6b --optim paged_lion_8bit")["optimizer"], "paged-lion-8bit");
+  EXPECT_GT(peak_of("qwen3-0.6b --precision bf16 --optim lion_32bit"),
+            peak_of("qwen3-0.6b --precision bf16 --optimizer lion"));
   EXPECT_EQ(plan_of("qwen3-0.6b --optim adamw_torch_8bit")["optimizer"], "adamw-8bit");
   EXPECT_LT(peak_of("qwen3-0.6b --optim lion_8bit"), peak_of("qwen3-0.6b --optim lion"));
 }

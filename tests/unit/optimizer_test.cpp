@@ -41,9 +41,15 @@ const StateCase kStates[] = {
     {OptimizerKind::sgd_momentum, {4096, 4096}, Dtype::f32, 4 * kN},
     {OptimizerKind::sgd_momentum, {4096, 4096}, Dtype::bf16, 2 * kN},
     {OptimizerKind::lion, {4096, 4096}, Dtype::f32, 4 * kN},
-    // Adam-mini: full m, one v per output row.
+    // Adam-mini: full m, one v per output row in the state dtype; a vector's v is a scalar.
     {OptimizerKind::adam_mini, {4096, 4096}, Dtype::f32, 4 * kN + 4096 * 4},
-    {OptimizerKind::adam_mini, {4096}, Dtype::f32, 4 * 4096 + 4},
+    {OptimizerKind::adam_mini, {4096, 4096}, Dtype::bf16, 2 * kN + 4096 * 2},
+    {OptimizerKind::adam_mini, {4096}, Dtype::f32, 4 * 4096},
+    // bitsandbytes 32-bit AdamW and Lion: fp32 states whatever the parameter's dtype.
+    {OptimizerKind::adamw_32bit, {4096, 4096}, Dtype::bf16, 2 * 4 * kN},
+    {OptimizerKind::lion_32bit, {4096, 4096}, Dtype::bf16, 4 * kN},
+    {OptimizerKind::paged_lion, {4096, 4096}, Dtype::bf16, 4 * kN},
+    {OptimizerKind::paged_lion_8bit, {4096, 4096}, Dtype::bf16, kN + kN / 256 * 4},
     // Muon: one momentum buffer for a hidden matrix; AdamW's two states for a vector.
     {OptimizerKind::muon, {4096, 4096}, Dtype::f32, 4 * kN},
     {OptimizerKind::muon, {4096}, Dtype::f32, 2 * 4 * 4096},
@@ -61,7 +67,8 @@ INSTANTIATE_TEST_SUITE_P(Table, OptimizerState, ::testing::ValuesIn(kStates));
 
 TEST(Optimizer, MuonEmbeddingFallsBackToAdamW) {
   const OptimizerRow& muon = optimizer_row(OptimizerKind::muon);
-  EXPECT_EQ(optimizer_state_bytes(muon, {151936, 4096}, Dtype::f32, true), 2 * 4 * 151936 * 4096LL);
+  EXPECT_EQ(optimizer_state_bytes(muon, {151936, 4096}, Dtype::f32, {.adamw_fallback = true}),
+            2 * 4 * 151936 * 4096LL);
 }
 
 TEST(Optimizer, EveryKindHasOneRowWithASource) {
@@ -70,7 +77,7 @@ TEST(Optimizer, EveryKindHasOneRowWithASource) {
     EXPECT_FALSE(row.source.empty()) << row.name;
     EXPECT_EQ(name_of(row.kind), row.name);
   }
-  EXPECT_EQ(optimizer_table().size(), 11U);
+  EXPECT_EQ(optimizer_table().size(), 15U);
 }
 
 // bitsandbytes pages state1/state2 of tensors of at least 1e5 elements; their 8-bit absmax
@@ -91,15 +98,72 @@ TEST(Optimizer, PagedStateIsTheLargeTensorsBuffers) {
 TEST(Optimizer, Lion8bitKeepsOneBlockwiseState) {
   // 1,000,000 elements: 1,000,000 uint8 + ceil(1e6 / 256) = 3,907 fp32 absmax = 1,015,628 B.
   const OptimizerRow& lion8 = optimizer_row(OptimizerKind::lion_8bit);
-  EXPECT_EQ(optimizer_state_bytes(lion8, {1000, 1000}, Dtype::bf16, false), 1'015'628);
+  EXPECT_EQ(optimizer_state_bytes(lion8, {1000, 1000}, Dtype::bf16), 1'015'628);
 }
 
 TEST(Optimizer, OnlyPagedRowsArePaged) {
   for (const OptimizerRow& row : optimizer_table()) {
-    EXPECT_EQ(row.paged,
-              row.kind == OptimizerKind::paged_adamw || row.kind == OptimizerKind::paged_adamw_8bit)
-        << row.name;
+    EXPECT_EQ(row.paged, row.name.starts_with("paged-")) << row.name;
   }
+  // PagedLion's fp32 state of a large tensor is paged; PagedLion8bit's uint8 one.
+  EXPECT_EQ(paged_state_bytes(optimizer_row(OptimizerKind::paged_lion), {4096, 4096}), 4 * kN);
+  EXPECT_EQ(paged_state_bytes(optimizer_row(OptimizerKind::paged_lion_8bit), {4096, 4096}), kN);
+}
+
+// Adam-mini (adam_mini.py v1.1.1) shares one second moment per head block of hidden² / heads
+// elements in q and k: Llama-3.1-8B's q (4096 x 4096, 32 heads) has 32 values, its k
+// (1024 x 4096) 8; with head_dim 128 and hidden 1024 / 16 heads (Qwen3-0.6B), blocks of 65,536
+// elements: q (2048 x 1024) has 32. Other matrices one per row; adapters too.
+// The HF Trainer keeps an embedding table's bitsandbytes states 32-bit under an 8-bit optimizer:
+// Llama-3.1-8B's 128,256 x 4,096 table with AdamW8bit is 2 x 4 B per element (4.2 GB) instead
+// of 2 x (1 + 4/256) B; paged, both fp32 buffers are paged. The lm_head is a Linear: 8-bit.
+TEST(Optimizer, EmbeddingTablesKeep32BitStatesUnderTheHfOverride) {
+  const std::int64_t n = 128256LL * 4096;
+  ModelSpec spec;
+  TensorGroup table{.name = "embed_tokens", .role = Role::embedding, .shape = {128256, 4096}};
+  TensorGroup head{.name = "lm_head", .role = Role::lm_head, .shape = {128256, 4096}};
+  const OptimizerRow& adam8 = optimizer_row(OptimizerKind::adamw_8bit);
+  EXPECT_EQ(optimizer_state_bytes(adam8, table.shape, Dtype::bf16, tensor_use(table, spec, true)),
+            2 * 4 * n);
+  EXPECT_EQ(optimizer_state_bytes(adam8, table.shape, Dtype::bf16, tensor_use(table, spec, false)),
+            2 * (n + n / 256 * 4));
+  EXPECT_EQ(optimizer_state_bytes(adam8, head.shape, Dtype::bf16, tensor_use(head, spec, true)),
+            2 * (n + n / 256 * 4));
+  const OptimizerRow& paged8 = optimizer_row(OptimizerKind::paged_adamw_8bit);
+  EXPECT_EQ(paged_state_bytes(paged8, table.shape, tensor_use(table, spec, true)), 2 * 4 * n);
+  // Rows that are not 8-bit are untouched: torch AdamW keeps the states' dtype.
+  EXPECT_EQ(optimizer_state_bytes(optimizer_row(OptimizerKind::adamw), table.shape, Dtype::bf16,
+                                  tensor_use(table, spec, true)),
+            2 * 2 * n);
+}
+
+TEST(Optimizer, AdamMiniSharesOneSecondMomentPerHeadBlockOfQAndK) {
+  const OptimizerRow& mini = optimizer_row(OptimizerKind::adam_mini);
+  ModelSpec llama;
+  llama.hidden = 4096;
+  llama.heads = 32;
+  TensorGroup q{.name = "q", .role = Role::q, .shape = {4096, 4096}};
+  TensorGroup k{.name = "k", .role = Role::k, .shape = {1024, 4096}};
+  EXPECT_EQ(optimizer_state_bytes(mini, q.shape, Dtype::bf16, tensor_use(q, llama, false)),
+            2 * kN + 32 * 2);
+  EXPECT_EQ(optimizer_state_bytes(mini, k.shape, Dtype::bf16, tensor_use(k, llama, false)),
+            2 * 1024 * 4096 + 8 * 2);
+  ModelSpec qwen;
+  qwen.hidden = 1024;
+  qwen.heads = 16;
+  TensorGroup q3{.name = "q", .role = Role::q, .shape = {2048, 1024}};
+  EXPECT_EQ(optimizer_state_bytes(mini, q3.shape, Dtype::f32, tensor_use(q3, qwen, false)),
+            4 * 2048 * 1024 + 32 * 4);
+  TensorGroup lora{.name = "q.lora_A", .role = Role::q, .shape = {16, 4096}};
+  lora.adapter = AdapterPart::lora_a;
+  EXPECT_EQ(tensor_use(lora, llama, false).block_elements, 0);
+  // Biases get plain Adam's full v (adam_block_names = {"bias"}): Qwen2's q bias, m + v.
+  TensorGroup bias{.name = "q.bias", .role = Role::q, .is_bias = true, .shape = {4096}};
+  EXPECT_EQ(optimizer_state_bytes(mini, bias.shape, Dtype::bf16, tensor_use(bias, llama, false)),
+            2 * 2 * 4096);
+  TensorGroup head{.name = "lm_head", .role = Role::lm_head, .shape = {128256, 4096}};
+  EXPECT_TRUE(tensor_use(head, llama, false).adamw_fallback);
+  EXPECT_EQ(tensor_use(head, llama, false).block_elements, 0);
 }
 
 struct ScratchCase {
@@ -122,6 +186,11 @@ const ScratchCase kScratch[] = {
     {OptimizerKind::lion, OptimizerImpl::foreach, 0},
     {OptimizerKind::adam_mini, OptimizerImpl::foreach, 0},
     {OptimizerKind::muon, OptimizerImpl::foreach, 4 * 2 * 10},
+    // bitsandbytes' 32-bit kernels update in place (one CUDA kernel per tensor).
+    {OptimizerKind::adamw_32bit, OptimizerImpl::foreach, 0},
+    {OptimizerKind::lion_32bit, OptimizerImpl::foreach, 0},
+    {OptimizerKind::paged_lion, OptimizerImpl::foreach, 0},
+    {OptimizerKind::paged_lion_8bit, OptimizerImpl::foreach, 0},
 };
 
 class OptimizerScratch : public ::testing::TestWithParam<ScratchCase> {};

@@ -170,6 +170,10 @@ Result<AccuracyRow> price_record(const MeasurementRecord& r, const std::string& 
   // tensors, SDPA math with dropout), which the plan prices when asked (docs/accuracy.md).
   const bool traced = r.device.empty() || r.device == "cpu";
   plan->cpu_kernels = traced;
+  // trainmem's harness builds each optimizer from its class (validation/harness/optim.py,
+  // cuda.py), as a custom loop does, not through the HF Trainer, whose 32-bit override of the
+  // embeddings under an 8-bit bitsandbytes optimizer therefore never ran in its rows.
+  if (r.tracker != "published") plan->behaviour.bnb_embeddings_32bit = false;
   // A run of lengths is the allocator replay of the steps (run_events): a GPU figure.
   if (!r.step_lengths.empty() && r.metric.empty()) {
     return Error{ErrorCode::bad_input, file + " " + r.id, "config.step_lengths",

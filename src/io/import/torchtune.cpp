@@ -59,6 +59,18 @@ std::optional<std::string> builder_model(const std::string& component) {
 // The optimizer a recipe's optimizer._component_ builds, by its class name; a class not listed
 // passes through as written, and the plan refuses it naming the key (it was priced as AdamW).
 std::optional<std::string> optimizer_of_component(const std::string& component) {
+  // bitsandbytes' 32-bit classes keep fp32 states whatever the parameters' dtype
+  // (bitsandbytes/optim/optimizer.py Optimizer1State/Optimizer2State.init_state); torch's and
+  // lion-pytorch's keep them like the parameter.
+  static const std::pair<std::string_view, std::string_view> kBitsandbytes[] = {
+      {"AdamW", "adamw-32bit"},
+      {"AdamW32bit", "adamw-32bit"},
+      {"Lion", "lion-32bit"},
+      {"Lion32bit", "lion-32bit"},
+      {"PagedLion", "paged-lion"},
+      {"PagedLion32bit", "paged-lion"},
+      {"PagedLion8bit", "paged-lion-8bit"},
+  };
   static const std::pair<std::string_view, std::string_view> kClasses[] = {
       {"AdamW", "adamw"},
       {"Adam", "adamw"},  // the same two states per parameter
@@ -68,13 +80,18 @@ std::optional<std::string> optimizer_of_component(const std::string& component) 
       {"PagedAdamW8bit", "paged-adamw-8bit"},
       {"PagedAdamW32bit", "paged-adamw"},
       {"Adafactor", "adafactor"},
-      {"Lion", "lion"},
+      {"Lion", "lion"},  // lion_pytorch.Lion
       {"Lion8bit", "lion-8bit"},
   };
   const std::size_t dot = component.rfind('.');
   const std::string_view name = dot == std::string::npos
                                     ? std::string_view(component)
                                     : std::string_view(component).substr(dot + 1);
+  if (component.starts_with("bitsandbytes.")) {
+    for (const auto& [cls, optimizer] : kBitsandbytes) {
+      if (name == cls) return std::string(optimizer);
+    }
+  }
   for (const auto& [cls, optimizer] : kClasses) {
     if (name == cls) return std::string(optimizer);
   }
