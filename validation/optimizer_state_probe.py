@@ -16,7 +16,9 @@ probe sums the bytes of what `optimizer.state` then holds:
 Only the states are compared (tests/golden/optimizer_states_test.cpp: trainmem's optimizer-state
 line equals `state_bytes`); the step's own scratch depends on the kernels, and bitsandbytes runs
 pure-PyTorch fallbacks on CPU where CUDA runs one fused kernel. Paged optimizers fall back to
-ordinary tensors on CPU (bitsandbytes get_state_buffer): the same bytes, not in unified memory.
+ordinary tensors on CPU (bitsandbytes get_state_buffer): the same bytes, not in unified memory;
+except paged AdEMAMix, whose double buffer calls get_paged without that fallback
+(ademamix.py _get_state_double_buffer), so it cannot run here and is not probed.
 
     cd validation && python optimizer_state_probe.py --config configs/llama-tiny.json \
         --config configs/gpt2-tiny.json --out data/optimizer-states.json
@@ -99,6 +101,10 @@ def optimizers(config):
         "lion-8bit": hf_trainer("lion_8bit"),
         "paged-lion": hf_trainer("paged_lion_32bit"),
         "paged-lion-8bit": hf_trainer("paged_lion_8bit"),
+        "rmsprop-32bit": hf_trainer("rmsprop_bnb"),
+        "rmsprop-8bit": hf_trainer("rmsprop_bnb_8bit"),
+        "ademamix": hf_trainer("ademamix"),
+        "ademamix-8bit": hf_trainer("ademamix_8bit"),
         "muon": lambda m: Combined(m),
         "adam-mini": lambda m: adam_mini(m, config),
     }

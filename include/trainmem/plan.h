@@ -151,6 +151,12 @@ enum class OptimizerKind {
   lion_32bit,   // bitsandbytes' 32-bit Lion (HF optim lion_32bit)
   paged_lion,
   paged_lion_8bit,
+  rmsprop_32bit,  // bitsandbytes RMSprop (HF rmsprop_bnb)
+  rmsprop_8bit,
+  ademamix,  // bitsandbytes AdEMAMix: two first moments and one second
+  ademamix_8bit,
+  paged_ademamix,
+  paged_ademamix_8bit,
 };
 
 // PyTorch's implementation choice changes only the step's scratch memory.

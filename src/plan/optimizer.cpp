@@ -41,6 +41,20 @@ const std::vector<OptimizerRow> kTable = {
      "bitsandbytes/optim/lion.py PagedLion / PagedLion32bit; functional.py get_paged"},
     {OptimizerKind::paged_lion_8bit, "paged-lion-8bit", 1, false, false, false,
      StateStorage::blockwise_8bit, true, "bitsandbytes/optim/lion.py PagedLion8bit"},
+    {OptimizerKind::rmsprop_32bit, "rmsprop-32bit", 1, false, false, false, StateStorage::fp32,
+     false, "bitsandbytes/optim/rmsprop.py RMSprop (optim_bits=32), Optimizer1State"},
+    {OptimizerKind::rmsprop_8bit, "rmsprop-8bit", 1, false, false, false,
+     StateStorage::blockwise_8bit, false, "bitsandbytes/optim/rmsprop.py RMSprop8bit"},
+    // AdEMAMix.init_state: state1 = _get_state_double_buffer (the fast and slow first moments,
+    // (2, *p.shape)), state2 the second moment; 8-bit: absmax1 (2, blocks), absmax2 (blocks).
+    {OptimizerKind::ademamix, "ademamix", 3, false, false, false, StateStorage::fp32, false,
+     "bitsandbytes/optim/ademamix.py AdEMAMix.init_state (optim_bits=32)"},
+    {OptimizerKind::ademamix_8bit, "ademamix-8bit", 3, false, false, false,
+     StateStorage::blockwise_8bit, false, "bitsandbytes/optim/ademamix.py AdEMAMix8bit"},
+    {OptimizerKind::paged_ademamix, "paged-ademamix", 3, false, false, false, StateStorage::fp32,
+     true, "bitsandbytes/optim/ademamix.py PagedAdEMAMix; _get_state_double_buffer (get_paged)"},
+    {OptimizerKind::paged_ademamix_8bit, "paged-ademamix-8bit", 3, false, false, false,
+     StateStorage::blockwise_8bit, true, "bitsandbytes/optim/ademamix.py PagedAdEMAMix8bit"},
 };
 
 std::int64_t elements(const std::vector<std::int64_t>& shape) {

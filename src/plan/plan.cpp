@@ -30,7 +30,7 @@ constexpr Names<Precision, 6> kPrecisions{{{Precision::autocast_bf16, "bf16-mixe
                                            {Precision::autocast_fp16, "fp16-mixed"},
                                            {Precision::fp16_mixed, "fp16-fp32-master"},
                                            {Precision::fp32, "fp32"}}};
-constexpr Names<OptimizerKind, 15> kOptimizers{
+constexpr Names<OptimizerKind, 21> kOptimizers{
     {{OptimizerKind::adamw, "adamw"},
      {OptimizerKind::adamw_8bit, "adamw-8bit"},
      {OptimizerKind::paged_adamw, "paged-adamw"},
@@ -45,7 +45,13 @@ constexpr Names<OptimizerKind, 15> kOptimizers{
      {OptimizerKind::adamw_32bit, "adamw-32bit"},
      {OptimizerKind::lion_32bit, "lion-32bit"},
      {OptimizerKind::paged_lion, "paged-lion"},
-     {OptimizerKind::paged_lion_8bit, "paged-lion-8bit"}}};
+     {OptimizerKind::paged_lion_8bit, "paged-lion-8bit"},
+     {OptimizerKind::rmsprop_32bit, "rmsprop-32bit"},
+     {OptimizerKind::rmsprop_8bit, "rmsprop-8bit"},
+     {OptimizerKind::ademamix, "ademamix"},
+     {OptimizerKind::ademamix_8bit, "ademamix-8bit"},
+     {OptimizerKind::paged_ademamix, "paged-ademamix"},
+     {OptimizerKind::paged_ademamix_8bit, "paged-ademamix-8bit"}}};
 constexpr Names<OptimizerImpl, 3> kImpls{{{OptimizerImpl::foreach, "foreach"},
                                           {OptimizerImpl::fused, "fused"},
                                           {OptimizerImpl::for_loop, "for-loop"}}};

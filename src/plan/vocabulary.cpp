@@ -152,6 +152,16 @@ const Vocabulary& optimizer_vocabulary() {
        {"paged-lion", {"paged_lion_32bit", "paged_lion"}, "bitsandbytes PagedLion (fp32 state)"},
        {"paged-lion-8bit", {"paged_lion_8bit"}, "bitsandbytes PagedLion8bit"},
        {"adamw-32bit", {}, "bitsandbytes AdamW / AdamW32bit (fp32 states)"},
+       {"rmsprop-32bit",
+        {"rmsprop_bnb", "rmsprop_bnb_32bit"},
+        "bitsandbytes RMSprop (one fp32 state)"},
+       {"rmsprop-8bit", {"rmsprop_bnb_8bit"}, "bitsandbytes RMSprop8bit"},
+       {"ademamix", {}, "bitsandbytes AdEMAMix (three fp32 states)"},
+       {"ademamix-8bit", {"ademamix_8bit"}, "bitsandbytes AdEMAMix8bit"},
+       {"paged-ademamix",
+        {"paged_ademamix_32bit", "paged_ademamix"},
+        "bitsandbytes PagedAdEMAMix (fp32 states)"},
+       {"paged-ademamix-8bit", {"paged_ademamix_8bit"}, "bitsandbytes PagedAdEMAMix8bit"},
        {"adam-mini", {"adam_mini"}, "Adam-mini"},
        {"muon", {}, "Muon (AdamW for non-matrix parameters)"}}};
   return v;

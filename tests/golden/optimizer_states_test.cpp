@@ -61,7 +61,8 @@ TEST(OptimizerStates, EveryOptimizerKeepsWhatItsImplementationKeeps) {
       }
     }
   }
-  EXPECT_EQ(rows, 2 * 2 * 15);
+  // paged AdEMAMix cannot run on CPU (optimizer_state_probe.py): 19 of the 21 rows.
+  EXPECT_EQ(rows, 2 * 2 * 19);
 }
 
 }  // namespace

@@ -50,6 +50,12 @@ const StateCase kStates[] = {
     {OptimizerKind::lion_32bit, {4096, 4096}, Dtype::bf16, 4 * kN},
     {OptimizerKind::paged_lion, {4096, 4096}, Dtype::bf16, 4 * kN},
     {OptimizerKind::paged_lion_8bit, {4096, 4096}, Dtype::bf16, kN + kN / 256 * 4},
+    // bitsandbytes RMSprop: one state; AdEMAMix: three (m1 and m2 in one (2, ...) buffer, nu).
+    {OptimizerKind::rmsprop_32bit, {4096, 4096}, Dtype::bf16, 4 * kN},
+    {OptimizerKind::rmsprop_8bit, {4096, 4096}, Dtype::bf16, kN + kN / 256 * 4},
+    {OptimizerKind::ademamix, {4096, 4096}, Dtype::bf16, 3 * 4 * kN},
+    {OptimizerKind::ademamix_8bit, {4096, 4096}, Dtype::bf16, 3 * (kN + kN / 256 * 4)},
+    {OptimizerKind::ademamix_8bit, {4095}, Dtype::bf16, 3 * 4 * 4095},
     // Muon: one momentum buffer for a hidden matrix; AdamW's two states for a vector.
     {OptimizerKind::muon, {4096, 4096}, Dtype::f32, 4 * kN},
     {OptimizerKind::muon, {4096}, Dtype::f32, 2 * 4 * 4096},
@@ -77,7 +83,7 @@ TEST(Optimizer, EveryKindHasOneRowWithASource) {
     EXPECT_FALSE(row.source.empty()) << row.name;
     EXPECT_EQ(name_of(row.kind), row.name);
   }
-  EXPECT_EQ(optimizer_table().size(), 15U);
+  EXPECT_EQ(optimizer_table().size(), 21U);
 }
 
 // bitsandbytes pages state1/state2 of tensors of at least 1e5 elements; their 8-bit absmax
@@ -191,6 +197,12 @@ const ScratchCase kScratch[] = {
     {OptimizerKind::lion_32bit, OptimizerImpl::foreach, 0},
     {OptimizerKind::paged_lion, OptimizerImpl::foreach, 0},
     {OptimizerKind::paged_lion_8bit, OptimizerImpl::foreach, 0},
+    {OptimizerKind::rmsprop_32bit, OptimizerImpl::foreach, 0},
+    {OptimizerKind::rmsprop_8bit, OptimizerImpl::foreach, 0},
+    {OptimizerKind::ademamix, OptimizerImpl::foreach, 0},
+    {OptimizerKind::ademamix_8bit, OptimizerImpl::foreach, 0},
+    {OptimizerKind::paged_ademamix, OptimizerImpl::foreach, 0},
+    {OptimizerKind::paged_ademamix_8bit, OptimizerImpl::foreach, 0},
 };
 
 class OptimizerScratch : public ::testing::TestWithParam<ScratchCase> {};
