@@ -441,9 +441,17 @@ struct Term {
   std::string meaning;               // one line for help and docs
 };
 
+// A name the ecosystem uses that trainmem knows and does not price, with the reason its error
+// gives (HF `optim` strings whose state or step is not modelled).
+struct RefusedName {
+  std::string name;
+  std::string reason;
+};
+
 struct Vocabulary {
   std::string flag;  // "--optimizer": named in errors
   std::vector<Term> terms;
+  std::vector<RefusedName> refused = {};
 };
 
 // Matching ignores case and treats '_' and '-' alike (adamw_8bit = adamw-8bit = AdamW-8bit).

@@ -42,6 +42,12 @@ const Term* find_term(const Vocabulary& v, std::string_view text) {
 
 Result<const Term*> resolve_term(const Vocabulary& v, std::string_view text) {
   if (const Term* t = find_term(v, text)) return t;
+  for (const RefusedName& r : v.refused) {
+    if (normalise(r.name) == normalise(text)) {
+      return Error{ErrorCode::usage, "", v.flag,
+                   fmt::format("'{}' is not priced by trainmem: {}", text, r.reason)};
+    }
+  }
   // Nearest spellings, canonical or alias, within a third of the length (at least 2 edits).
   const std::string key = normalise(text);
   std::vector<std::pair<std::size_t, std::string>> near;
@@ -163,7 +169,29 @@ const Vocabulary& optimizer_vocabulary() {
         "bitsandbytes PagedAdEMAMix (fp32 states)"},
        {"paged-ademamix-8bit", {"paged_ademamix_8bit"}, "bitsandbytes PagedAdEMAMix8bit"},
        {"adam-mini", {"adam_mini"}, "Adam-mini"},
-       {"muon", {}, "Muon (AdamW for non-matrix parameters)"}}};
+       {"muon", {}, "Muon (AdamW for non-matrix parameters)"}},
+      // transformers/training_args.py OptimizerNames (v5.24) that no row above prices.
+      {{"adamw_torch_xla", "it runs on TPUs (torch_xla), which trainmem does not model"},
+       {"adamw_torch_npu_fused", "it runs on Ascend NPUs, which trainmem does not model"},
+       {"adamw_torch_4bit", "torchao's 4-bit states are not modelled"},
+       {"adamw_anyprecision", "torchdistx's AnyPrecisionAdamW states are not modelled"},
+       {"adagrad", "torch Adagrad (its state is made at construction) is not modelled"},
+       {"rmsprop", "torch RMSprop is not modelled (rmsprop_bnb, bitsandbytes', is)"},
+       {"galore_adamw", "GaLore's low-rank projected states are not modelled"},
+       {"galore_adamw_8bit", "GaLore's low-rank projected states are not modelled"},
+       {"galore_adafactor", "GaLore's low-rank projected states are not modelled"},
+       {"galore_adamw_layerwise", "GaLore's low-rank projected states are not modelled"},
+       {"galore_adamw_8bit_layerwise", "GaLore's low-rank projected states are not modelled"},
+       {"galore_adafactor_layerwise", "GaLore's low-rank projected states are not modelled"},
+       {"apollo_adamw", "APOLLO's low-rank projected states are not modelled"},
+       {"apollo_adamw_layerwise", "APOLLO's low-rank projected states are not modelled"},
+       {"lomo", "LOMO updates in backward without gradients; not modelled"},
+       {"adalomo", "AdaLomo updates in backward without gradients; not modelled"},
+       {"grokadamw", "GrokAdamW's states are not modelled"},
+       {"schedule_free_adamw", "schedule-free optimizers are not modelled"},
+       {"schedule_free_radam", "schedule-free optimizers are not modelled"},
+       {"schedule_free_sgd", "schedule-free optimizers are not modelled"},
+       {"stable_adamw", "torch-optimi's StableAdamW is not modelled"}}};
   return v;
 }
 

@@ -153,6 +153,18 @@ TEST(CliEcosystemNames, HfOptimStringsImplyTheImplementation) {
   EXPECT_LT(peak_of("qwen3-0.6b --optim lion_8bit"), peak_of("qwen3-0.6b --optim lion"));
 }
 
+// HF optim strings trainmem knows and does not price are refused with the reason, not as
+// unknown words.
+TEST(CliEcosystemNames, UnpricedHfOptimStringsSayWhy) {
+  const CliRun galore = run_cli("estimate qwen3-0.6b --optim galore_adamw");
+  EXPECT_EQ(galore.code, 2);
+  EXPECT_TRUE(contains(galore, "'galore_adamw' is not priced by trainmem: GaLore's low-rank"))
+      << galore.out;
+  const CliRun sf = run_cli("estimate qwen3-0.6b --optim schedule_free_adamw");
+  EXPECT_EQ(sf.code, 2);
+  EXPECT_TRUE(contains(sf, "schedule-free optimizers are not modelled")) << sf.out;
+}
+
 TEST(CliEcosystemNames, RepeatedFlagsTakeTheLastValue) {
   EXPECT_EQ(plan_of("qwen3-0.6b --batch 8 --batch 2")["batch"], 2);
   EXPECT_EQ(plan_of("qwen3-0.6b --seq 4k --max-length 512")["seq"], 512);
