@@ -68,6 +68,13 @@ std::int64_t blockwise_8bit_bytes(std::int64_t n) {
   return n + (n + kBnbStateBlock - 1) / kBnbStateBlock * 4;
 }
 
+// bitsandbytes init_state: an optim_bits 32 override makes an 8-bit row's states fp32, as its
+// 32-bit rows keep them.
+StateStorage storage_of(const OptimizerRow& row, TensorUse use) {
+  return use.states_32bit && row.storage == StateStorage::blockwise_8bit ? StateStorage::fp32
+                                                                         : row.storage;
+}
+
 std::int64_t one_state_bytes(StateStorage storage, std::int64_t n, Dtype state_dtype) {
   switch (storage) {
     case StateStorage::param_dtype:
@@ -78,6 +85,11 @@ std::int64_t one_state_bytes(StateStorage storage, std::int64_t n, Dtype state_d
       return blockwise_8bit_bytes(n);
   }
   return 0;
+}
+
+std::int64_t paged_element_bytes(StateStorage storage) {
+  return storage == StateStorage::blockwise_8bit ? dense_bytes(Dtype::u8, 1)
+                                                 : dense_bytes(Dtype::f32, 1);
 }
 
 }  // namespace
@@ -111,11 +123,7 @@ std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<st
   const bool matrix = shape.size() >= 2;
   if (row.muon_split && (!matrix || use.adamw_fallback))
     return 2 * one_state_bytes(row.storage, n, state_dtype);
-  // bitsandbytes init_state: optim_bits 32 makes fp32 states, as its 32-bit rows keep.
-  const StateStorage storage = use.states_32bit && row.storage == StateStorage::blockwise_8bit
-                                   ? StateStorage::fp32
-                                   : row.storage;
-  std::int64_t bytes = row.full_states * one_state_bytes(storage, n, state_dtype);
+  std::int64_t bytes = row.full_states * one_state_bytes(storage_of(row, use), n, state_dtype);
   if (row.factored_second_moment) {
     // Row and column accumulators for matrices, a full one for vectors (4 B each, fp32).
     // A zero-width matrix (safetensors allows shape [64, 0]) has no rows to accumulate: found by
@@ -139,8 +147,7 @@ std::int64_t optimizer_state_bytes(const OptimizerRow& row, const std::vector<st
 }
 
 std::int64_t paged_state_element_bytes(const OptimizerRow& row) {
-  return row.storage == StateStorage::blockwise_8bit ? dense_bytes(Dtype::u8, 1)
-                                                     : dense_bytes(Dtype::f32, 1);
+  return paged_element_bytes(row.storage);
 }
 
 std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::int64_t>& shape,
@@ -149,8 +156,7 @@ std::int64_t paged_state_bytes(const OptimizerRow& row, const std::vector<std::i
   if (!row.paged || n < kBnbPagedMinElements) return 0;
   // get_state_buffer pages state1/state2 themselves (every tensor this large is past
   // min_8bit_size, so an 8-bit row's are uint8, unless overridden to 32 bits).
-  const std::int64_t element = use.states_32bit ? 4 : paged_state_element_bytes(row);
-  return row.full_states * element * n;
+  return row.full_states * paged_element_bytes(storage_of(row, use)) * n;
 }
 
 // transformers/optimization.py Adafactor.step (v5.24.0), per parameter, fp32 tensors of its size
