@@ -87,8 +87,8 @@ std::string render_alloc_timeline(const LoadedModel& model, const TrainingPlan& 
   const Unit u = render.unit;
   std::string out = fmt::format(
       "Allocation events through two steps, in {} (PyTorch's order; the caching allocator "
-      "replayed with PYTORCH_CUDA_ALLOC_CONF={})\n",
-      unit_name(u), conf->text.empty() ? "(unset)" : conf->text);
+      "replayed with allocator settings: {})\n",
+      unit_name(u), conf->text.empty() ? "the defaults" : conf->text);
   struct Live {
     std::int32_t label = -1;
     std::int64_t tensors = 0;

@@ -12,9 +12,8 @@ std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
   if (!g.available) return "";
   const Unit u = o.unit;
   std::string out = fmt::format(
-      "On the GPU (PyTorch's caching allocator replayed over {} events; "
-      "PYTORCH_CUDA_ALLOC_CONF={})\n",
-      g.events, g.alloc_conf.empty() ? "unset" : g.alloc_conf);
+      "On the GPU (PyTorch's caching allocator replayed over {} events; allocator settings: {})\n",
+      g.events, g.alloc_conf.empty() ? "the defaults" : g.alloc_conf);
   out += fmt::format(
       "  {:<16} {:>10}  torch.cuda.max_memory_allocated: live tensors, each rounded up to its "
       "block (512 B; unsplit remainders stay with the block)\n",

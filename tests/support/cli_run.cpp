@@ -8,8 +8,8 @@
 
 namespace trainmem::testing_support {
 
-CliRun run_cli(const std::string& args) {
-  const std::string command = std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
+CliRun run_cli(const std::string& args, const std::string& env) {
+  const std::string command = env + " " + std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
   CliRun r;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return r;

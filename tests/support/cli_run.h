@@ -11,7 +11,8 @@ struct CliRun {
   std::string out;  // stdout and stderr, interleaved
 };
 
-CliRun run_cli(const std::string& args);
+// `env`: a prefix for the shell, e.g. "env -u PYTORCH_ALLOC_CONF NAME=VALUE".
+CliRun run_cli(const std::string& args, const std::string& env = "");
 
 // Whether the captured output contains `text`.
 bool contains(const CliRun& r, const std::string& text);

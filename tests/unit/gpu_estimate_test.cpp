@@ -2,16 +2,14 @@
 // command line that reports them (--alloc-conf, PYTORCH_ALLOC_CONF / PYTORCH_CUDA_ALLOC_CONF,
 // --timeline events).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <map>
 #include <nlohmann/json.hpp>
 
 #include "gpu/alloc_trace.h"
 #include "gpu/caching_allocator.h"
 #include "gpu/cuda_context.h"
+#include "support/cli_run.h"
 #include "support/models.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
@@ -157,21 +155,10 @@ TEST(GpuEstimate, OutOfMemoryNeverFits) {
   EXPECT_FALSE(fit_gpu(*g, dev.value()).fits);
 }
 
-struct CliRun {
-  int code = -1;
-  std::string out;
-};
+using testing_support::CliRun;
 
 CliRun cli(const std::string& args, const std::string& env = "") {
-  const std::string command = env + " " + std::string(TRAINMEM_CLI) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buffer{};
-  while (fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.out += buffer.data();
-  const int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return testing_support::run_cli(args, env);
 }
 
 TEST(GpuCli, JsonHasPerPhaseFiguresAndTheVerdictUsesTheDeviceTotal) {
@@ -254,6 +241,17 @@ TEST(GpuCli, AllocConfFromFlagOrEnvironment) {
                                                  "PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128")
                                                  .out);
   EXPECT_EQ(generic["gpu"]["alloc_conf"], "expandable_segments:True");
+  // The report names the settings replayed, not one variable's name: it may have come from
+  // either, or from the flag.
+  const CliRun text =
+      cli("estimate qwen3-0.6b",
+          "env -u PYTORCH_CUDA_ALLOC_CONF PYTORCH_ALLOC_CONF=expandable_segments:True");
+  EXPECT_NE(text.out.find("allocator settings: expandable_segments:True)"), std::string::npos)
+      << text.out;
+  const CliRun defaults =
+      cli("estimate qwen3-0.6b", "env -u PYTORCH_CUDA_ALLOC_CONF -u PYTORCH_ALLOC_CONF");
+  EXPECT_NE(defaults.out.find("allocator settings: the defaults)"), std::string::npos)
+      << defaults.out;
   const CliRun bad_generic =
       cli("estimate qwen3-0.6b", "PYTORCH_ALLOC_CONF=large_segment_size_mb:8");
   EXPECT_EQ(bad_generic.code, 1);
