@@ -15,11 +15,14 @@ constexpr std::int64_t kMiB = std::int64_t{1} << 20;
 constexpr std::int64_t kMB = 1'000'000;
 
 // Context figures. A row applies to the runtime's CUDA version range and loading mode; `family`
-// is the compute capability it was measured on.
+// is the compute capability it was measured on. `bare`: measured when the context was made, before
+// a training step ran; with lazy module loading the kernels the step runs are loaded into it then
+// (kStepKernels), where an eager context holds every kernel from the start.
 struct ContextRow {
   int cuda_from;  // major * 100 + minor, inclusive
   int cuda_to;    // exclusive
   bool lazy;
+  bool bare;
   std::string_view family;
   std::int64_t bytes;
   std::string_view source;
@@ -28,31 +31,46 @@ struct ContextRow {
 constexpr std::array kContextRows = {
     // nvidia-smi 'used' 1,343 MiB after torch.ones((1,1)).to('cuda') on a V100-SXM2 16GB,
     // driver 460.91.03 / CUDA 11.2, PyTorch ~1.10; less the 2 MiB small-pool segment of the
-    // tensor (Hugging Face transformers docs, perf_train_gpu_one.mdx, 2022).
-    ContextRow{0, 1107, false, "7.0", 1341 * kMiB,
+    // tensor (Hugging Face transformers docs, perf_train_gpu_one.mdx, 2022). Eager: every kernel.
+    ContextRow{0, 1107, false, false, "7.0", 1341 * kMiB,
                "transformers docs perf_train_gpu_one (2022): V100, CUDA 11.2, torch 1.10, "
                "1,343 MiB used less the tensor's 2 MiB segment"},
     // PyTorch PR #86509 (lazy module loading by default): 667 MB eager against 287 MB lazy,
-    // CUDA 11.7.
-    ContextRow{1107, 9999, false, "", 667 * kMB,
+    // CUDA 11.7, each at initialisation.
+    ContextRow{1107, 9999, false, false, "", 667 * kMB,
                "pytorch/pytorch PR #86509: 667 MB with CUDA_MODULE_LOADING=EAGER (CUDA 11.7)"},
-    ContextRow{1107, 1200, true, "", 287 * kMB,
+    ContextRow{1107, 1200, true, true, "", 287 * kMB,
                "pytorch/pytorch PR #86509: 287 MB with lazy module loading (CUDA 11.7)"},
     // H200 (sm90), CUDA 13.0, torch 2.11.0+cu130, driver 580.159.04: device used (total - free
-    // from cudaMemGetInfo) less torch.cuda.memory_reserved once a training step's kernels have
-    // loaded: 804,061,184 B in every phase from the first backward on, in each of the three
-    // configurations measured first on a fresh GPU (552,402,944 B after CUDA's start and the
-    // weights' copy, before any GEMM). Applied to CUDA 12 on Hopper too (lazy loading there as
-    // well). validation/data/gpu-measured.jsonl, gpu_phases; the rows
-    // measured after the paged-AdamW one read 60 MiB more in every phase, loaded included: memory
-    // the driver kept after that process's managed allocations (docs/accuracy.md, GPU).
-    ContextRow{1200, 9999, true, "9.0", 804'061'184,
+    // from cudaMemGetInfo) less torch.cuda.memory_reserved after CUDA's start and the weights'
+    // copy, before any GEMM: 552,402,944 B, in each of the three configurations measured first on
+    // a fresh GPU (validation/data/gpu-measured.jsonl, gpu_phases). Applied to CUDA 12 on Hopper
+    // too (lazy loading there as well). The rows measured after the paged-AdamW one read 60 MiB
+    // more in every phase, loaded included: memory the driver kept after that process's managed
+    // allocations (docs/accuracy.md, GPU).
+    ContextRow{1200, 9999, true, true, "9.0", 552'402'944,
                "trainmem's CUDA run (validation/data/gpu-measured.jsonl, 2026-12-04): H200, CUDA "
-               "13.0, torch 2.11, 767 MiB once a training step's kernels loaded"},
-    // RTX 6000 Ada (sm89), PyTorch 2.10 / cu130: 426 MiB (unsloth-zoo PR #1053).
-    ContextRow{1200, 9999, true, "8.9", 426 * kMiB,
-               "unslothai/unsloth-zoo PR #1053: 426 MiB on an RTX 6000 Ada, torch 2.10 cu130"},
+               "13.0, torch 2.11, 527 MiB before the first GEMM"},
+    // RTX 6000 Ada (sm89), PyTorch 2.10 / cu130: 426 MiB after torch.cuda.mem_get_info(0), which
+    // makes the context and runs nothing (unsloth-zoo PR #1053).
+    ContextRow{1200, 9999, true, true, "8.9", 426 * kMiB,
+               "unslothai/unsloth-zoo PR #1053: 426 MiB on an RTX 6000 Ada at context creation, "
+               "torch 2.10 cu130"},
 };
+
+// The kernels a training step loads lazily into a bare context: on the H200 run above, device used
+// less reserved was 804,061,184 B in every phase from the first backward on, 251,658,240 B
+// (240 MiB) over the bare figure, in each of the three configurations (GEMMs, SDPA, the loss,
+// AdamW). Measured on Hopper only; applied to the other families' bare rows as an estimate.
+struct StepKernels {
+  std::string_view family;
+  std::int64_t bytes;
+  std::string_view source;
+};
+constexpr StepKernels kStepKernels{
+    "9.0", 251'658'240,
+    "240 MiB of kernels a training step loads lazily (trainmem's H200 run: 767 MiB from the first "
+    "backward on)"};
 
 // Families trainmem knows (data/devices/gpus.json): V100, T4, A100, RTX 30xx/A6000, Jetson Orin,
 // Ada, Hopper, Blackwell datacenter and consumer.
@@ -103,10 +121,13 @@ ContextFigure cuda_context(std::string_view cc, const CudaRuntime& rt) {
     row = &r;
   }
   if (own != nullptr) row = own;
+  const bool add_kernels = lazy && row->bare;
   ContextFigure out;
-  out.bytes = row->bytes;
-  out.source = std::string(row->source);
-  out.estimated = row->family.empty() || row->family != cc;
+  out.bytes = row->bytes + (add_kernels ? kStepKernels.bytes : 0);
+  out.source = add_kernels ? fmt::format("{}; plus {}", row->source, kStepKernels.source)
+                           : std::string(row->source);
+  out.estimated =
+      row->family.empty() || row->family != cc || (add_kernels && kStepKernels.family != cc);
   if (cc.empty() || !known_family(cc)) {
     out.note = fmt::format(
         "CUDA context: no figure for {}; assumed {} MiB (CUDA {}.{}, {} module loading).",

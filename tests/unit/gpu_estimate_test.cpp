@@ -25,30 +25,37 @@ using testing_support::validation_model;
 constexpr std::int64_t MiB = 1 << 20;
 
 TEST(CudaContext, RowsByRuntimeAndFamily) {
-  // CUDA 12 with lazy loading: 426 MiB, measured on sm89 only.
-  const auto ada = gpu::cuda_context("8.9", {12, 8, true});
-  EXPECT_EQ(ada.bytes, 426 * MiB);
-  EXPECT_FALSE(ada.estimated);
-  EXPECT_TRUE(ada.note.empty());
-  // Hopper has its own row, measured on an H200 with CUDA 13.0 (device used less reserved once a
-  // training step's kernels had loaded), applied to CUDA 12 too; on CUDA 13 the other families
-  // keep the runtime's last row (Ada's, estimated).
+  // With lazy loading a context holds what was made at its creation plus the kernels a training
+  // step loads: 240 MiB on the H200 (804,061,184 B from the first backward on, 552,402,944 B
+  // before the first GEMM).
+  constexpr std::int64_t step_kernels = 804'061'184 - 552'402'944;
+  EXPECT_EQ(step_kernels, 240 * MiB);
+  // Hopper's own figures, measured on an H200 with CUDA 13.0, applied to CUDA 12 too.
   const auto hopper = gpu::cuda_context("9.0", {12, 8, true});
   EXPECT_EQ(hopper.bytes, 804'061'184);
   EXPECT_FALSE(hopper.estimated);
   EXPECT_EQ(gpu::cuda_context("9.0", {13, 0, true}).bytes, 804'061'184);
+  // CUDA 12 on Ada: 426 MiB at creation (sm89) plus Hopper's kernels, so estimated.
+  const auto ada = gpu::cuda_context("8.9", {12, 8, true});
+  EXPECT_EQ(ada.bytes, 426 * MiB + step_kernels);
+  EXPECT_TRUE(ada.estimated);
+  EXPECT_TRUE(ada.note.empty());
+  EXPECT_NE(ada.source.find("unsloth-zoo PR #1053"), std::string::npos) << ada.source;
+  EXPECT_NE(ada.source.find("240 MiB of kernels"), std::string::npos) << ada.source;
+  // On CUDA 13 the other families take the runtime's last row (Ada's), estimated.
   const auto ampere13 = gpu::cuda_context("8.0", {13, 0, true});
-  EXPECT_EQ(ampere13.bytes, 426 * MiB);
+  EXPECT_EQ(ampere13.bytes, 426 * MiB + step_kernels);
   EXPECT_TRUE(ampere13.estimated);
-  // CUDA 11.7 lazy and eager (PR #86509); before 11.7 no lazy loading (V100 measurement).
-  EXPECT_EQ(gpu::cuda_context("8.0", {11, 7, true}).bytes, 287'000'000);
+  // CUDA 11.7 lazy at creation (PR #86509) plus the step's kernels; an eager context holds every
+  // kernel from the start, so its figure (PR #86509, and the V100's before 11.7) stands alone.
+  EXPECT_EQ(gpu::cuda_context("8.0", {11, 7, true}).bytes, 287'000'000 + step_kernels);
   EXPECT_EQ(gpu::cuda_context("8.0", {12, 1, false}).bytes, 667'000'000);
   const auto v100 = gpu::cuda_context("7.0", {11, 2, true});
   EXPECT_EQ(v100.bytes, 1341 * MiB);
   EXPECT_FALSE(v100.estimated);
   // Unknown device: a note naming the assumed size.
   const auto unknown = gpu::cuda_context("", {12, 8, true});
-  EXPECT_NE(unknown.note.find("assumed 426 MiB"), std::string::npos) << unknown.note;
+  EXPECT_NE(unknown.note.find("assumed 666 MiB"), std::string::npos) << unknown.note;
   EXPECT_NE(gpu::cuda_context("13.5", {12, 8, true}).note.find("compute capability 13.5"),
             std::string::npos);
 }
@@ -183,15 +190,16 @@ TEST(GpuCli, JsonHasPerPhaseFiguresAndTheVerdictUsesTheDeviceTotal) {
 }
 
 TEST(GpuCli, TheCudaRuntimeChoosesTheContextRow) {
-  // An A100 on CUDA 11.7 (lazy): PR #86509's 287 MB; on the default runtime (12.8) the Ada row.
+  // An A100 on CUDA 11.7 (lazy): PR #86509's 287 MB; on the default runtime (12.8) the Ada row;
+  // each with the 240 MiB of kernels a training step loads.
   const auto context = [](const std::string& extra) {
     const CliRun r = cli("estimate qwen3-0.6b --gpu a100-80gb --json" + extra,
                          "env -u PYTORCH_ALLOC_CONF -u PYTORCH_CUDA_ALLOC_CONF");
     EXPECT_EQ(r.code, 0) << r.out;
     return nlohmann::json::parse(r.out)["gpu"]["context_bytes"].get<std::int64_t>();
   };
-  EXPECT_EQ(context(" --versions cuda=11.7"), 287'000'000);
-  EXPECT_EQ(context(""), 426 * MiB);
+  EXPECT_EQ(context(" --versions cuda=11.7"), 287'000'000 + 240 * MiB);
+  EXPECT_EQ(context(""), 666 * MiB);
 }
 
 TEST(GpuCli, ValidatePricesAGpuRowOnTheDeviceAndRuntimeItRecorded) {
