@@ -286,7 +286,9 @@ json run(const json& req) {
                   {"timeline", doc(render_timeline_json(d.ranks[d.most_loaded].ledger))},
                   {"model_notes", m.notes}};
       if (f) out["verdict"] = gb_and_gib(f->peak_bytes);
-      if (op == "explain") out["explain"] = render_distributed_explain(d, *options);
+      if (op == "explain") {
+        out["explain"] = render_distributed_explain(d, *options, cuda ? &v->gpu : nullptr);
+      }
       return out;
     }
     Ledger ledger = estimate(m, plan);
@@ -300,7 +302,9 @@ json run(const json& req) {
                 {"timeline", doc(render_timeline_json(ledger))},
                 {"model_notes", m.notes}};
     if (f) out["verdict"] = gb_and_gib(f->peak_bytes);
-    if (op == "explain") out["explain"] = render_explain(ledger, *options);
+    if (op == "explain") {
+      out["explain"] = render_explain(ledger, *options, cuda && gpu->available ? &*gpu : nullptr);
+    }
     return out;
   }
   if (op == "advise") {

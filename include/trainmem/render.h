@@ -53,8 +53,10 @@ struct RenderOptions {
 
 // The human report, shaped like the seeds' memory budget.
 std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOptions& options);
-// The arithmetic behind every line (trainmem explain).
-std::string render_explain(const Ledger& ledger, const RenderOptions& options);
+// The arithmetic behind every line (trainmem explain); with `gpu`, behind the GPU figures too
+// (render_gpu_explain).
+std::string render_explain(const Ledger& ledger, const RenderOptions& options,
+                           const GpuEstimate* gpu = nullptr);
 // Memory through one step: one row per phase slot with a bar and its tenants (--timeline).
 std::string render_timeline(const Ledger& ledger, const RenderOptions& options);
 // The trainmem.ledger/1 JSON document (docs/formats.md); with `gpu`, its "gpu" object too.
@@ -97,6 +99,10 @@ std::string render_text_stacked_bar(const Ledger& ledger, const Fit* fit, int wi
 
 // The report's three figures, one line each saying what it is and why it differs.
 std::string render_gpu_text(const GpuEstimate& gpu, const RenderOptions& render);
+// How the GPU section's figures are reached: peak allocated against the ledger's peak, reserved
+// and what it caches, the CUDA context's row and the device total's sum. "" when unavailable.
+std::string render_gpu_explain(const GpuEstimate& gpu, const Ledger& ledger,
+                               const RenderOptions& render);
 
 // --timeline events: every phase's allocations and frees, grouped by what they are, with the
 // allocator's figures after each phase.
@@ -114,8 +120,10 @@ std::string render_alloc_events_json(const LoadedModel& model, const TrainingPla
 // Text: the layout, the most-loaded rank's ledger in full, the peak per stage, host per node.
 std::string render_distributed_text(const DistributedEstimate& d, const Fit* fit,
                                     const RenderOptions& options);
-// Every rank's lines with formula and source, then the host lines.
-std::string render_distributed_explain(const DistributedEstimate& d, const RenderOptions& options);
+// Every rank's lines with formula and source, then the host lines; with `gpu` (the most-loaded
+// rank replayed), its GPU figures' arithmetic (render_gpu_explain).
+std::string render_distributed_explain(const DistributedEstimate& d, const RenderOptions& options,
+                                       const GpuEstimate* gpu = nullptr);
 // trainmem.distributed/1 (docs/formats.md); `fit` applies to the most-loaded rank.
 // `gpu`: the most-loaded rank replayed through the caching allocator model, or null.
 std::string render_distributed_json(const DistributedEstimate& d, const Fit* fit,

@@ -173,8 +173,7 @@ std::string estimate_json(const LoadedModel& model, const std::string& plan_json
     }
     const DistributedVerdict v = distributed_verdict(model, plan, d, all);
     const bool cuda = !d || d->kind != DeviceKind::unified;
-    return render_distributed_json(v.estimate, v.fit ? &*v.fit : nullptr,
-                                   cuda ? &v.gpu : nullptr);
+    return render_distributed_json(v.estimate, v.fit ? &*v.fit : nullptr, cuda ? &v.gpu : nullptr);
   }
   const Ledger ledger = noted_estimate(model, plan, all);
   if (dataset) {
@@ -199,9 +198,9 @@ std::string report_text(const LoadedModel& model, const std::string& plan_json,
   const std::vector<std::string> all = report_notes(notes, model, plan, d);
   if (!is_single_device(plan.layout)) {
     const DistributedVerdict v = distributed_verdict(model, plan, d, all);
-    if (explain) return render_distributed_explain(v.estimate, options);
-    std::string out = render_distributed_text(v.estimate, v.fit ? &*v.fit : nullptr, options);
     const bool cuda = !d || d->kind != DeviceKind::unified;
+    if (explain) return render_distributed_explain(v.estimate, options, cuda ? &v.gpu : nullptr);
+    std::string out = render_distributed_text(v.estimate, v.fit ? &*v.fit : nullptr, options);
     if (cuda && v.gpu.available) out += "\nMost-loaded rank " + render_gpu_text(v.gpu, options);
     return out;
   }
@@ -211,11 +210,13 @@ std::string report_text(const LoadedModel& model, const std::string& plan_json,
   std::optional<DatasetFit> data;
   if (dataset) data = dataset_fit(model, plan, d, *dataset, max_length_given);
   const std::string dataset_text = data ? "\n" + render_dataset_text(*data, options) : "";
-  if (explain) return render_explain(ledger, options) + dataset_text;
   GpuOptions o = gpu_options_for(d, plan);
   if (data) o.step_lengths = data->step_lengths;
   const GpuEstimate gpu = unwrap(gpu_estimate(model, plan, ledger, o));
   const bool cuda = !d || d->kind != DeviceKind::unified;
+  if (explain) {
+    return render_explain(ledger, options, cuda && gpu.available ? &gpu : nullptr) + dataset_text;
+  }
   std::optional<Fit> f;
   if (d) f = judge(gpu, totals(ledger), *d);
   std::string out = render_text(ledger, f ? &*f : nullptr, options);

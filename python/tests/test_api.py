@@ -72,6 +72,8 @@ def test_result_is_typed_and_sums():
     html = r._repr_html_()
     assert "fits" in html and "weights" in html
     assert "Peak" in r.text() and "params" in r.explain()
+    # explain() ends with the arithmetic of the GPU figures: the device total as a sum.
+    assert "\nDevice total (nvidia-smi)\n    = reserved " in r.explain()
 
 
 def test_memory_needs_a_unit_and_fit_follows_it():

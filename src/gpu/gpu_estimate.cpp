@@ -55,6 +55,8 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
   g.run_peak_allocated_bytes = r.peak_allocated_bytes;
   g.run_peak_reserved_bytes = r.peak_reserved_bytes;
   int peak_phase = 0;
+  std::int64_t peak_reserved = 0;
+  std::int64_t peak_outside = 0;
   std::int64_t allocated_high = -1;
   for (int ph = 0; ph < run->phase_count; ++ph) {
     const int slot = gpu::run_phase_slot(ph);
@@ -68,6 +70,8 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
     if (total > g.run_device_total_bytes) {
       g.run_device_total_bytes = total;
       peak_phase = ph;
+      peak_reserved = r.phases[static_cast<std::size_t>(ph)].reserved_bytes;
+      peak_outside = outside;
     }
   }
   g.run_device_total_bytes += g.nccl_bytes;
@@ -89,6 +93,8 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
   if (g.run_device_total_bytes > g.device_total_bytes) {
     g.device_total_bytes = g.run_device_total_bytes;
     g.peak_slot = gpu::run_phase_slot(peak_phase);
+    g.total_reserved_bytes = peak_reserved;
+    g.total_outside_pool_bytes = peak_outside;
   }
 }
 
@@ -157,6 +163,8 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
     if (out.device_total_bytes > g.device_total_bytes) {
       g.device_total_bytes = out.device_total_bytes;
       g.peak_slot = s;
+      g.total_reserved_bytes = p.reserved_bytes;
+      g.total_outside_pool_bytes = outside;
     }
   }
   g.peak_run_phase = std::string(run_phase_at(ledger, g.peak_slot));

@@ -57,7 +57,8 @@ std::string render_distributed_text(const DistributedEstimate& d, const Fit* fit
   return out;
 }
 
-std::string render_distributed_explain(const DistributedEstimate& d, const RenderOptions& o) {
+std::string render_distributed_explain(const DistributedEstimate& d, const RenderOptions& o,
+                                       const GpuEstimate* gpu) {
   std::string out = fmt::format("Layout: {}\n\n", describe(d.layout));
   for (std::size_t i = 0; i < d.ranks.size(); ++i) {
     out += rank_order_heading(d, i);
@@ -66,6 +67,10 @@ std::string render_distributed_explain(const DistributedEstimate& d, const Rende
   }
   out += host_block(d, o, true);
   for (const std::string& n : d.notes) out += "  · " + n + "\n";
+  if (gpu != nullptr && gpu->available) {
+    out += "\n" + rank_order_heading(d, d.most_loaded) +
+           render_gpu_explain(*gpu, d.ranks[d.most_loaded].ledger, o);
+  }
   return out;
 }
 

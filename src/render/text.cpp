@@ -158,7 +158,7 @@ std::string render_text(const Ledger& ledger, const Fit* fit, const RenderOption
   return out;
 }
 
-std::string render_explain(const Ledger& ledger, const RenderOptions& o) {
+std::string render_explain(const Ledger& ledger, const RenderOptions& o, const GpuEstimate* gpu) {
   const Totals t = totals(ledger);
   std::string out = fmt::format("How each figure for {} is computed ({} convention):\n\n",
                                 ledger.model.name, name_of(ledger.plan.convention));
@@ -181,6 +181,7 @@ std::string render_explain(const Ledger& ledger, const RenderOptions& o) {
     out += fmt::format("Peak = the largest sum of lines live in one phase = {} ({})\n",
                        format_bytes(t.peak_bytes, o.unit), peak_phase_words(ledger, t.peak_slot));
   }
+  if (gpu != nullptr && gpu->available) out += "\n" + render_gpu_explain(*gpu, ledger, o);
   return out;
 }
 

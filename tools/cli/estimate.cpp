@@ -59,7 +59,7 @@ int run_distributed(const EstimateArgs& a, const PricingInputs& in, bool explain
     std::string doc = render_distributed_json(d, f, cuda ? gpu : nullptr);
     std::cout << (data ? with_dataset_json(doc, *data) : doc);
   } else if (explain) {
-    std::cout << render_distributed_explain(d, in.options);
+    std::cout << render_distributed_explain(d, in.options, cuda ? gpu : nullptr);
     if (data) std::cout << "\n" << render_dataset_text(*data, in.options);
   } else {
     std::cout << render_distributed_text(d, f, in.options);
@@ -155,7 +155,7 @@ int run_estimate(const EstimateArgs& a, bool explain) {
     }
     std::cout << doc;
   } else if (explain) {
-    std::cout << render_explain(ledger, in->options);
+    std::cout << render_explain(ledger, in->options, cuda && gpu->available ? &*gpu : nullptr);
     if (data) std::cout << "\n" << render_dataset_text(*data, in->options);
   } else {
     std::cout << render_text(ledger, f, in->options);
