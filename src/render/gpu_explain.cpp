@@ -112,6 +112,12 @@ std::string render_gpu_explain(const GpuEstimate& g, const Ledger& ledger, const
   out += fmt::format("    = {}\n", sum);
   out += fmt::format("    = {}: the figure the verdict compares with the card\n",
                      with_bytes(g.device_total_bytes, u));
+  if (g.oom) {
+    out += fmt::format(
+        "    the card runs out first, in {} (a {} request the allocator cannot serve even after "
+        "freeing its cache): these figures are what the step would need\n",
+        slot_name(g.oom_slot), format_bytes(g.oom_request_bytes, u));
+  }
   return out;
 }
 

@@ -86,6 +86,19 @@ TEST(ExplainGpu, PagedStateIsInTheLedgerButOutsideThePool) {
   EXPECT_NE(b.text.find(" MiB above the ledger's"), std::string::npos) << b.text;
 }
 
+TEST(ExplainGpu, ACardThatRunsOutSaysSoUnderTheSum) {
+  // Llama-3.1-8B's full fine-tune cannot fit a 24 GB card: the replay under the card's limit runs
+  // out, and the figures are the unlimited replay's.
+  const Both b = explain_and_json("llama-3.1-8b --gpu rtx-4090");
+  ASSERT_TRUE(b.gpu["oom"].get<bool>()) << b.gpu.dump();
+  EXPECT_NE(b.text.find("the card runs out first, in " + b.gpu["oom_phase"].get<std::string>()),
+            std::string::npos)
+      << b.text;
+  const Both fits = explain_and_json("qwen3-0.6b --method lora --gpu h100");
+  ASSERT_FALSE(fits.gpu["oom"].get<bool>());
+  EXPECT_EQ(fits.text.find("runs out"), std::string::npos) << fits.text;
+}
+
 TEST(ExplainGpu, AcrossGpusTheMostLoadedRankIsExplained) {
   const CliRun r = run_cli("explain llama-3.1-8b --gpus 4 --zero 3 --gpu h100", kEnv);
   ASSERT_EQ(r.code, 0) << r.out;
