@@ -397,7 +397,7 @@ function renderGpu(gpu, s, dist) {
       + ` (torch.cuda.max_memory_allocated) · peak reserved ${fmtBytes(gpu.peak_reserved_bytes, s.units)}`
       + ` (max_memory_reserved) · CUDA context ${fmtBytes(gpu.context_bytes, s.units)}`
       + `${gpu.context_estimated ? ' (estimated)' : ''} · device total ${fmtBytes(gpu.device_total_bytes, s.units)}`
-      + ` (nvidia-smi) · PYTORCH_CUDA_ALLOC_CONF ${gpu.alloc_conf || 'unset'}`),
+      + ` (nvidia-smi) · allocator settings ${gpu.alloc_conf || 'the defaults'}`),
     el('ul', {}, ...gpu.notes.map((n) => el('li', {}, n))));
 }
 

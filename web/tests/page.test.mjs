@@ -527,7 +527,7 @@ test("the form starts at the command line's defaults and lists the engine's name
   await page.context().close();
 });
 
-// PYTORCH_CUDA_ALLOC_CONF and the torch build's CUDA runtime, as --alloc-conf and --versions cuda=
+// PYTORCH_ALLOC_CONF and the torch build's CUDA runtime, as --alloc-conf and --versions cuda=
 // give them: the replay's reserved figure, the CUDA context and the offered command follow them.
 test('the allocator configuration and the CUDA runtime price as the flags do', async () => {
   const page = await openPage();
@@ -545,7 +545,7 @@ test('the allocator configuration and the CUDA runtime price as the flags do', a
   const gpuText = await page.textContent('#gpu');
   assert.ok(gpuText.includes(`peak reserved ${await fmt(want.gpu.peak_reserved_bytes)}`), gpuText);
   assert.ok(gpuText.includes(`CUDA context ${await fmt(want.gpu.context_bytes)}`), gpuText);
-  assert.ok(gpuText.includes('PYTORCH_CUDA_ALLOC_CONF expandable_segments:True'), gpuText);
+  assert.ok(gpuText.includes('allocator settings expandable_segments:True'), gpuText);
   assert.match(got.command, /--alloc-conf expandable_segments:True/);
   assert.match(got.command, /--versions cuda=11\.8/);
   // CUDA 11.8 prices PR #86509's 287 MB context plus the 240 MiB of kernels a training step
