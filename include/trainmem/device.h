@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -99,12 +100,13 @@ GpuOptions gpu_options_for(const std::optional<Device>& device, const TrainingPl
 // The allocator configuration a run started here would use, and the variable it came from:
 // PYTORCH_ALLOC_CONF, which PyTorch reads first since 2.9, else PYTORCH_CUDA_ALLOC_CONF
 // (c10/core/AllocatorConfig.cpp AcceleratorAllocatorConfig::instance()); none when neither is
-// set. `lookup` is the environment (std::getenv when none is given).
+// set. `lookup` is the environment (std::getenv when none is given), or any other set of
+// variables (a launch script's assignments).
 struct AllocConfVariable {
   std::string name;
   std::string value;
 };
-using EnvironmentLookup = const char* (*)(const char* name);
+using EnvironmentLookup = std::function<const char*(const char* name)>;
 std::optional<AllocConfVariable> alloc_conf_from_environment(EnvironmentLookup lookup = nullptr);
 
 // The one verdict of a plan on a device: estimate, solve, advise, sweep, the web page and Python

@@ -217,6 +217,15 @@ TEST(EmitRoundTrip, LaunchScriptsCarryTheAllocatorConfiguration) {
                     TrainingPlan{}, 2);
   ASSERT_TRUE(generic) << generic.error().message();
   EXPECT_EQ(generic->alloc_conf, "expandable_segments:True");
+  // The last assignment of a name stands, as in the shell; the one it replaced is never read.
+  auto last =
+      import_config("launch.sh",
+                    "export PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:5\n"
+                    "export PYTORCH_CUDA_ALLOC_CONF='max_split_size_mb:128'\ntorchrun "
+                    "--nnodes 1 --nproc_per_node 2 train.py --per_device_train_batch_size 1\n",
+                    TrainingPlan{}, 2);
+  ASSERT_TRUE(last) << last.error().message();
+  EXPECT_EQ(last->alloc_conf, "max_split_size_mb:128");
 }
 
 // "auto" is the HF Trainer's to fill in (transformers integrations/deepspeed.py): the plan's

@@ -2,7 +2,10 @@
 // pretrain_gpt.py arguments (megatron/training/arguments.py names).
 #include <fmt/format.h>
 
+#include <functional>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "gpu/caching_allocator.h"
@@ -151,26 +154,29 @@ Result<TrainingPlan> from_launch(const std::string& file, const std::vector<std:
     if (auto e = read_peft_arguments(file, w, p)) return *e;
   }
   // `export PYTORCH_CUDA_ALLOC_CONF=...` (as emit writes it, or VAR=... before torchrun): the
-  // allocator the ranks run with. PYTORCH_ALLOC_CONF, the name PyTorch reads first, wins
-  // wherever it stands (alloc_conf_from_environment).
-  std::optional<AllocConfVariable> conf;
+  // allocator the ranks run with. The script's assignments are the ranks' environment, read as
+  // PyTorch reads it (alloc_conf_from_environment: PYTORCH_ALLOC_CONF first); the last
+  // assignment of a name is the one that stands.
+  std::map<std::string, std::string, std::less<>> assigned;
   for (const std::string& word : w) {
-    for (const char* name : {"PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"}) {
-      const std::string prefix = std::string(name) + "=";
-      if (!word.starts_with(prefix)) continue;
-      const bool overridden = conf && conf->name == "PYTORCH_ALLOC_CONF";
-      if (overridden && std::string_view(name) != "PYTORCH_ALLOC_CONF") continue;
-      std::string value = word.substr(prefix.size());
-      if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
-          value.back() == value.front()) {
-        value = value.substr(1, value.size() - 2);
-      }
-      auto c = gpu::parse_alloc_conf(value, name);
-      if (!c) return bad_input(file, name, c.error().reason);
-      conf = AllocConfVariable{name, value};
+    const auto eq = word.find('=');
+    if (eq == std::string::npos) continue;
+    std::string value = word.substr(eq + 1);
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
+        value.back() == value.front()) {
+      value = value.substr(1, value.size() - 2);
     }
+    assigned[word.substr(0, eq)] = std::move(value);
   }
-  if (conf) p.alloc_conf = conf->value;
+  const auto conf = alloc_conf_from_environment([&](const char* name) -> const char* {
+    const auto it = assigned.find(std::string_view(name));
+    return it == assigned.end() ? nullptr : it->second.c_str();
+  });
+  if (conf) {
+    auto c = gpu::parse_alloc_conf(conf->value, conf->name);
+    if (!c) return bad_input(file, conf->name, c.error().reason);
+    p.alloc_conf = conf->value;
+  }
   p.layout = l;
   return p;
 }
