@@ -158,10 +158,9 @@ struct GpuEstimate {
   std::int64_t peak_reserved_bytes = 0;   // torch.cuda.max_memory_reserved
   std::int64_t device_total_bytes = 0;    // nvidia-smi, at the peak of reserved
   int peak_slot = 0;                      // slot of the device total's peak
-  // The device total's parts at its peak: reserved there and the paged optimizer state resident
-  // then (the rest is the context and NCCL's buffers).
+  // Reserved where the device total peaks (the run's when the dataset's run sets it): the rest
+  // of the total is the context, NCCL's buffers and the paged optimizer state resident then.
   std::int64_t total_reserved_bytes = 0;
-  std::int64_t total_outside_pool_bytes = 0;
   std::string peak_run_phase;  // run_phase_at(ledger, peak_slot): "" when a step phase
   // Where max_memory_allocated is first reached, and its run phase when beyond the step.
   int peak_allocated_slot = 0;

@@ -56,7 +56,6 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
   g.run_peak_reserved_bytes = r.peak_reserved_bytes;
   int peak_phase = 0;
   std::int64_t peak_reserved = 0;
-  std::int64_t peak_outside = 0;
   std::int64_t allocated_high = -1;
   for (int ph = 0; ph < run->phase_count; ++ph) {
     const int slot = gpu::run_phase_slot(ph);
@@ -71,7 +70,6 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
       g.run_device_total_bytes = total;
       peak_phase = ph;
       peak_reserved = r.phases[static_cast<std::size_t>(ph)].reserved_bytes;
-      peak_outside = outside;
     }
   }
   g.run_device_total_bytes += g.nccl_bytes;
@@ -94,7 +92,6 @@ void replay_run(const LoadedModel& model, const TrainingPlan& plan, const GpuOpt
     g.device_total_bytes = g.run_device_total_bytes;
     g.peak_slot = gpu::run_phase_slot(peak_phase);
     g.total_reserved_bytes = peak_reserved;
-    g.total_outside_pool_bytes = peak_outside;
   }
 }
 
@@ -164,7 +161,6 @@ Result<GpuEstimate> gpu_estimate(const LoadedModel& model, const TrainingPlan& p
       g.device_total_bytes = out.device_total_bytes;
       g.peak_slot = s;
       g.total_reserved_bytes = p.reserved_bytes;
-      g.total_outside_pool_bytes = outside;
     }
   }
   g.peak_run_phase = std::string(run_phase_at(ledger, g.peak_slot));

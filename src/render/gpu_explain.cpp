@@ -3,6 +3,8 @@
 // tensors, which CUDA context row applies, and the device total's sum (docs/gpu.md).
 #include <fmt/format.h>
 
+#include "gpu/caching_allocator.h"
+#include "render/gpu_words.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
 #include "trainmem/render.h"
@@ -41,8 +43,7 @@ std::string render_gpu_explain(const GpuEstimate& g, const Ledger& ledger, const
   // there is in the ledger but outside the pool (each phase's device total holds it).
   const int a_slot = g.peak_allocated_slot;
   const GpuPhase& ap = g.phases[static_cast<std::size_t>(a_slot)];
-  const std::int64_t outside_there =
-      ap.device_total_bytes - ap.reserved_bytes - g.context_bytes - g.nccl_bytes;
+  const std::int64_t outside_there = outside_pool_at(g, ap.device_total_bytes, ap.reserved_bytes);
   const std::int64_t ledger_there = t.by_slot[static_cast<std::size_t>(a_slot)] - outside_there;
   out += "Peak allocated (torch.cuda.max_memory_allocated)\n";
   out += fmt::format(
@@ -54,28 +55,19 @@ std::string render_gpu_explain(const GpuEstimate& g, const Ledger& ledger, const
                         : "");
   const std::int64_t diff = g.peak_allocated_bytes - ledger_there;
   out += fmt::format(
-      "    = {}, {} {} the ledger's: 512 B rounding, remainders a block keeps when it is not "
+      "    = {}, {} {} the ledger's: {} B rounding, remainders a block keeps when it is not "
       "split, and this device's cuBLAS workspaces ({} per handle)\n",
       with_bytes(g.peak_allocated_bytes, u), format_bytes(diff >= 0 ? diff : -diff, Unit::mib),
-      diff >= 0 ? "above" : "below", format_bytes(g.cublas_workspace_bytes, Unit::mib));
+      diff >= 0 ? "above" : "below", gpu::kMinBlockSize,
+      format_bytes(g.cublas_workspace_bytes, Unit::mib));
   out += "    source: c10/cuda/CUDACachingAllocator.cpp (round_size, should_split)\n";
 
   // Peak reserved: the segments, of which part is cached free blocks.
   const int r_slot = reserved_peak_slot(g);
   const GpuPhase& rp = g.phases[static_cast<std::size_t>(r_slot)];
-  const std::string segments =
-      g.expandable_segments
-          ? fmt::format(
-                "pages of 2 MiB (small pool) and {} MiB (large pool) mapped into one "
-                "segment per pool",
-                g.large_segment_bytes >> 20)
-          : fmt::format(
-                "segments of 2 MiB for requests up to 1 MiB, {} MiB up to 10 MiB, else "
-                "the request rounded up to 2 MiB",
-                g.large_segment_bytes >> 20);
   out += "Peak reserved (torch.cuda.max_memory_reserved)\n";
-  out += fmt::format("    = the memory in the allocator's {}, reached in {}\n", segments,
-                     slot_name(r_slot));
+  out += fmt::format("    = the memory in the allocator's segments ({}), reached in {}\n",
+                     segment_words(g), slot_name(r_slot));
   out += fmt::format(
       "    = {}; at most {} of it was live in that phase, so at least {} were cached free "
       "blocks (freed tensors kept for reuse, and the parts of segments too small for the next "
@@ -103,9 +95,11 @@ std::string render_gpu_explain(const GpuEstimate& g, const Ledger& ledger, const
   std::string sum = fmt::format("reserved {} in {}", format_bytes(g.total_reserved_bytes, u),
                                 slot_name(g.peak_slot));
   sum += fmt::format(" + context {}", format_bytes(g.context_bytes, u));
-  if (g.total_outside_pool_bytes > 0) {
+  const std::int64_t outside_at_total =
+      outside_pool_at(g, g.device_total_bytes, g.total_reserved_bytes);
+  if (outside_at_total > 0) {
     sum += fmt::format(" + paged optimizer state {} (CUDA unified memory, outside the pool)",
-                       format_bytes(g.total_outside_pool_bytes, u));
+                       format_bytes(outside_at_total, u));
   }
   if (g.nccl_bytes > 0) sum += fmt::format(" + NCCL buffers {}", format_bytes(g.nccl_bytes, u));
   out += "Device total (nvidia-smi)\n";

@@ -2,6 +2,7 @@
 // with what PyTorch or the driver calls it and why it differs from the one before.
 #include <fmt/format.h>
 
+#include "render/gpu_words.h"
 #include "trainmem/device.h"
 #include "trainmem/estimate.h"
 #include "trainmem/render.h"
@@ -22,16 +23,10 @@ std::string render_gpu_text(const GpuEstimate& g, const RenderOptions& o) {
     out += fmt::format("  {:<16} {:>10}  reached in {}, {} (beyond the training step)\n", "", "",
                        slot_name(g.peak_allocated_slot), g.peak_allocated_run_phase);
   }
-  // large_segment_size_mb is a whole number of MiB.
-  const std::string large_segment = fmt::format("{} MiB", g.large_segment_bytes >> 20);
-  const std::string segments =
-      g.expandable_segments
-          ? fmt::format("pages of 2 MiB and {} mapped into one segment per pool", large_segment)
-          : fmt::format("2 MiB, {}, or the request rounded to 2 MiB", large_segment);
   out += fmt::format(
       "  {:<16} {:>10}  torch.cuda.max_memory_reserved: allocated plus cached free blocks in the "
       "allocator's segments ({})\n",
-      "Peak reserved", format_bytes(g.peak_reserved_bytes, u), segments);
+      "Peak reserved", format_bytes(g.peak_reserved_bytes, u), segment_words(g));
   const bool run_peak = g.run_steps > 0 && g.device_total_bytes == g.run_device_total_bytes;
   if (g.run_steps > 0) {
     out += fmt::format(
